@@ -1,0 +1,47 @@
+# adk_runner — PGXS build
+#
+#   make && make install        build and install into the pg_config found first
+#   make installcheck           all suites against a throw-away temp instance
+#                               (run as a non-root user; see test/ci.sh)
+EXTENSION    = adk_runner
+EXTVERSION   = 0.1.0
+MODULE_big   = adk_runner
+
+OBJS = \
+	src/adk_runner.o \
+	src/common/ids.o \
+	src/common/jsonb_util.o \
+	src/store/event.o \
+	src/store/event_trigger.o \
+	src/store/owner.o \
+	src/store/session_trigger.o \
+	src/store/append.o
+
+# The install script is assembled from pieces under sql/install/, grouped by
+# concern and concatenated in file-name order.
+INSTALL_PIECES = $(sort $(wildcard sql/install/*.sql))
+DATA_built   = $(EXTENSION)--$(EXTVERSION).sql
+
+PG_CPPFLAGS  = -I$(srcdir)/src $(shell pkg-config --cflags json-c libcurl)
+SHLIB_LINK   = $(shell pkg-config --libs json-c libcurl)
+PG_CFLAGS    = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+
+# Regression tests: every sql/*.sql file, in name order.
+REGRESS      = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/*.sql)))
+REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_regress --temp-config=$(srcdir)/test/temp.conf
+
+ISOLATION      = $(sort $(patsubst test/specs/%.spec,%,$(wildcard test/specs/*.spec)))
+ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(srcdir)/test/temp.conf \
+	--inputdir=$(srcdir)/test --load-extension=$(EXTENSION)
+
+TAP_TESTS    = 1
+PROVE_TESTS  = $(wildcard test/t/*.pl)
+
+EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs regression.out log
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PIECES)
+	cat $^ > $@

@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * ids.c
+ *	  Validation of ADK identities.
+ *
+ * ADK's session tables key everything on varchar(191) columns, so an id is
+ * a non-empty string of at most 191 characters.  A NULL is rejected with
+ * SQLSTATE 22004, everything else with 22023 (invalid_parameter_value).
+ * NUL bytes cannot reach us: neither text nor jsonb can hold them.
+ *
+ * IDENTIFICATION
+ *	  src/common/ids.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+
+#include "adk_runner.h"
+#include "common/ids.h"
+
+/*
+ * Check a text identity and return it as a palloc'd C string.
+ * "what" names the argument in messages ("session id").
+ */
+char *
+adk_check_id(const char *what, text *value, int max_chars)
+{
+	if (value == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+
+	adk_check_id_cstring(what, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value),
+						 max_chars);
+	return text_to_cstring(value);
+}
+
+/*
+ * Check an identity given as bytes (not necessarily NUL-terminated).
+ */
+void
+adk_check_id_cstring(const char *what, const char *value, int len,
+					 int max_chars)
+{
+	int			nchars;
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what)));
+
+	if (memchr(value, '\0', len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not contain NUL bytes", what)));
+
+	nchars = len <= max_chars ? len : pg_mbstrlen_with_len(value, len);
+	if (nchars > max_chars)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", what),
+				 errdetail("It has %d characters; the limit is %d.",
+						   nchars, max_chars)));
+}
+
+/*
+ * A random version-4 UUID in its canonical text form.
+ */
+void
+adk_random_uuid(char *buf)
+{
+	unsigned char b[16];
+
+	if (!pg_strong_random(b, sizeof(b)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(buf, 37,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+PG_FUNCTION_INFO_V1(adk_check_id_sql);
+
+/*
+ * adk._check_id(what text, value text) RETURNS text: the same checks for
+ * the SQL-language parts of the extension.
+ */
+Datum
+adk_check_id_sql(PG_FUNCTION_ARGS)
+{
+	char	   *what = PG_ARGISNULL(0) ? "id" : text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	(void) adk_check_id(what, PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1),
+						ADK_MAX_ID_CHARS);
+	PG_RETURN_DATUM(PG_GETARG_DATUM(1));
+}

@@ -1,0 +1,205 @@
+/*-------------------------------------------------------------------------
+ *
+ * jsonb_util.c
+ *	  Small jsonb helpers: key lookup, concatenation, one-key objects and
+ *	  the split of an ADK state delta by scope prefix.
+ *
+ * All results are palloc'd in CurrentMemoryContext.
+ *
+ * IDENTIFICATION
+ *	  src/common/jsonb_util.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
+
+#include "common/jsonb_util.h"
+
+static void push_key(JsonbParseState **state, const char *key, int len);
+static bool has_prefix(const JsonbValue *key, const char *prefix, int plen);
+
+/*
+ * Look up "key" in a jsonb object; NULL when absent or not an object.
+ */
+JsonbValue *
+adk_jsonb_get(JsonbContainer *obj, const char *key)
+{
+	JsonbValue	k;
+
+	if (obj == NULL || !JsonContainerIsObject(obj))
+		return NULL;
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(obj, JB_FOBJECT, &k);
+}
+
+bool
+adk_jsonb_is_object(JsonbContainer *c)
+{
+	return c != NULL && JsonContainerIsObject(c) && !JsonContainerIsScalar(c);
+}
+
+/*
+ * a || b for two jsonb objects (keys of b win).
+ */
+Jsonb *
+adk_jsonb_concat(Jsonb *a, Jsonb *b)
+{
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
+											  JsonbPGetDatum(a),
+											  JsonbPGetDatum(b)));
+}
+
+/*
+ * Turn a JsonbValue (scalar or jbvBinary) into a standalone Jsonb.
+ */
+Jsonb *
+adk_jsonb_value_to_jsonb(JsonbValue *v)
+{
+	return JsonbValueToJsonb(v);
+}
+
+static void
+push_key(JsonbParseState **state, const char *key, int len)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = len;
+	pushJsonbValue(state, WJB_KEY, &k);
+}
+
+/*
+ * {"key": value} where value is an int64.
+ */
+Jsonb *
+adk_jsonb_one_int(const char *key, int64 value)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(value);
+	return adk_jsonb_one_value(key, &v);
+}
+
+/*
+ * {"key": value} for any JsonbValue (scalar or jbvBinary).
+ */
+Jsonb *
+adk_jsonb_one_value(const char *key, JsonbValue *value)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *res;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	push_key(&state, key, strlen(key));
+	pushJsonbValue(&state, WJB_VALUE, value);
+	res = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+static bool
+has_prefix(const JsonbValue *key, const char *prefix, int plen)
+{
+	return key->val.string.len >= plen &&
+		memcmp(key->val.string.val, prefix, plen) == 0;
+}
+
+/*
+ * Copy of an object without its "temp:" keys.
+ */
+Jsonb *
+adk_jsonb_without_temp(JsonbContainer *obj)
+{
+	JsonbParseState *state = NULL;
+	JsonbIterator *it = JsonbIteratorInit(obj);
+	JsonbValue	k,
+				v;
+	JsonbIteratorToken tok;
+	JsonbValue *res = NULL;
+
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_OBJECT || tok == WJB_END_OBJECT)
+		{
+			res = pushJsonbValue(&state, tok, NULL);
+			continue;
+		}
+		Assert(tok == WJB_KEY);
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (has_prefix(&k, "temp:", 5))
+			continue;
+		pushJsonbValue(&state, WJB_KEY, &k);
+		pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	return JsonbValueToJsonb(res);
+}
+
+/*
+ * Split a state delta object by ADK's scope prefixes (000 §三.4.3):
+ * "app:" and "user:" keys go to their scope with the prefix removed,
+ * "temp:" keys are dropped, the rest belong to the session.
+ */
+void
+adk_split_state_delta(JsonbContainer *delta, AdkStateDelta *out)
+{
+	JsonbParseState *st[3] = {NULL, NULL, NULL};
+	int			n[3] = {0, 0, 0};
+	JsonbIterator *it;
+	JsonbValue	k,
+				v;
+	JsonbIteratorToken tok;
+	Jsonb	  **dest[3];
+	int			i;
+
+	memset(out, 0, sizeof(*out));
+	if (!adk_jsonb_is_object(delta) || JsonContainerSize(delta) == 0)
+		return;
+
+	dest[0] = &out->session;
+	dest[1] = &out->app;
+	dest[2] = &out->user;
+
+	it = JsonbIteratorInit(delta);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		int			scope;
+		int			skip;
+
+		if (tok != WJB_KEY)
+			continue;
+		tok = JsonbIteratorNext(&it, &v, true);
+
+		if (has_prefix(&k, "temp:", 5))
+		{
+			out->had_temp = true;
+			continue;
+		}
+		else if (has_prefix(&k, "app:", 4))
+			scope = 1, skip = 4;
+		else if (has_prefix(&k, "user:", 5))
+			scope = 2, skip = 5;
+		else
+			scope = 0, skip = 0;
+
+		if (n[scope]++ == 0)
+			pushJsonbValue(&st[scope], WJB_BEGIN_OBJECT, NULL);
+		push_key(&st[scope], k.val.string.val + skip,
+				 k.val.string.len - skip);
+		pushJsonbValue(&st[scope], WJB_VALUE, &v);
+	}
+
+	for (i = 0; i < 3; i++)
+	{
+		if (n[i] > 0)
+			*dest[i] = JsonbValueToJsonb(pushJsonbValue(&st[i],
+														WJB_END_OBJECT,
+														NULL));
+	}
+}

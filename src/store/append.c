@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * append.c
+ *	  adk_append_event(app_name, user_id, session_id, event jsonb): store
+ *	  one event in a session and return it as stored.
+ *
+ * The function validates the identities and the event, fills in what ADK
+ * would (store/event.c), and inserts one row into adk.events.  Locking the
+ * session row, seq, the timestamp and the state delta are the events
+ * trigger's job (store/event_trigger.c), so every writer gets the same
+ * rules.  A partial event is returned without being stored, as ADK's
+ * session services do.
+ *
+ * IDENTIFICATION
+ *	  src/store/append.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "adk_runner.h"
+#include "common/ids.h"
+#include "store/event.h"
+#include "store/owner.h"
+
+PG_FUNCTION_INFO_V1(adk_append_event);
+
+static SPIPlanPtr insert_plan = NULL;
+
+#define INSERT_SQL \
+	"INSERT INTO adk.events_p0" \
+	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data)" \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7)" \
+	" RETURNING event_data"
+
+Datum
+adk_append_event(PG_FUNCTION_ARGS)
+{
+	char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+	char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+	char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+	Jsonb	   *event;
+	AdkEventKeys keys;
+	AdkOwnerSave save;
+	Datum		args[7];
+	bool		isnull;
+	Datum		stored;
+
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event must not be null")));
+	event = PG_GETARG_JSONB_P(3);
+	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("event is too large"),
+				 errdetail("The event takes %zu bytes; \"adk.max_event_size\" allows %d kB.",
+						   (Size) VARSIZE(event), adk_max_event_size_kb)));
+
+	event = adk_event_normalize(event, &keys);
+	if (keys.partial)
+		PG_RETURN_JSONB_P(event);
+
+	args[0] = CStringGetTextDatum(keys.id);
+	args[1] = CStringGetTextDatum(app);
+	args[2] = CStringGetTextDatum(user);
+	args[3] = CStringGetTextDatum(session);
+	args[4] = CStringGetTextDatum(keys.invocation_id);
+	args[5] = TimestampTzGetDatum(keys.proposed_time);
+	args[6] = JsonbPGetDatum(event);
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (insert_plan == NULL)
+	{
+		Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+		TIMESTAMPTZOID, JSONBOID};
+
+		insert_plan = SPI_prepare(INSERT_SQL, 7, types);
+		if (insert_plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s",
+				 SPI_result_code_string(SPI_result));
+		SPI_keepplan(insert_plan);
+	}
+	if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "could not insert into adk.events");
+	stored = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						   &isnull);
+	stored = SPI_datumTransfer(stored, false, -1);
+	SPI_finish();
+	adk_restore_user(&save);
+
+	PG_RETURN_DATUM(stored);
+}

@@ -1,0 +1,308 @@
+/*-------------------------------------------------------------------------
+ *
+ * event_trigger.c
+ *	  BEFORE INSERT trigger on adk.events: the one place where an event
+ *	  gets its place in its session.
+ *
+ * Every writer goes through here -- adk_append_event, the runner, and
+ * other ADK runtimes (ADK-JS, ADK Python) pointed at our schema.  For each
+ * new row the trigger
+ *
+ *	- locks the session row by updating it (the same lock ADK-JS takes with
+ *	  SELECT ... FOR UPDATE), which serialises appends to one session;
+ *	- assigns seq = last_seq + 1, so seq is dense and unique per session;
+ *	- moves the timestamp to at least 1 ms past the session's last event,
+ *	  truncated to whole milliseconds, and writes the same value, as epoch
+ *	  milliseconds, into event_data.timestamp (ADK-JS orders by the column
+ *	  in SQL and by the JSON value in memory; both must agree with seq);
+ *	- advances sessions.update_time to the event time, never backwards;
+ *	- applies actions.state_delta by scope with jsonb merges under the row
+ *	  locks: unprefixed keys to the session, "app:" to adk.app_states,
+ *	  "user:" to adk.user_states; "temp:" keys are removed from the stored
+ *	  event.  Merging is idempotent, so writers that also apply the delta
+ *	  themselves (ADK-JS) end in the same state.
+ *
+ * All SQL is prepared once per backend and uses schema-qualified operators,
+ * so the caller's search_path cannot change what it means.
+ *
+ * IDENTIFICATION
+ *	  src/store/event_trigger.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "common/jsonb_util.h"
+#include "store/event_time.h"
+
+PG_FUNCTION_INFO_V1(adk_events_before_insert);
+
+/* Column numbers of adk.events (or one of its partitions), per relation. */
+typedef struct EventCols
+{
+	Oid			relid;
+	int			app_name;
+	int			user_id;
+	int			session_id;
+	int			timestamp;
+	int			event_data;
+	int			seq;
+} EventCols;
+
+static EventCols cols;
+static SPIPlanPtr bump_plan = NULL;
+static SPIPlanPtr app_plan = NULL;
+static SPIPlanPtr user_plan = NULL;
+
+static void lookup_cols(Relation rel);
+static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
+static SPIPlanPtr prepare_plan(const char *sql, int nargs, Oid *types);
+static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
+							  Datum *keys, Jsonb *delta, TimestampTz ts);
+static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
+								 bool strip_temp);
+
+#define BUMP_SQL \
+	"UPDATE adk.sessions_p0 AS s" \
+	"   SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
+	"       last_event_time = GREATEST($4, s.last_event_time" \
+	"           OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)," \
+	"       update_time = GREATEST(s.update_time, $4, s.last_event_time" \
+	"           OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)," \
+	"       state = CASE WHEN $5 IS NULL THEN s.state" \
+	"                    ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
+	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND s.user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND s.id OPERATOR(pg_catalog.=) $3" \
+	" RETURNING s.last_seq, s.last_event_time"
+
+#define APP_SQL \
+	"INSERT INTO adk.app_states AS a (app_name, state, update_time)" \
+	" VALUES ($1, $2, $3)" \
+	" ON CONFLICT (app_name) DO UPDATE" \
+	"   SET state = a.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
+	"       update_time = GREATEST(a.update_time, EXCLUDED.update_time)"
+
+#define USER_SQL \
+	"INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)" \
+	" VALUES ($1, $2, $3, $4)" \
+	" ON CONFLICT (app_name, user_id) DO UPDATE" \
+	"   SET state = u.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
+	"       update_time = GREATEST(u.update_time, EXCLUDED.update_time)"
+
+Datum
+adk_events_before_insert(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	Datum		ids[3];
+	bool		ts_null;
+	TimestampTz proposed;
+	Jsonb	   *event;
+	JsonbValue *actions;
+	JsonbValue *delta;
+	AdkStateDelta split;
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	int64		seq;
+	TimestampTz ts;
+	bool		isnull;
+	int			attnums[3];
+	Datum		values[3];
+	bool		newnulls[3] = {false, false, false};
+	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		elog(ERROR, "adk_events_before_insert must be a BEFORE INSERT row trigger");
+
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	tuple = trigdata->tg_trigtuple;
+	lookup_cols(rel);
+
+	ids[0] = get_required(tuple, desc, cols.app_name);
+	ids[1] = get_required(tuple, desc, cols.user_id);
+	ids[2] = get_required(tuple, desc, cols.session_id);
+	event = DatumGetJsonbP(get_required(tuple, desc, cols.event_data));
+	if (!adk_jsonb_is_object(&event->root))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event_data must be a JSON object")));
+
+	proposed = DatumGetTimestampTz(heap_getattr(tuple, cols.timestamp, desc,
+												&ts_null));
+	if (ts_null)
+		proposed = GetCurrentTimestamp();
+	proposed = adk_truncate_to_ms(proposed);
+
+	actions = adk_jsonb_get(&event->root, "actions");
+	delta = (actions && actions->type == jbvBinary) ?
+		adk_jsonb_get(actions->val.binary.data, "state_delta") : NULL;
+	if (delta && delta->type == jbvBinary)
+		adk_split_state_delta(delta->val.binary.data, &split);
+	else
+		memset(&split, 0, sizeof(split));
+
+	SPI_connect();
+
+	if (bump_plan == NULL)
+		bump_plan = prepare_plan(BUMP_SQL, 5, bump_types);
+	args[0] = ids[0];
+	args[1] = ids[1];
+	args[2] = ids[2];
+	args[3] = TimestampTzGetDatum(proposed);
+	args[4] = split.session ? JsonbPGetDatum(split.session) : (Datum) 0;
+	if (split.session == NULL)
+		nulls[4] = 'n';
+	if (SPI_execute_plan(bump_plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not update adk.sessions");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
+						TextDatumGetCString(ids[2]),
+						TextDatumGetCString(ids[0]),
+						TextDatumGetCString(ids[1]))));
+	seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, &isnull));
+	ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 2, &isnull));
+
+	if (split.app)
+		merge_scope_state(&app_plan, APP_SQL, 1, ids, split.app, ts);
+	if (split.user)
+		merge_scope_state(&user_plan, USER_SQL, 2, ids, split.user, ts);
+
+	SPI_finish();
+
+	attnums[0] = cols.seq;
+	attnums[1] = cols.timestamp;
+	attnums[2] = cols.event_data;
+	values[0] = Int64GetDatum(seq);
+	values[1] = TimestampTzGetDatum(ts);
+	values[2] = JsonbPGetDatum(rewrite_event_data(event, ts, split.had_temp));
+
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 3, attnums,
+													 values, newnulls));
+}
+
+/*
+ * Find the columns we read and write, once per relation.
+ */
+static void
+lookup_cols(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (cols.relid == RelationGetRelid(rel))
+		return;
+
+	cols.app_name = SPI_fnumber(desc, "app_name");
+	cols.user_id = SPI_fnumber(desc, "user_id");
+	cols.session_id = SPI_fnumber(desc, "session_id");
+	cols.timestamp = SPI_fnumber(desc, "timestamp");
+	cols.event_data = SPI_fnumber(desc, "event_data");
+	cols.seq = SPI_fnumber(desc, "seq");
+	if (cols.app_name <= 0 || cols.user_id <= 0 || cols.session_id <= 0 ||
+		cols.timestamp <= 0 || cols.event_data <= 0 || cols.seq <= 0)
+		elog(ERROR, "relation \"%s\" does not have the columns of adk.events",
+			 RelationGetRelationName(rel));
+	cols.relid = RelationGetRelid(rel);
+}
+
+static Datum
+get_required(HeapTuple tuple, TupleDesc desc, int attnum)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, attnum, desc, &isnull);
+
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("null value in column \"%s\" of an ADK event",
+						NameStr(TupleDescAttr(desc, attnum - 1)->attname))));
+	return d;
+}
+
+static SPIPlanPtr
+prepare_plan(const char *sql, int nargs, Oid *types)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
+}
+
+/*
+ * Merge an "app:" (nkeys = 1) or "user:" (nkeys = 2) delta into its table.
+ */
+static void
+merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys, Datum *keys,
+				  Jsonb *delta, TimestampTz ts)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	int			i;
+
+	types[nkeys] = JSONBOID;
+	types[nkeys + 1] = TIMESTAMPTZOID;
+	if (*plan == NULL)
+		*plan = prepare_plan(sql, nkeys + 2, types);
+
+	for (i = 0; i < nkeys; i++)
+		args[i] = keys[i];
+	args[nkeys] = JsonbPGetDatum(delta);
+	args[nkeys + 1] = TimestampTzGetDatum(ts);
+	if (SPI_execute_plan(*plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not merge scoped state");
+}
+
+/*
+ * event_data with "timestamp" set to the final time, and "temp:" keys
+ * removed from actions.state_delta when there were any.
+ */
+static Jsonb *
+rewrite_event_data(Jsonb *event, TimestampTz ts, bool strip_temp)
+{
+	Jsonb	   *result;
+
+	result = adk_jsonb_concat(event,
+							  adk_jsonb_one_int("timestamp",
+												adk_timestamp_to_epoch_ms(ts)));
+	if (strip_temp)
+	{
+		JsonbValue *actions = adk_jsonb_get(&result->root, "actions");
+		JsonbValue *delta = adk_jsonb_get(actions->val.binary.data,
+										  "state_delta");
+		Jsonb	   *clean = adk_jsonb_without_temp(delta->val.binary.data);
+		JsonbValue	cv;
+		Jsonb	   *new_actions;
+		JsonbValue	av;
+
+		cv.type = jbvBinary;
+		cv.val.binary.data = &clean->root;
+		cv.val.binary.len = VARSIZE(clean) - VARHDRSZ;
+		new_actions = adk_jsonb_concat(JsonbValueToJsonb(actions),
+									   adk_jsonb_one_value("state_delta", &cv));
+		av.type = jbvBinary;
+		av.val.binary.data = &new_actions->root;
+		av.val.binary.len = VARSIZE(new_actions) - VARHDRSZ;
+		result = adk_jsonb_concat(result, adk_jsonb_one_value("actions", &av));
+	}
+	return result;
+}

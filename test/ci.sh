@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine, as root:
+#
+#   bash test/ci.sh
+#
+# installs the packages it needs, builds and installs the extension, creates
+# the unprivileged user "adkci" (PostgreSQL refuses to run as root), copies
+# the tree to a private temp dir owned by that user and runs every suite
+# there, each against its own throw-away cluster.  Last line:
+#   ci: N passed, M failed
+# and a non-zero exit on any failure.
+#
+# Environment (for developers): ADK_CI_NO_APT=1 skips apt-get;
+# ADK_CI_SUITES="regress isolation" runs only the named suites
+# (unit regress isolation tap interop model_server).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+T0=$SECONDS
+SUITES=${ADK_CI_SUITES:-"model_server unit regress isolation tap interop"}
+step() { printf '\n==== [%4ds] %s\n' $((SECONDS - T0)) "$*"; }
+die() { echo "FATAL: $*"; echo "ci: 0 passed, 1 failed"; exit 1; }
+wants() { [[ " $SUITES " == *" $1 "* ]]; }
+
+if [ "$(id -u)" -ne 0 ]; then
+    die "run as root: it installs packages and the extension (the tests themselves run as user adkci)"
+fi
+
+if [ -z "${ADK_CI_NO_APT:-}" ]; then
+    step "packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq || die "apt-get update"
+    apt-get install -y -qq --no-install-recommends \
+        postgresql-15 postgresql-server-dev-15 libcurl4-openssl-dev libjson-c-dev \
+        libipc-run-perl make gcc pkg-config python3 curl ca-certificates \
+        >/dev/null || die "apt-get install"
+    # the interop suite runs Google's ADK-JS; the image's Node.js 20 is used
+    # when present, Debian's otherwise
+    command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null ||
+        die "apt-get install nodejs npm"
+fi
+export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+"$PG_CONFIG" --version || die "no PostgreSQL 15 pg_config"
+
+step "build + install"
+M="make USE_PGXS=1 PG_CONFIG=$PG_CONFIG"
+$M -s clean >/dev/null
+$M -s -j2 || die "build"
+$M -s install >/dev/null || die "install"
+
+step "unprivileged test user + private copy of the tree"
+id adkci >/dev/null 2>&1 || useradd --create-home --shell /bin/bash adkci || die "useradd"
+WORK=$(mktemp -d /tmp/adk-ci.XXXXXX)
+cp -a "$SRC/." "$WORK/" && rm -rf "$WORK/.git" && chown -R adkci:adkci "$WORK" || die "copy"
+as_user() { runuser -u adkci -- env HOME=/home/adkci PATH=/usr/local/bin:/usr/bin:/bin PG_CONFIG="$PG_CONFIG" "$@"; }
+
+pass=0
+fail=0
+count() {  # log-file: adds the suite's ok / failed lines to the totals
+    local log=$1 rc=$2 ok bad
+    ok=$(grep -cE '^ok( |$)|^(test |     )?\S+ +\.\.\. ok |^\S+\.pl \.+ ok$|^ok - ' "$log")
+    bad=$(grep -cE '^not ok|\.\.\. FAILED|^\S+\.pl \.+ (Dubious|Failed)' "$log")
+    [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && bad=1
+    pass=$((pass + ok))
+    fail=$((fail + bad))
+    echo "---- $ok passed, $bad failed"
+}
+run_make_suite() {  # name, files-to-show-on-failure, make overrides...
+    local name=$1 show=$2 rc
+    shift 2
+    step "suite: $name"
+    as_user timeout 1800 make -C "$WORK" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" installcheck "$@" \
+        >"$WORK/ci-$name.log" 2>&1
+    rc=$?
+    cat "$WORK/ci-$name.log"
+    if [ "$rc" -ne 0 ]; then
+        (cd "$WORK" && for f in $show; do [ -f "$f" ] && { echo "---- $f"; tail -n 300 "$f"; }; done)
+    fi
+    count "$WORK/ci-$name.log" "$rc"
+}
+run_script_suite() {  # name, command...
+    local name=$1 rc
+    shift
+    step "suite: $name"
+    (cd "$WORK" && as_user timeout 1800 "$@") >"$WORK/ci-$name.log" 2>&1
+    rc=$?
+    cat "$WORK/ci-$name.log"
+    count "$WORK/ci-$name.log" "$rc"
+}
+
+if wants model_server && [ -f "$WORK/test/model_server/selftest.sh" ]; then
+    run_script_suite model_server bash test/model_server/selftest.sh
+fi
+if wants unit && [ -f "$WORK/test/unit/Makefile" ]; then
+    run_script_suite unit make -s -C test/unit check
+fi
+if wants regress; then
+    run_make_suite regress "regression.diffs log/postmaster.log" ISOLATION= TAP_TESTS=
+fi
+if wants isolation; then
+    run_make_suite isolation "output_iso/regression.diffs output_iso/log/postmaster.log" REGRESS= TAP_TESTS=
+fi
+if wants tap && ls "$WORK"/test/t/*.pl >/dev/null 2>&1; then
+    run_make_suite tap "$(cd "$WORK" && echo tmp_check/log/*)" REGRESS= ISOLATION=
+fi
+if wants interop && [ -f "$WORK/test/interop/run.sh" ]; then
+    run_script_suite interop bash test/interop/run.sh
+fi
+
+step "done in $((SECONDS - T0)) s (tree: $WORK)"
+echo "ci: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
