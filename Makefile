@@ -10,7 +10,17 @@ MODULE_big   = adk_runner
 OBJS = \
 	src/adk_runner.o \
 	src/common/ids.o \
+	src/common/json_bridge.o \
 	src/common/jsonb_util.o \
+	src/model/adapter_anthropic.o \
+	src/model/adapter_gemini.o \
+	src/model/adapter_openai.o \
+	src/model/generate.o \
+	src/model/http.o \
+	src/model/ledger.o \
+	src/model/llm_common.o \
+	src/model/model_def.o \
+	src/model/sse.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/owner.o \

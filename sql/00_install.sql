@@ -11,7 +11,7 @@ DECLARE
 BEGIN
     EXECUTE q;
     RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
+EXCEPTION WHEN OTHERS OR query_canceled THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
                             det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     RETURN st || ': ' || msg

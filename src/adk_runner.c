@@ -21,6 +21,10 @@
 #include "utils/guc.h"
 
 #include "adk_runner.h"
+#include "model/generate.h"
+#include "model/http.h"
+#include "model/ledger.h"
+#include "model/model_def.h"
 
 PG_MODULE_MAGIC;
 
@@ -48,5 +52,47 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("adk.max_response_bytes",
+							gettext_noop("Largest model response body accepted."),
+							NULL,
+							&adk_max_response_bytes,
+							8 * 1024 * 1024,
+							1024,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("adk.allowed_key_env",
+							   gettext_noop("Server environment variables a model may take its API key from."),
+							   gettext_noop("Comma-separated names."),
+							   &adk_allowed_key_env,
+							   "OPENAI_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY, ANTHROPIC_API_KEY",
+							   PGC_SUSET,
+							   GUC_LIST_INPUT,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.model_calls_retention",
+							gettext_noop("How long rows of adk.model_calls are kept."),
+							gettext_noop("-1 keeps them forever."),
+							&adk_model_calls_retention_s,
+							7 * 24 * 3600,
+							-1,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("adk.model_calls_bodies",
+							 gettext_noop("Whether adk.model_calls keeps request and response bodies."),
+							 NULL,
+							 &adk_model_calls_bodies,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("adk");
+
+	adk_http_init();
 }

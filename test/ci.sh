@@ -58,8 +58,8 @@ pass=0
 fail=0
 count() {  # log-file: adds the suite's ok / failed lines to the totals
     local log=$1 rc=$2 ok bad
-    ok=$(grep -cE '^ok( |$)|^(test |     )?\S+ +\.\.\. ok |^\S+\.pl \.+ ok$|^ok - ' "$log")
-    bad=$(grep -cE '^not ok|\.\.\. FAILED|^\S+\.pl \.+ (Dubious|Failed)' "$log")
+    ok=$(grep -cE '^ok\s+\S|\.\.\. ok( |$)' "$log")
+    bad=$(grep -cE '^not ok|^FAIL |\.\.\. FAILED|^\S+\.pl \.+ (Dubious|Failed)' "$log")
     [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && bad=1
     pass=$((pass + ok))
     fail=$((fail + bad))
@@ -92,16 +92,29 @@ if wants model_server && [ -f "$WORK/test/model_server/selftest.sh" ]; then
     run_script_suite model_server bash test/model_server/selftest.sh
 fi
 if wants unit && [ -f "$WORK/test/unit/Makefile" ]; then
+    # the model layer's C, standalone: ASan + UBSan, then valgrind
     run_script_suite unit make -s -C test/unit check
+    run_script_suite unit_valgrind make -s -C test/unit valgrind
 fi
+# the local model server for the regression suite, as the test user
+step "local model server"
+MS_ENV=$WORK/model_server.env
+as_user bash -c ". '$WORK/test/scripts/model_server.sh' && model_server_start && \
+    declare -p ADK_TEST_MODEL_URL ADK_TEST_MODEL_CONF MODEL_SERVER_LOG MODEL_SERVER_PID > '$MS_ENV' && disown" \
+    || die "model server"
+. "$MS_ENV"
+trap 'kill $MODEL_SERVER_PID 2>/dev/null' EXIT
+echo "model server at $ADK_TEST_MODEL_URL (pid $MODEL_SERVER_PID)"
+
 if wants regress; then
-    run_make_suite regress "regression.diffs log/postmaster.log" ISOLATION= TAP_TESTS=
+    run_make_suite regress "regression.diffs log/postmaster.log" ISOLATION= TAP_TESTS= \
+        EXTRA_REGRESS_OPTS="--temp-config=$ADK_TEST_MODEL_CONF"
 fi
 if wants isolation; then
     run_make_suite isolation "output_iso/regression.diffs output_iso/log/postmaster.log" REGRESS= TAP_TESTS=
 fi
 if wants tap && ls "$WORK"/test/t/*.pl >/dev/null 2>&1; then
-    run_make_suite tap "$(cd "$WORK" && echo tmp_check/log/*)" REGRESS= ISOLATION=
+    run_make_suite tap "$(cd "$WORK" && echo tmp_check/log/*)" REGRESS= ISOLATION= PROVE_FLAGS=--verbose
 fi
 if wants interop && [ -f "$WORK/test/interop/run.sh" ]; then
     run_script_suite interop bash test/interop/run.sh

@@ -13,6 +13,13 @@ GRANT SELECT ON adk.sessions, adk.events, adk.app_states, adk.user_states,
                 adk.adk_internal_metadata, adk.event_log
    TO adk_user;
 
+-- Definitions: adk_user reads models; adk_admin defines them.  Secrets
+-- are adk_admin's alone.  The ledger is readable by adk_user.
+GRANT SELECT ON adk.models, adk.model_calls TO adk_user;
+GRANT INSERT, UPDATE, DELETE ON adk.models TO adk_admin;
+GRANT SELECT, INSERT, UPDATE, DELETE ON adk.secrets TO adk_admin;
+GRANT DELETE ON adk.model_calls TO adk_admin;
+
 -- Functions are executable by PUBLIC by default: take that back from every
 -- function of the extension, then grant the API to adk_user.
 DO $grants$
@@ -29,7 +36,9 @@ BEGIN
          WHERE x.extname = 'adk_runner'
     LOOP
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
-        IF f::text LIKE 'adk\_%' OR f::text LIKE '%.adk\_%' OR f::text LIKE 'adk._%' THEN
+        IF f::text ~ '^(adk_define_|adk_set_secret)' THEN
+            EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_admin', f);
+        ELSE
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_user', f);
         END IF;
     END LOOP;

@@ -1,0 +1,53 @@
+-- API keys: where they may come from, where they may go, and that they
+-- are never stored or shown.
+SELECT adk_define_model('bound-elsewhere', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
+                        api_key_secret => 'test-key');
+SELECT adk_set_secret('other-host-key', 'sk-other-host-999', ARRAY['api.openai.com']);
+SELECT adk_define_model('leaky', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
+                        api_key_secret => 'other-host-key');
+-- a key bound to another host is not sent here: an error, no request
+SELECT count(*) AS calls_before FROM adk.model_calls \gset
+SELECT regexp_replace(expect_error($q$SELECT adk_generate('leaky', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$),
+                      ':[0-9]+"', ':PORT"') AS error;
+SELECT count(*) = :calls_before AS nothing_sent FROM adk.model_calls;
+-- bound by host:port works too; '*' is any host
+SELECT adk_set_secret('other-host-key', 'sk-other-host-999',
+                      ARRAY[regexp_replace(current_setting('adk_test.model_url'), '^http://', '')]);
+SELECT adk_generate('leaky', '[{"role": "user", "parts": [{"text": "hi"}]}]') ->> 'error_code' AS error_code;
+SELECT adk_set_secret('other-host-key', 'sk-other-host-999', ARRAY['*']);
+SELECT adk_generate('leaky', '[{"role": "user", "parts": [{"text": "hi"}]}]') ->> 'error_code' AS error_code;
+
+-- keys from the environment: only names a superuser allowed
+SELECT adk_define_model('env-model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
+                        api_key_env => 'PGDATA');
+SELECT expect_error($q$SELECT adk_generate('env-model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
+SELECT adk_define_model('env-model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
+                        api_key_env => 'OPENAI_API_KEY');
+SELECT expect_error($q$SELECT adk_generate('env-model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
+SHOW adk.allowed_key_env;
+
+-- a role that is not adk_admin can run models but never read keys
+SET ROLE regress_adk_runner;
+SELECT adk_generate('gpt', '[{"role": "user", "parts": [{"text": "as a user"}]}]') #>> '{content,parts,0,text}' AS answer;
+SELECT expect_error($q$SELECT value FROM adk.secrets$q$);
+SELECT count(*) > 0 AS can_read_ledger FROM adk.model_calls;
+RESET ROLE;
+
+-- no key in any stored column of the ledger, nor anywhere in the store
+SELECT count(*) AS rows_with_key
+  FROM adk.model_calls c
+ WHERE c::text LIKE '%sk-regress-0123456789%' OR c::text LIKE '%sk-other-host-999%';
+SELECT count(*) AS ledger_rows FROM adk.model_calls;
+
+-- retention: old rows go as new ones are written
+UPDATE adk.model_calls SET created_at = now() - interval '30 days';
+SET adk.model_calls_retention = '1d';
+DO $$ BEGIN FOR i IN 1..101 LOOP PERFORM adk_generate('openai', '[{"role": "user", "parts": [{"text": "again"}]}]'); END LOOP; END $$;
+SELECT count(*) FILTER (WHERE created_at < now() - interval '1 day') AS old_rows, count(*) > 0 AS new_rows FROM adk.model_calls;
+RESET adk.model_calls_retention;
+-- bodies can be left out of the ledger
+SET adk.model_calls_bodies = off;
+SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "no bodies"}]}]') IS NOT NULL;
+SELECT request IS NULL AND response IS NULL AS no_bodies FROM adk.model_calls ORDER BY id DESC LIMIT 1;
+RESET adk.model_calls_bodies;
+DROP ROLE regress_adk_runner;

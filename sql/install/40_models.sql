@@ -1,0 +1,192 @@
+-- ---------------------------------------------------------------------
+-- Models, secrets and the model-call ledger (SPEC §2, §10, §11).
+-- ---------------------------------------------------------------------
+
+-- API keys kept in the database.  Readable by adk_admin only; a key is
+-- only ever sent to one of its allowed hosts ('*' = any host, said
+-- explicitly), so pointing a model at another endpoint cannot leak it.
+CREATE TABLE adk.secrets (
+    name          text PRIMARY KEY CHECK (name <> ''),
+    value         text NOT NULL CHECK (value <> ''),
+    allowed_hosts text[] NOT NULL
+                  CHECK (cardinality(allowed_hosts) > 0 AND array_position(allowed_hosts, NULL) IS NULL),
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at    timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE adk.secrets IS 'API keys; each may be sent only to its allowed_hosts. Readable by adk_admin only.';
+
+CREATE TABLE adk.models (
+    name           text PRIMARY KEY CHECK (name <> ''),
+    provider       text NOT NULL CHECK (provider IN ('openai', 'gemini', 'anthropic')),
+    endpoint       text NOT NULL CHECK (endpoint ~* '^https?://[^/?#@[:space:]]+(/[^?#[:space:]]*)?$'),
+    model          text NOT NULL CHECK (model <> ''),
+    api_key_env    text CHECK (api_key_env ~ '^[A-Za-z_][A-Za-z0-9_]*$'),
+    api_key_secret text REFERENCES adk.secrets (name) ON UPDATE CASCADE,
+    options        jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(options) = 'object'),
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    updated_at     timestamptz NOT NULL DEFAULT now(),
+    CHECK (api_key_env IS NULL OR api_key_secret IS NULL)
+);
+COMMENT ON TABLE adk.models IS 'Model definitions: provider (openai | gemini | anthropic), base endpoint as the provider SDK takes it, provider model id, where the key comes from, options';
+
+-- Every INSERT/UPDATE is checked here, whoever writes it, with messages a
+-- person can act on (the CHECK constraints above are the backstop).
+CREATE FUNCTION adk._models_check_options() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    k text;
+    v jsonb;
+BEGIN
+    IF NEW.name IS NULL OR NEW.name = '' THEN
+        RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
+    END IF;
+    IF NEW.provider IS NULL OR NEW.provider NOT IN ('openai', 'gemini', 'anthropic') THEN
+        RAISE EXCEPTION 'unknown model provider "%"', NEW.provider USING ERRCODE = '22023',
+            HINT = 'Use openai (any OpenAI-compatible Chat Completions server), gemini or anthropic.';
+    END IF;
+    IF NEW.endpoint IS NULL OR NEW.endpoint !~* '^https?://[^/?#@[:space:]]+(/[^?#[:space:]]*)?$' THEN
+        RAISE EXCEPTION 'invalid endpoint "%" for model "%"', NEW.endpoint, NEW.name USING ERRCODE = '22023',
+            HINT = 'Give the base URL as the provider''s SDK takes it, e.g. https://api.openai.com/v1, without credentials, query or fragment.';
+    END IF;
+    IF NEW.model IS NULL OR NEW.model = '' THEN
+        RAISE EXCEPTION 'model "%" needs the provider''s model id', NEW.name USING ERRCODE = '22023';
+    END IF;
+    IF NEW.api_key_env IS NOT NULL AND NEW.api_key_secret IS NOT NULL THEN
+        RAISE EXCEPTION 'model "%" takes its key from an environment variable or a secret, not both', NEW.name
+            USING ERRCODE = '22023';
+    END IF;
+    IF NEW.api_key_env !~ '^[A-Za-z_][A-Za-z0-9_]*$' THEN
+        RAISE EXCEPTION 'invalid environment variable name "%"', NEW.api_key_env USING ERRCODE = '22023';
+    END IF;
+    IF NEW.api_key_secret IS NOT NULL AND NOT EXISTS (SELECT 1 FROM adk.secrets s WHERE s.name = NEW.api_key_secret) THEN
+        RAISE EXCEPTION 'secret "%" does not exist', NEW.api_key_secret USING ERRCODE = '42704',
+            HINT = 'Store it first with adk_set_secret().';
+    END IF;
+    IF NEW.options IS NULL OR jsonb_typeof(NEW.options) <> 'object' THEN
+        RAISE EXCEPTION 'model options must be a JSON object' USING ERRCODE = '22023';
+    END IF;
+    FOR k, v IN SELECT * FROM jsonb_each(NEW.options) LOOP
+        IF k IN ('temperature', 'top_p', 'presence_penalty', 'frequency_penalty') THEN
+            IF jsonb_typeof(v) <> 'number' THEN
+                RAISE EXCEPTION 'model option "%" must be a number', k USING ERRCODE = '22023';
+            END IF;
+        ELSIF k IN ('max_output_tokens', 'top_k', 'seed', 'timeout_ms', 'connect_timeout_ms', 'retries') THEN
+            IF jsonb_typeof(v) <> 'number' OR v::numeric <> trunc(v::numeric) OR v::numeric < 0 THEN
+                RAISE EXCEPTION 'model option "%" must be a non-negative integer', k USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'stop_sequences' THEN
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(v) e WHERE jsonb_typeof(e) <> 'string') THEN
+                RAISE EXCEPTION 'model option "stop_sequences" must be an array of strings' USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'headers' THEN
+            IF jsonb_typeof(v) <> 'object' OR EXISTS (
+                   SELECT 1 FROM jsonb_each(v) h
+                    WHERE jsonb_typeof(h.value) <> 'string'
+                       OR h.key !~ '^[A-Za-z0-9!#$%&''*+.^_`|~-]+$'
+                       OR h.value #>> '{}' ~ '[\r\n]'
+                       OR lower(h.key) IN ('authorization', 'x-api-key', 'x-goog-api-key', 'content-type', 'content-length', 'host')) THEN
+                RAISE EXCEPTION 'model option "headers" must be an object of header names to string values'
+                    USING ERRCODE = '22023',
+                          DETAIL = 'Names must be HTTP tokens, values must not contain line breaks, and the key and framing headers are set by adk_runner.';
+            END IF;
+        ELSIF k = 'system_instruction' THEN
+            IF jsonb_typeof(v) <> 'string' THEN
+                RAISE EXCEPTION 'model option "system_instruction" must be a string' USING ERRCODE = '22023';
+            END IF;
+        ELSE
+            RAISE EXCEPTION 'unknown model option "%"', k USING ERRCODE = '22023',
+                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, headers.';
+        END IF;
+    END LOOP;
+    NEW.updated_at := now();
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER adk_models_check_options
+    BEFORE INSERT OR UPDATE ON adk.models
+    FOR EACH ROW EXECUTE FUNCTION adk._models_check_options();
+
+CREATE FUNCTION adk_define_model(name text, provider text, endpoint text, model text,
+                                 api_key_env text DEFAULT NULL,
+                                 api_key_secret text DEFAULT NULL,
+                                 options jsonb DEFAULT '{}')
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    INSERT INTO adk.models AS m (name, provider, endpoint, model, api_key_env, api_key_secret, options)
+    VALUES ($1, $2, rtrim($3, '/'), $4, $5, $6, coalesce($7, '{}'))
+    ON CONFLICT ON CONSTRAINT models_pkey DO UPDATE
+       SET provider = EXCLUDED.provider, endpoint = EXCLUDED.endpoint, model = EXCLUDED.model,
+           api_key_env = EXCLUDED.api_key_env, api_key_secret = EXCLUDED.api_key_secret,
+           options = EXCLUDED.options
+$$;
+COMMENT ON FUNCTION adk_define_model(text, text, text, text, text, text, jsonb) IS
+    'Create or replace a model: provider openai | gemini | anthropic, endpoint as the provider SDK''s base URL, the provider''s model id, the key from a server environment variable or from adk.secrets, options (generation config, timeout_ms, retries, headers).';
+
+CREATE FUNCTION adk_set_secret(name text, value text, allowed_hosts text[])
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF name IS NULL OR name = '' THEN
+        RAISE EXCEPTION 'secret name must not be empty' USING ERRCODE = '22023';
+    END IF;
+    IF value IS NULL OR value = '' THEN
+        -- the value itself is never shown
+        RAISE EXCEPTION 'secret "%" must have a value', name USING ERRCODE = '22023';
+    END IF;
+    IF cardinality(allowed_hosts) IS DISTINCT FROM array_length(allowed_hosts, 1)
+       OR coalesce(cardinality(allowed_hosts), 0) = 0
+       OR array_position(allowed_hosts, NULL) IS NOT NULL
+       OR array_position(allowed_hosts, '') IS NOT NULL THEN
+        RAISE EXCEPTION 'secret "%" needs the hosts it may be sent to', name USING ERRCODE = '22023',
+            HINT = 'Give host names or host:port, e.g. ARRAY[''api.openai.com''], or ARRAY[''*''] for any host.';
+    END IF;
+    INSERT INTO adk.secrets AS s (name, value, allowed_hosts)
+    VALUES (name, value, (SELECT array_agg(lower(h)) FROM unnest(allowed_hosts) h))
+    ON CONFLICT ON CONSTRAINT secrets_pkey DO UPDATE
+       SET value = EXCLUDED.value, allowed_hosts = EXCLUDED.allowed_hosts, updated_at = now();
+END
+$$;
+COMMENT ON FUNCTION adk_set_secret(text, text, text[]) IS
+    'Store an API key, bound to the hosts it may be sent to (host or host:port; ''*'' for any).';
+
+-- One row per model request.
+CREATE TABLE adk.model_calls (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    model         text NOT NULL,
+    provider      text NOT NULL,
+    url           text NOT NULL,
+    invocation_id text,
+    stream        boolean NOT NULL,
+    http_status   integer,
+    attempts      integer NOT NULL,
+    latency_ms    double precision NOT NULL,
+    input_tokens  integer,
+    output_tokens integer,
+    finish_reason text,
+    error_code    text,
+    error_message text,
+    request       jsonb,   -- the provider request as sent
+    response      jsonb,   -- the response as returned (ADK's LlmResponse shape)
+    response_body text,    -- the provider's raw body (NULL when streamed, or not text)
+    role_name     name NOT NULL DEFAULT current_user
+);
+CREATE INDEX model_calls_created_at_idx ON adk.model_calls (created_at);
+CREATE INDEX model_calls_invocation_idx ON adk.model_calls (invocation_id) WHERE invocation_id IS NOT NULL;
+COMMENT ON TABLE adk.model_calls IS 'The model-call ledger: one row per request, bodies with secrets redacted; rows older than adk.model_calls_retention are removed as new ones are written.';
+
+CREATE FUNCTION adk_generate(model text, contents jsonb, tools jsonb DEFAULT NULL, config jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'adk_generate' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_generate(text, jsonb, jsonb, jsonb) IS
+    'One model call: contents = array of ADK contents, tools = array of {name, description, parameters}, config = generation config (+ system_instruction). Returns one LLM response (content, usage_metadata, finish_reason, or error_code/error_message).';
+
+CREATE FUNCTION adk_generate_stream(model text, contents jsonb, tools jsonb DEFAULT NULL, config jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'adk_generate_stream' LANGUAGE C VOLATILE ROWS 20;
+COMMENT ON FUNCTION adk_generate_stream(text, jsonb, jsonb, jsonb) IS
+    'adk_generate with streaming: the partial responses ("partial": true), then the aggregated final response.';
+
+-- definitions survive pg_dump (the ledger is a log, and is not dumped)
+SELECT pg_catalog.pg_extension_config_dump('adk.secrets', '');
+SELECT pg_catalog.pg_extension_config_dump('adk.models', '');

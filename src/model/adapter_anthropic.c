@@ -1,0 +1,653 @@
+/*-------------------------------------------------------------------------
+ *
+ * adapter_anthropic.c
+ *	  ADK contents to and from the Anthropic Messages API.
+ *
+ * Requests: "system" holds the system instruction; contents become
+ * messages of content blocks (text, image/document, tool_use, tool_result).
+ * The API wants user and assistant turns to alternate, so consecutive
+ * contents of one role are merged into one message, and within a user
+ * message the tool_result blocks come first, as the API requires.  Calls
+ * without id get "call_<n>" and their results the same id.  max_tokens is
+ * required: LLM_DEFAULT_MAX_TOKENS unless configured.
+ *
+ * Responses: content blocks, stop_reason, usage.  Streams are typed
+ * events (message_start, content_block_start/delta/stop, message_delta,
+ * message_stop, ping, error); blocks are keyed by their "index" and tool
+ * input arrives as partial JSON text.
+ *
+ * IDENTIFICATION
+ *	  src/model/adapter_anthropic.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#define ADK_LLM_INTERNAL
+#include "llm.h"
+
+/* Messages being assembled: the pending one is kept until the role changes */
+typedef struct AnthMessages
+{
+	struct json_object *messages;	/* borrowed from the body */
+	int			role;			/* of the pending message: -1 none, 0 user,
+								 * 1 assistant */
+	struct json_object *results;	/* its tool_result blocks */
+	struct json_object *others; /* its other blocks */
+} AnthMessages;
+
+static struct json_object *anth_build(const LlmRequestSpec *spec,
+									  char **errmsg);
+static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
+						  char **errmsg);
+static int	anth_content(AnthMessages *am, struct json_object *content,
+						 size_t ci, LlmIdSynth *ids, char **errmsg);
+static struct json_object *anth_block(const LlmPart *part, int is_model,
+									  size_t ci, size_t pi, LlmIdSynth *ids,
+									  char **errmsg);
+static struct json_object *anth_media(const LlmPart *part, size_t ci,
+									  size_t pi, char **errmsg);
+static void anth_move(struct json_object *dst, struct json_object *src);
+static void anth_flush(AnthMessages *am);
+static int	anth_tools(struct json_object *body, const LlmRequestSpec *spec,
+					   char **errmsg);
+static struct json_object *anth_parse(struct json_object *body);
+static struct json_object *anth_block_part(struct json_object *block);
+static void anth_usage(struct json_object *dst, struct json_object *src);
+static int	anth_error(struct json_object *body, const char **code,
+					   const char **msg);
+static int	anth_event(LlmStream *s, const SseEvent *ev);
+static int	anth_block_start(LlmStream *s, struct json_object *chunk);
+static int	anth_block_delta(LlmStream *s, struct json_object *chunk);
+static int	anth_message_delta(LlmStream *s, struct json_object *chunk);
+
+const LlmAdapter llm_anthropic_adapter = {
+	anth_build,
+	anth_parse,
+	anth_error,
+	anth_event
+};
+
+static const char *const anth_finish_map[] = {
+	"end_turn", "STOP",
+	"tool_use", "STOP",
+	"stop_sequence", "STOP",
+	"max_tokens", "MAX_TOKENS",
+	"model_context_window_exceeded", "MAX_TOKENS",
+	"refusal", "SAFETY",
+	NULL
+};
+
+static const LlmConfigMap anth_config_map[] = {
+	{"max_output_tokens", "max_tokens", LLM_CFG_INTEGER},
+	{"temperature", "temperature", LLM_CFG_NUMBER},
+	{"top_p", "top_p", LLM_CFG_NUMBER},
+	{"top_k", "top_k", LLM_CFG_INTEGER},
+	{"stop_sequences", "stop_sequences", LLM_CFG_STRINGS},
+	{NULL, NULL, LLM_CFG_NUMBER}
+};
+
+/* Media types the API takes as image blocks */
+static const char *const anth_image_types[] = {
+	"image/jpeg", "image/png", "image/gif", "image/webp", NULL
+};
+
+/* ----------------------------------------------------------------
+ *		Requests
+ * ----------------------------------------------------------------
+ */
+
+static struct json_object *
+anth_build(const LlmRequestSpec *spec, char **errmsg)
+{
+	struct json_object *body;
+
+	if (spec->model == NULL || spec->model[0] == '\0')
+	{
+		llm_set_errmsg(errmsg, "a model id is required");
+		return NULL;
+	}
+	body = json_object_new_object();
+	llm_add_str(body, "model", spec->model);
+	if (llm_config_apply(body, spec, anth_config_map, errmsg) < 0)
+		goto fail;
+	if (llm_get(body, "max_tokens") == NULL)
+		json_object_object_add(body, "max_tokens",
+							   json_object_new_int(LLM_DEFAULT_MAX_TOKENS));
+	if (spec->system_instruction != NULL && spec->system_instruction[0] != '\0')
+		llm_add_str(body, "system", spec->system_instruction);
+	if (anth_messages(body, spec, errmsg) < 0 || anth_tools(body, spec, errmsg) < 0)
+		goto fail;
+	if (spec->stream)
+		json_object_object_add(body, "stream", json_object_new_boolean(1));
+	return body;
+
+fail:
+	json_object_put(body);
+	return NULL;
+}
+
+static int
+anth_messages(struct json_object *body, const LlmRequestSpec *spec,
+			  char **errmsg)
+{
+	AnthMessages am;
+	LlmIdSynth	ids = {0};
+	size_t		i;
+	size_t		n = json_object_array_length(spec->contents);
+	int			rc = 0;
+
+	am.messages = json_object_new_array();
+	am.role = -1;
+	am.results = json_object_new_array();
+	am.others = json_object_new_array();
+	json_object_object_add(body, "messages", am.messages);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = anth_content(&am, json_object_array_get_idx(spec->contents, i), i,
+						  &ids, errmsg);
+	if (rc == 0)
+		anth_flush(&am);
+	json_object_put(am.results);
+	json_object_put(am.others);
+	llm_ids_free(&ids);
+	return rc;
+}
+
+/*
+ * Convert one content to blocks and add them to the pending message,
+ * flushing it first when the role changes.  Contents that give no blocks
+ * are skipped, so they do not break a run of one role.
+ */
+static int
+anth_content(AnthMessages *am, struct json_object *content, size_t ci,
+			 LlmIdSynth *ids, char **errmsg)
+{
+	struct json_object *parts;
+	struct json_object *results = json_object_new_array();
+	struct json_object *others = json_object_new_array();
+	int			is_model;
+	size_t		pi;
+
+	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
+		goto fail;
+	for (pi = 0; pi < json_object_array_length(parts); pi++)
+	{
+		LlmPart		part;
+		struct json_object *block;
+
+		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi, &part,
+							errmsg) < 0)
+			goto fail;
+		if (part.kind == LLM_PART_TEXT && (part.thought || part.text_len == 0))
+			continue;
+		if ((block = anth_block(&part, is_model, ci, pi, ids, errmsg)) == NULL)
+			goto fail;
+		json_object_array_add(part.kind == LLM_PART_RESPONSE ? results : others,
+							  block);
+	}
+	if (json_object_array_length(results) + json_object_array_length(others) > 0)
+	{
+		if (am->role != is_model)
+			anth_flush(am);
+		am->role = is_model;
+		anth_move(am->results, results);
+		anth_move(am->others, others);
+	}
+	json_object_put(results);
+	json_object_put(others);
+	return 0;
+
+fail:
+	json_object_put(results);
+	json_object_put(others);
+	return -1;
+}
+
+/*
+ * One content block for a part (not an empty or thought text).
+ */
+static struct json_object *
+anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
+		   LlmIdSynth *ids, char **errmsg)
+{
+	struct json_object *block;
+	struct json_object *args;
+	const char *id;
+	char	   *str;
+
+	if (part->kind == LLM_PART_TEXT)
+	{
+		block = json_object_new_object();
+		llm_add_str(block, "type", "text");
+		json_object_object_add(block, "text",
+							   json_object_new_string_len(part->text,
+														  (int) part->text_len));
+		return block;
+	}
+	if (part->kind == LLM_PART_INLINE && !is_model)
+		return anth_media(part, ci, pi, errmsg);
+	if (part->kind == LLM_PART_CALL && is_model)
+	{
+		if ((id = llm_ids_call(ids, part)) == NULL)
+			return NULL;
+		block = json_object_new_object();
+		llm_add_str(block, "type", "tool_use");
+		llm_add_str(block, "id", id);
+		llm_add_str(block, "name", part->name);
+		json_object_object_add(block, "input", llm_part_args(part));
+		return block;
+	}
+	if (part->kind == LLM_PART_RESPONSE && !is_model)
+	{
+		if ((id = llm_ids_response(ids, part)) == NULL)
+			return NULL;
+		args = llm_part_args(part);
+		str = llm_json_compact(args);
+		json_object_put(args);
+		block = json_object_new_object();
+		llm_add_str(block, "type", "tool_result");
+		llm_add_str(block, "tool_use_id", id);
+		llm_add_str(block, "content", str ? str : "{}");
+		free(str);
+		return block;
+	}
+	llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a %s content cannot hold this kind of part",
+				   ci, pi, is_model ? "model" : "user");
+	return NULL;
+}
+
+/*
+ * Inline data as an image or (PDF) document block with a base64 source.
+ */
+static struct json_object *
+anth_media(const LlmPart *part, size_t ci, size_t pi, char **errmsg)
+{
+	const char *const *t;
+	const char *type = NULL;
+	struct json_object *block;
+	struct json_object *source;
+
+	for (t = anth_image_types; *t != NULL; t++)
+		if (strcmp(*t, part->mime_type) == 0)
+			type = "image";
+	if (strcmp(part->mime_type, "application/pdf") == 0)
+		type = "document";
+	if (type == NULL)
+	{
+		llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: inline data of type \"%s\" cannot be sent to an Anthropic model",
+					   ci, pi, part->mime_type);
+		return NULL;
+	}
+	source = json_object_new_object();
+	llm_add_str(source, "type", "base64");
+	llm_add_str(source, "media_type", part->mime_type);
+	llm_add_str(source, "data", part->data);
+	block = json_object_new_object();
+	llm_add_str(block, "type", type);
+	json_object_object_add(block, "source", source);
+	return block;
+}
+
+/*
+ * Append the elements of src to dst.
+ */
+static void
+anth_move(struct json_object *dst, struct json_object *src)
+{
+	size_t		i;
+
+	for (i = 0; i < json_object_array_length(src); i++)
+		json_object_array_add(dst, json_object_get(json_object_array_get_idx(src, i)));
+}
+
+/*
+ * Emit the pending message (tool results first) and start an empty one.
+ */
+static void
+anth_flush(AnthMessages *am)
+{
+	struct json_object *msg;
+	struct json_object *blocks;
+
+	if (am->role < 0 ||
+		json_object_array_length(am->results) + json_object_array_length(am->others) == 0)
+		return;
+	blocks = json_object_new_array();
+	anth_move(blocks, am->results);
+	anth_move(blocks, am->others);
+	msg = json_object_new_object();
+	llm_add_str(msg, "role", am->role ? "assistant" : "user");
+	json_object_object_add(msg, "content", blocks);
+	json_object_array_add(am->messages, msg);
+	json_object_put(am->results);
+	json_object_put(am->others);
+	am->results = json_object_new_array();
+	am->others = json_object_new_array();
+}
+
+static int
+anth_tools(struct json_object *body, const LlmRequestSpec *spec, char **errmsg)
+{
+	struct json_object *tools;
+	size_t		i;
+	size_t		n = spec->tools ? json_object_array_length(spec->tools) : 0;
+
+	if (n == 0)
+		return 0;
+	tools = json_object_new_array();
+	json_object_object_add(body, "tools", tools);
+	for (i = 0; i < n; i++)
+	{
+		const char *name;
+		const char *desc;
+		struct json_object *params;
+		struct json_object *tool;
+
+		if (llm_tool_decode(json_object_array_get_idx(spec->tools, i), i, &name,
+							&desc, &params, errmsg) < 0)
+			return -1;
+		tool = json_object_new_object();
+		llm_add_str(tool, "name", name);
+		if (desc != NULL)
+			llm_add_str(tool, "description", desc);
+		if (params != NULL)
+			llm_add_ref(tool, "input_schema", params);
+		else
+		{
+			struct json_object *schema = json_object_new_object();
+
+			llm_add_str(schema, "type", "object");
+			json_object_object_add(schema, "properties", json_object_new_object());
+			json_object_object_add(tool, "input_schema", schema);
+		}
+		json_object_array_add(tools, tool);
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------
+ *		Complete responses
+ * ----------------------------------------------------------------
+ */
+
+static struct json_object *
+anth_parse(struct json_object *body)
+{
+	struct json_object *blocks = llm_get_arr(body, "content");
+	struct json_object *parts;
+	struct json_object *resp;
+	struct json_object *usage;
+	const char *model = llm_get_str(body, "model");
+	size_t		i;
+
+	if (blocks == NULL)
+		return llm_error_responsef("MALFORMED_RESPONSE",
+								   "model response has no content array");
+	parts = json_object_new_array();
+	for (i = 0; i < json_object_array_length(blocks); i++)
+	{
+		struct json_object *part = anth_block_part(json_object_array_get_idx(blocks, i));
+
+		if (part != NULL && llm_get(part, "error_code") != NULL)
+		{
+			json_object_put(parts);
+			return part;
+		}
+		if (part != NULL)
+			json_object_array_add(parts, part);
+	}
+	resp = json_object_new_object();
+	llm_set_content(resp, parts);
+	if (llm_get_obj(body, "usage") != NULL)
+	{
+		usage = json_object_new_object();
+		anth_usage(usage, llm_get_obj(body, "usage"));
+		json_object_object_add(resp, "usage_metadata", usage);
+	}
+	if (model != NULL)
+		llm_add_str(resp, "model_version", model);
+	llm_set_finish(resp, llm_map_finish(llm_get_str(body, "stop_reason"),
+										anth_finish_map), NULL);
+	return resp;
+}
+
+/*
+ * A response content block as an ADK part: text, tool_use as a function
+ * call, thinking as thought text; NULL for other block types.
+ */
+static struct json_object *
+anth_block_part(struct json_object *block)
+{
+	const char *type = llm_get_str(block, "type");
+	struct json_object *str;
+	struct json_object *input;
+	struct json_object *part;
+	const char *name;
+
+	if (type == NULL)
+		return NULL;
+	if (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)
+	{
+		str = llm_get(block, type);
+		if (str == NULL || !json_object_is_type(str, json_type_string) ||
+			json_object_get_string_len(str) == 0)
+			return NULL;
+		return llm_text_part(json_object_get_string(str),
+							 (size_t) json_object_get_string_len(str),
+							 type[1] == 'h', NULL);
+	}
+	if (strcmp(type, "tool_use") != 0)
+		return NULL;
+	name = llm_get_str(block, "name");
+	input = llm_get(block, "input");
+	if (name == NULL || name[0] == '\0' ||
+		(input != NULL && !json_object_is_type(input, json_type_object)))
+		return llm_error_responsef("MALFORMED_FUNCTION_CALL",
+								   "model returned a tool_use block without a name or with input that is not an object");
+	part = llm_call_part(llm_get_str(block, "id"), name,
+						 input ? json_object_get(input) : json_object_new_object(),
+						 NULL);
+	return part ? part : llm_error_responsef("INTERNAL_ERROR",
+											 "could not generate a function call id");
+}
+
+/*
+ * Merge Anthropic usage src into ADK usage dst.  Cached input counts are
+ * part of the prompt; the total is recomputed from prompt and output.
+ */
+static void
+anth_usage(struct json_object *dst, struct json_object *src)
+{
+	int64_t		in;
+	int64_t		v;
+	int64_t		prompt = 0;
+	int64_t		out = 0;
+
+	if (llm_get_int(src, "input_tokens", &in))
+	{
+		if (llm_get_int(src, "cache_creation_input_tokens", &v))
+			in += v;
+		if (llm_get_int(src, "cache_read_input_tokens", &v))
+		{
+			in += v;
+			if (v > 0)
+				llm_usage_set(dst, "cached_content_token_count", v);
+		}
+		llm_usage_set(dst, "prompt_token_count", in);
+	}
+	if (llm_get_int(src, "output_tokens", &v))
+		llm_usage_set(dst, "candidates_token_count", v);
+	if (llm_get_int(dst, "prompt_token_count", &v))
+		prompt = v;
+	if (llm_get_int(dst, "candidates_token_count", &v))
+		out = v;
+	if (llm_get(dst, "prompt_token_count") || llm_get(dst, "candidates_token_count"))
+		llm_usage_set(dst, "total_token_count", prompt + out);
+}
+
+/*
+ * {"type": "error", "error": {"type", "message"}}.
+ */
+static int
+anth_error(struct json_object *body, const char **code, const char **msg)
+{
+	struct json_object *err = llm_get_obj(body, "error");
+
+	*code = *msg = NULL;
+	if (err == NULL)
+		return 0;
+	*code = llm_get_str(err, "type");
+	*msg = llm_get_str(err, "message");
+	return 1;
+}
+
+/* ----------------------------------------------------------------
+ *		Streaming
+ * ----------------------------------------------------------------
+ */
+
+static int
+anth_event(LlmStream *s, const SseEvent *ev)
+{
+	struct json_object *chunk;
+	const char *type;
+	const char *code;
+	const char *msg;
+
+	if ((chunk = llm_stream_json(s, ev)) == NULL)
+		return -1;
+	type = llm_get_str(chunk, "type");
+	if (type == NULL)
+		type = ev->type;
+	if (strcmp(type, "error") == 0 || llm_get_obj(chunk, "error") != NULL)
+	{
+		anth_error(chunk, &code, &msg);
+		return llm_stream_fail(s, code ? code : "PROVIDER_ERROR",
+							   msg ? msg : "model provider reported an error");
+	}
+	if (strcmp(type, "message_start") == 0)
+	{
+		struct json_object *message = llm_get_obj(chunk, "message");
+		const char *model = llm_get_str(message, "model");
+
+		if (model != NULL && llm_stream_setstr(&s->model_version, model) < 0)
+			return llm_stream_fail(s, "OUT_OF_MEMORY", "out of memory");
+		if (llm_get_obj(message, "usage") != NULL)
+			anth_usage(llm_stream_usage(s), llm_get_obj(message, "usage"));
+		return 0;
+	}
+	if (strcmp(type, "content_block_start") == 0)
+		return anth_block_start(s, chunk);
+	if (strcmp(type, "content_block_delta") == 0)
+		return anth_block_delta(s, chunk);
+	if (strcmp(type, "message_delta") == 0)
+		return anth_message_delta(s, chunk);
+	if (strcmp(type, "message_stop") == 0)
+		s->complete = 1;
+	/* ping, content_block_stop and unknown events carry nothing we need */
+	return 0;
+}
+
+/*
+ * content_block_start: make the slot for the block's index.
+ */
+static int
+anth_block_start(LlmStream *s, struct json_object *chunk)
+{
+	struct json_object *block = llm_get_obj(chunk, "content_block");
+	const char *type = llm_get_str(block, "type");
+	struct json_object *input = llm_get_obj(block, "input");
+	LlmSlot    *slot;
+	int64_t		index;
+
+	if (!llm_get_int(chunk, "index", &index) || index < 0 || index > 1000000 ||
+		type == NULL)
+		return llm_stream_fail(s, "MALFORMED_RESPONSE",
+							   "content_block_start without index or type");
+	if (llm_stream_find(s, (int) index) != NULL)
+		return llm_stream_fail(s, "MALFORMED_RESPONSE",
+							   "content block index started twice");
+	if (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)
+	{
+		const char *text = llm_get_str(block, type);
+
+		if ((slot = llm_stream_new_slot(s, (int) index, LLM_SLOT_TEXT)) == NULL)
+			return -1;
+		slot->thought = (type[1] == 'h');
+		return text ? llm_stream_text(s, (int) index, text, strlen(text),
+									  type[1] == 'h') : 0;
+	}
+	if (strcmp(type, "tool_use") != 0)
+		return llm_stream_new_slot(s, (int) index, LLM_SLOT_IGNORE) ? 0 : -1;
+	if ((slot = llm_stream_new_slot(s, (int) index, LLM_SLOT_CALL)) == NULL)
+		return -1;
+	if (llm_stream_setstr(&slot->id, llm_get_str(block, "id")) < 0 ||
+		llm_stream_setstr(&slot->name, llm_get_str(block, "name")) < 0)
+		return llm_stream_fail(s, "OUT_OF_MEMORY", "out of memory");
+	if (input != NULL)
+		slot->args = json_object_get(input);
+	return 0;
+}
+
+/*
+ * content_block_delta: text, thinking or partial tool input.
+ */
+static int
+anth_block_delta(LlmStream *s, struct json_object *chunk)
+{
+	struct json_object *delta = llm_get_obj(chunk, "delta");
+	const char *type = llm_get_str(delta, "type");
+	struct json_object *piece;
+	LlmSlot    *slot;
+	int64_t		index;
+
+	if (!llm_get_int(chunk, "index", &index) || index < 0 || index > 1000000 ||
+		type == NULL)
+		return llm_stream_fail(s, "MALFORMED_RESPONSE",
+							   "content_block_delta without index or type");
+	if (strcmp(type, "text_delta") == 0 || strcmp(type, "thinking_delta") == 0)
+	{
+		piece = llm_get(delta, type[1] == 'e' ? "text" : "thinking");
+		if (piece == NULL || !json_object_is_type(piece, json_type_string))
+			return 0;
+		return llm_stream_text(s, (int) index, json_object_get_string(piece),
+							   (size_t) json_object_get_string_len(piece),
+							   type[1] == 'h');
+	}
+	if (strcmp(type, "input_json_delta") != 0)
+		return 0;
+	slot = llm_stream_find(s, (int) index);
+	if (slot != NULL && slot->kind == LLM_SLOT_IGNORE)
+		return 0;
+	if (slot == NULL || slot->kind != LLM_SLOT_CALL)
+		return llm_stream_fail(s, "MALFORMED_RESPONSE",
+							   "input_json_delta for a block that is not tool_use");
+	piece = llm_get(delta, "partial_json");
+	if (piece != NULL && json_object_is_type(piece, json_type_string) &&
+		llm_buf_append(&slot->buf, json_object_get_string(piece),
+					   (size_t) json_object_get_string_len(piece)) < 0)
+		return llm_stream_fail(s, "OUT_OF_MEMORY", "out of memory");
+	return 0;
+}
+
+/*
+ * message_delta: stop reason and cumulative usage.
+ */
+static int
+anth_message_delta(LlmStream *s, struct json_object *chunk)
+{
+	const char *stop = llm_get_str(llm_get_obj(chunk, "delta"), "stop_reason");
+
+	if (llm_get_obj(chunk, "usage") != NULL)
+		anth_usage(llm_stream_usage(s), llm_get_obj(chunk, "usage"));
+	if (stop == NULL)
+		return 0;
+	if (llm_stream_setstr(&s->finish_reason,
+						  llm_map_finish(stop, anth_finish_map)) < 0)
+		return llm_stream_fail(s, "OUT_OF_MEMORY", "out of memory");
+	s->complete = 1;
+	return 0;
+}

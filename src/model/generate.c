@@ -1,0 +1,467 @@
+/*-------------------------------------------------------------------------
+ *
+ * generate.c
+ *	  adk_generate() and adk_generate_stream(): one model call from SQL, and
+ *	  adk_model_call(), the same call for the runner.
+ *
+ * The order of work: load the model and its key (model_def.c), merge the
+ * model's options with the call's config, build the provider's request
+ * (adapter_*.c), POST it (http.c), parse or stream the answer back into
+ * ADK's LlmResponse shape, write the ledger row (ledger.c), and return the
+ * response as jsonb.
+ *
+ * A provider or transport failure is not an ERROR: it comes back as a
+ * response with error_code and error_message, and is recorded.  Invalid
+ * arguments, a missing model, a key that may not be used, and query
+ * cancellation raise.  Every json-c object has an owner on the error path.
+ *
+ * IDENTIFICATION
+ *	  src/model/generate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#define json_object pg_json_object_sqlfn
+#include "utils/builtins.h"
+#undef json_object
+#include "fmgr.h"
+#include "funcapi.h"
+#include "nodes/pg_list.h"
+#include "utils/tuplestore.h"
+
+#include <json-c/json.h>
+
+#include "common/json_bridge.h"
+#include "common/jsonb_util.h"
+#include "model/generate.h"
+#include "model/http.h"
+#include "model/ledger.h"
+#include "model/llm.h"
+#include "model/model_def.h"
+
+PG_FUNCTION_INFO_V1(adk_generate);
+PG_FUNCTION_INFO_V1(adk_generate_stream);
+
+int			adk_max_response_bytes = 8 * 1024 * 1024;
+
+#define DEFAULT_TIMEOUT_MS			60000
+#define DEFAULT_CONNECT_TIMEOUT_MS	10000
+#define DEFAULT_RETRIES				2
+
+/* What the streaming callbacks share. */
+typedef struct StreamState
+{
+	LlmStream  *stream;
+	List	   *pending;		/* json-c partials not yet handed on */
+	AdkPartialFn on_partial;
+	void	   *arg;
+} StreamState;
+
+/* The json-c objects of one call; free_call_objects puts them all. */
+typedef struct CallObjects
+{
+	struct json_object *contents;
+	struct json_object *tools;
+	struct json_object *config;
+	struct json_object *result;
+	StreamState st;				/* its stream and pending partials */
+} CallObjects;
+
+static int	int_option(struct json_object *config, const char *key, int dflt);
+static const char **build_headers(const AdkModelDef *def,
+								  struct json_object *config, int *n);
+static void collect_partial(struct json_object *partial, void *arg);
+static void on_chunk(const char *data, size_t len, void *arg);
+static void hand_on_partials(StreamState *st);
+static Jsonb *partial_to_jsonb(struct json_object *p);
+static Jsonb *require_array(FunctionCallInfo fcinfo, int argno, const char *what);
+static void free_call_objects(CallObjects *o);
+static Jsonb *call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents,
+						 Jsonb *tools, Jsonb *options, bool stream,
+						 AdkPartialFn on_partial, void *arg);
+
+/*
+ * One model call.  contents: array of ADK contents; tools: array of
+ * {name, description, parameters} or NULL; config: generation config and
+ * call options (overriding the model's options) or NULL.  When stream,
+ * on_partial gets each partial response before the final one is returned.
+ */
+Jsonb *
+adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
+			   bool stream, AdkPartialFn on_partial, void *arg)
+{
+	AdkModelDef def;
+	CallObjects o;
+	Jsonb	   *options;
+	Jsonb	   *volatile result = NULL;
+
+	adk_load_model(model, &def);
+	options = config ? adk_jsonb_concat(def.options, config) : def.options;
+
+	memset(&o, 0, sizeof(o));
+	PG_TRY();
+	{
+		result = call_model(&def, &o, contents, tools, options, stream,
+							on_partial, arg);
+	}
+	PG_CATCH();
+	{
+		free_call_objects(&o);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	free_call_objects(&o);
+
+	return result;
+}
+
+/*
+ * The call itself; every json-c object it makes is recorded in o.
+ */
+static Jsonb *
+call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
+		   Jsonb *options, bool stream, AdkPartialFn on_partial, void *arg)
+{
+	LlmRequestSpec spec;
+	AdkHttpRequest req;
+	AdkHttpResponse resp;
+	AdkModelCallRecord rec;
+	StreamState *st = &o->st;
+	struct json_object *si;
+	char	   *body;
+	char	   *url;
+	char	   *build_err = NULL;
+
+	o->contents = adk_jsonb_to_jsonc(contents, "contents");
+	o->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
+	o->config = adk_jsonb_to_jsonc(options, "config");
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = def->provider;
+	spec.model = def->model;
+	spec.contents = o->contents;
+	spec.tools = o->tools;
+	spec.config = o->config;
+	spec.stream = stream;
+	if (json_object_object_get_ex(o->config, "system_instruction", &si) &&
+		json_object_is_type(si, json_type_string))
+		spec.system_instruction = json_object_get_string(si);
+
+	body = llm_build_request(&spec, &build_err);
+	if (body == NULL)
+	{
+		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
+
+		free(build_err);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid model request: %s", msg)));
+	}
+	{
+		char	   *copy = pstrdup(body);
+
+		free(body);
+		body = copy;
+	}
+	url = llm_request_url(def->provider, def->endpoint, def->model, stream);
+	if (url == NULL)
+		elog(ERROR, "could not build the request URL");
+	{
+		char	   *copy = pstrdup(url);
+
+		free(url);
+		url = copy;
+	}
+
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.headers = build_headers(def, o->config, &req.nheaders);
+	req.body = body;
+	req.body_len = strlen(body);
+	req.timeout_ms = int_option(o->config, "timeout_ms", DEFAULT_TIMEOUT_MS);
+	req.connect_timeout_ms = int_option(o->config, "connect_timeout_ms",
+										DEFAULT_CONNECT_TIMEOUT_MS);
+	req.retries = int_option(o->config, "retries", DEFAULT_RETRIES);
+	req.max_bytes = (size_t) adk_max_response_bytes;
+
+	if (stream)
+	{
+		st->stream = llm_stream_new(def->provider, collect_partial, st);
+		if (st->stream == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		st->on_partial = on_partial;
+		st->arg = arg;
+		req.on_chunk = on_chunk;
+		req.arg = st;
+	}
+
+	adk_http_post(&req, &resp);
+
+	if (stream && resp.error_code != NULL && resp.got_body &&
+		strcmp(resp.error_code, "HTTP_CLIENT_ERROR") == 0)
+	{
+		/* the stream broke off after it started: say so */
+		hand_on_partials(st);
+		o->result = llm_stream_finish(st->stream, 200);
+	}
+	else if (resp.error_code != NULL)
+	{
+		o->result = json_object_new_object();
+		json_object_object_add(o->result, "error_code",
+							   json_object_new_string(resp.error_code));
+		json_object_object_add(o->result, "error_message",
+							   json_object_new_string(resp.error_message));
+	}
+	else if (stream)
+	{
+		hand_on_partials(st);
+		o->result = llm_stream_finish(st->stream, resp.status);
+	}
+	else
+		o->result = llm_parse_response(def->provider, resp.status,
+									  resp.body.data, resp.body.len);
+	if (o->result == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+
+	memset(&rec, 0, sizeof(rec));
+	rec.model = def->name;
+	rec.provider = def->provider_name;
+	rec.url = url;
+	rec.stream = stream;
+	rec.http_status = resp.status;
+	rec.attempts = resp.attempts;
+	rec.latency_ms = resp.latency_ms;
+	rec.request_body = body;
+	/* the raw body of a complete HTTP response (streams: error bodies) */
+	if (resp.error_code == NULL && (!stream || resp.status >= 300))
+	{
+		rec.response_body = resp.body.data;
+		rec.response_len = resp.body.len;
+	}
+	rec.result = o->result;
+	rec.result_jsonb = adk_jsonc_to_jsonb(o->result);
+	rec.secret = def->api_key;
+	adk_ledger_record(&rec);
+
+	return rec.result_jsonb;
+}
+
+static void
+free_call_objects(CallObjects *o)
+{
+	ListCell   *lc;
+
+	if (o->contents)
+		json_object_put(o->contents);
+	if (o->tools)
+		json_object_put(o->tools);
+	if (o->config)
+		json_object_put(o->config);
+	if (o->result)
+		json_object_put(o->result);
+	if (o->st.stream)
+		llm_stream_free(o->st.stream);
+	foreach(lc, o->st.pending)
+		json_object_put((struct json_object *) lfirst(lc));
+}
+
+/*
+ * An integer option from the merged config, else dflt.
+ */
+static int
+int_option(struct json_object *config, const char *key, int dflt)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(config, key, &v) &&
+		json_object_is_type(v, json_type_int))
+		return (int) json_object_get_int64(v);
+	return dflt;
+}
+
+/*
+ * Content-Type, the key header, provider headers, then options.headers.
+ */
+static const char **
+build_headers(const AdkModelDef *def, struct json_object *config, int *n)
+{
+	struct json_object *extra = NULL;
+	int			max = 4;
+	const char **h;
+	char	   *auth = adk_auth_header(def);
+
+	if (json_object_object_get_ex(config, "headers", &extra) &&
+		json_object_is_type(extra, json_type_object))
+		max += json_object_object_length(extra);
+	else
+		extra = NULL;
+
+	h = palloc(sizeof(char *) * max);
+	*n = 0;
+	h[(*n)++] = "Content-Type: application/json";
+	h[(*n)++] = "Accept: application/json, text/event-stream";
+	if (auth)
+		h[(*n)++] = auth;
+	if (def->provider == LLM_ANTHROPIC)
+		h[(*n)++] = "anthropic-version: 2023-06-01";
+	if (extra)
+	{
+		json_object_object_foreach(extra, k, v)
+		{
+			if (json_object_is_type(v, json_type_string))
+				h[(*n)++] = psprintf("%s: %s", k, json_object_get_string(v));
+		}
+	}
+	return h;
+}
+
+/*
+ * Adapter callback: keep the partial for later (no PostgreSQL work inside
+ * the adapter).
+ */
+static void
+collect_partial(struct json_object *partial, void *arg)
+{
+	StreamState *st = (StreamState *) arg;
+
+	st->pending = lappend(st->pending, json_object_get(partial));
+}
+
+/*
+ * HTTP callback (between waits, not inside libcurl): feed the stream
+ * parser, then hand the partials it produced on.
+ */
+static void
+on_chunk(const char *data, size_t len, void *arg)
+{
+	StreamState *st = (StreamState *) arg;
+
+	(void) llm_stream_feed(st->stream, data, len);
+	hand_on_partials(st);
+}
+
+/*
+ * A partial as jsonb; the json-c object is released whatever happens.
+ */
+static Jsonb *
+partial_to_jsonb(struct json_object *p)
+{
+	Jsonb	   *volatile jb = NULL;
+
+	PG_TRY();
+	{
+		jb = adk_jsonc_to_jsonb(p);
+	}
+	PG_CATCH();
+	{
+		json_object_put(p);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	json_object_put(p);
+	return jb;
+}
+
+static void
+hand_on_partials(StreamState *st)
+{
+	while (st->pending != NIL)
+	{
+		struct json_object *p = (struct json_object *) linitial(st->pending);
+		Jsonb	   *jb;
+
+		st->pending = list_delete_first(st->pending);
+		jb = partial_to_jsonb(p);
+		if (st->on_partial)
+			st->on_partial(jb, st->arg);
+	}
+}
+
+static Jsonb *
+require_array(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	Jsonb	   *jb;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	jb = PG_GETARG_JSONB_P(argno);
+	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a JSON array", what)));
+	return jb;
+}
+
+static void
+check_args(FunctionCallInfo fcinfo, char **model, Jsonb **contents,
+		   Jsonb **tools, Jsonb **config)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model must not be null")));
+	*model = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("contents must not be null")));
+	*contents = require_array(fcinfo, 1, "contents");
+	*tools = require_array(fcinfo, 2, "tools");
+	*config = PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3);
+	if (*config && !adk_jsonb_is_object(&(*config)->root))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config must be a JSON object")));
+}
+
+/*
+ * adk_generate(model, contents, tools, config) RETURNS jsonb
+ */
+Datum
+adk_generate(PG_FUNCTION_ARGS)
+{
+	char	   *model;
+	Jsonb	   *contents;
+	Jsonb	   *tools;
+	Jsonb	   *config;
+
+	check_args(fcinfo, &model, &contents, &tools, &config);
+	PG_RETURN_JSONB_P(adk_model_call(model, contents, tools, config, false,
+									 NULL, NULL));
+}
+
+static void
+put_row(Jsonb *row, void *arg)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	Datum		value = JsonbPGetDatum(row);
+	bool		isnull = false;
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+}
+
+/*
+ * adk_generate_stream(model, contents, tools, config) RETURNS SETOF jsonb:
+ * the partial responses, then the final one.
+ */
+Datum
+adk_generate_stream(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *model;
+	Jsonb	   *contents;
+	Jsonb	   *tools;
+	Jsonb	   *config;
+	Jsonb	   *final;
+
+	check_args(fcinfo, &model, &contents, &tools, &config);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
+	final = adk_model_call(model, contents, tools, config, true, put_row, rsinfo);
+	put_row(final, rsinfo);
+	return (Datum) 0;
+}

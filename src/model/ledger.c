@@ -1,0 +1,231 @@
+/*-------------------------------------------------------------------------
+ *
+ * ledger.c
+ *	  adk.model_calls: one row per model request -- model, provider, HTTP
+ *	  status, attempts, latency, tokens, finish reason, error, and the
+ *	  request and response bodies with the key redacted.
+ *
+ * The row is written in the caller's transaction, as the owner of schema
+ * adk.  It keeps the request as sent (jsonb), the response as returned to
+ * the caller (jsonb, ADK's LlmResponse shape) and the provider's raw body
+ * (text; NULL when it is not valid text in the database encoding -- the
+ * error columns then say why).  Nothing is parsed twice: the request is
+ * our own json-c output and the response was converted for the caller
+ * already, so writing the row cannot fail on a provider's bad bytes.
+ * Keys travel in headers, never in bodies, and a body that contains the
+ * key anyway (a provider echoing it back) has every occurrence replaced
+ * before it is stored.  Rows older than adk.model_calls_retention
+ * are deleted every RETENTION_EVERY writes of a backend, so the table
+ * cannot grow without bound.
+ *
+ * IDENTIFICATION
+ *	  src/model/ledger.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "utils/memutils.h"
+#include "miscadmin.h"
+#define json_object pg_json_object_sqlfn
+#include "utils/builtins.h"
+#undef json_object
+#include "utils/jsonb.h"
+
+#include <json-c/json.h>
+
+#include "common/json_bridge.h"
+#include "model/ledger.h"
+#include "store/owner.h"
+
+#define RETENTION_EVERY 100
+#define REDACTED "[REDACTED]"
+
+int			adk_model_calls_retention_s = 7 * 24 * 3600;
+bool		adk_model_calls_bodies = true;
+char	   *adk_current_invocation_id = NULL;
+
+static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr purge_plan = NULL;
+static uint64 writes = 0;
+
+static char *redact(const char *text, size_t len, const char *secret);
+static text *raw_body_text(const char *body, size_t len, const char *secret);
+static Datum usage_field(struct json_object *result, const char *key,
+						 char *null);
+static Datum string_field(struct json_object *result, const char *key,
+						  char *null);
+
+#define INSERT_SQL \
+	"INSERT INTO adk.model_calls (model, provider, url, invocation_id, stream," \
+	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
+	" finish_reason, error_code, error_message, request, response, response_body," \
+	" role_name)" \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+
+#define PURGE_SQL \
+	"DELETE FROM adk.model_calls WHERE created_at OPERATOR(pg_catalog.<)" \
+	" (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))"
+
+void
+adk_ledger_record(const AdkModelCallRecord *rec)
+{
+	Oid			types[17] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
+		INT4OID, INT4OID, FLOAT8OID, INT4OID, INT4OID,
+	TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID};
+	Datum		args[17];
+	char		nulls[17];
+	Jsonb	   *req = NULL;
+	Jsonb	   *resp = NULL;
+	text	   *raw = NULL;
+	AdkOwnerSave save;
+	NameData	role;
+
+	memset(nulls, ' ', sizeof(nulls));
+	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
+	if (adk_model_calls_bodies)
+	{
+		req = adk_cstring_to_jsonb(redact(rec->request_body,
+										  strlen(rec->request_body),
+										  rec->secret));
+		resp = rec->result_jsonb;
+		raw = raw_body_text(rec->response_body, rec->response_len,
+							rec->secret);
+	}
+
+	args[0] = CStringGetTextDatum(rec->model);
+	args[1] = CStringGetTextDatum(rec->provider);
+	args[2] = CStringGetTextDatum(rec->url);
+	args[3] = adk_current_invocation_id ?
+		CStringGetTextDatum(adk_current_invocation_id) : (Datum) 0;
+	nulls[3] = adk_current_invocation_id ? ' ' : 'n';
+	args[4] = BoolGetDatum(rec->stream);
+	args[5] = Int32GetDatum((int32) rec->http_status);
+	nulls[5] = rec->http_status > 0 ? ' ' : 'n';
+	args[6] = Int32GetDatum(rec->attempts);
+	args[7] = Float8GetDatum(rec->latency_ms);
+	args[8] = usage_field(rec->result, "prompt_token_count", &nulls[8]);
+	args[9] = usage_field(rec->result, "candidates_token_count", &nulls[9]);
+	args[10] = string_field(rec->result, "finish_reason", &nulls[10]);
+	args[11] = string_field(rec->result, "error_code", &nulls[11]);
+	args[12] = string_field(rec->result, "error_message", &nulls[12]);
+	if (nulls[12] == ' ' && rec->secret)
+		args[12] = CStringGetTextDatum(redact(TextDatumGetCString(args[12]),
+											  VARSIZE_ANY_EXHDR(DatumGetPointer(args[12])),
+											  rec->secret));
+	args[13] = req ? JsonbPGetDatum(req) : (Datum) 0;
+	nulls[13] = req ? ' ' : 'n';
+	args[14] = resp ? JsonbPGetDatum(resp) : (Datum) 0;
+	nulls[14] = resp ? ' ' : 'n';
+	args[15] = raw ? PointerGetDatum(raw) : (Datum) 0;
+	nulls[15] = raw ? ' ' : 'n';
+	args[16] = NameGetDatum(&role);
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (insert_plan == NULL)
+	{
+		insert_plan = SPI_prepare(INSERT_SQL, 17, types);
+		if (insert_plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		SPI_keepplan(insert_plan);
+	}
+	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into adk.model_calls");
+
+	if (adk_model_calls_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
+	{
+		Oid			ptype = FLOAT8OID;
+		Datum		parg = Float8GetDatum((double) adk_model_calls_retention_s);
+
+		if (purge_plan == NULL)
+		{
+			purge_plan = SPI_prepare(PURGE_SQL, 1, &ptype);
+			if (purge_plan == NULL)
+				elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+			SPI_keepplan(purge_plan);
+		}
+		if (SPI_execute_plan(purge_plan, &parg, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not purge adk.model_calls");
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+/*
+ * Copy of text with every occurrence of secret replaced.
+ */
+static char *
+redact(const char *text, size_t len, const char *secret)
+{
+	StringInfoData out;
+	size_t		slen = secret ? strlen(secret) : 0;
+	const char *p = text;
+	const char *end = text + len;
+
+	initStringInfo(&out);
+	while (p < end)
+	{
+		if (slen > 0 && (size_t) (end - p) >= slen && memcmp(p, secret, slen) == 0)
+		{
+			appendStringInfoString(&out, REDACTED);
+			p += slen;
+		}
+		else
+			appendStringInfoChar(&out, *p++);
+	}
+	return out.data;
+}
+
+/*
+ * The provider's raw body as text with the key redacted, or NULL when it
+ * is not valid in the database encoding (or holds a NUL byte).
+ */
+static text *
+raw_body_text(const char *body, size_t len, const char *secret)
+{
+	char	   *clean;
+
+	if (body == NULL || len > (size_t) MaxAllocSize / 2 ||
+		memchr(body, '\0', len) != NULL ||
+		!pg_verifymbstr(body, (int) len, true))
+		return NULL;
+	clean = redact(body, len, secret);
+	return cstring_to_text(clean);
+}
+
+static Datum
+usage_field(struct json_object *result, const char *key, char *null)
+{
+	struct json_object *usage;
+	struct json_object *v;
+
+	*null = 'n';
+	if (result && json_object_object_get_ex(result, "usage_metadata", &usage) &&
+		json_object_object_get_ex(usage, key, &v) &&
+		json_object_is_type(v, json_type_int))
+	{
+		*null = ' ';
+		return Int32GetDatum((int32) json_object_get_int64(v));
+	}
+	return (Datum) 0;
+}
+
+static Datum
+string_field(struct json_object *result, const char *key, char *null)
+{
+	struct json_object *v;
+
+	*null = 'n';
+	if (result && json_object_object_get_ex(result, key, &v) &&
+		json_object_is_type(v, json_type_string))
+	{
+		*null = ' ';
+		return CStringGetTextDatum(json_object_get_string(v));
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,368 @@
+/*-------------------------------------------------------------------------
+ *
+ * llm.h
+ *	  Conversion between ADK contents and the wire formats of the model
+ *	  providers (OpenAI Chat Completions, Gemini generateContent, Anthropic
+ *	  Messages), including their streaming (SSE) variants.
+ *
+ * This layer knows nothing about PostgreSQL: it uses json-c and the C
+ * library only, so it can be unit-tested standalone.  A PG-facing wrapper
+ * turns its results into jsonb and ereports.
+ *
+ * Ownership: every "char *" returned is malloc'd and freed by the caller
+ * with free(); every "struct json_object *" returned is a new reference
+ * that the caller releases with json_object_put().  Objects passed in
+ * (LlmRequestSpec members) are borrowed and not changed (json-c may cache
+ * a serialization inside them); numbers in them are written out as json-c
+ * prints them, so objects parsed from text keep their original spelling.
+ *
+ * Errors: request building returns NULL and a malloc'd message.  Response
+ * parsing never fails outright: problems become an LlmResponse carrying
+ * "error_code" and "error_message" (see llm_parse_response).
+ *
+ * Thread safety: no global mutable state; distinct objects may be used
+ * from distinct threads.  An LlmStream is used by one thread at a time.
+ *
+ * IDENTIFICATION
+ *	  src/model/llm.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_LLM_H
+#define ADK_LLM_H
+
+#include <stddef.h>
+
+struct json_object;
+
+/* Deepest nesting accepted in any JSON received from a provider */
+#define LLM_MAX_JSON_DEPTH		64
+/* Longest error_message copied from a provider, in bytes */
+#define LLM_MAX_ERROR_MESSAGE	1000
+/* Largest single SSE event accepted while streaming, in bytes */
+#define LLM_MAX_SSE_EVENT		(16 * 1024 * 1024)
+/* max_tokens sent to Anthropic when the config gives none */
+#define LLM_DEFAULT_MAX_TOKENS	4096
+/* Generated function-call ids: "adk-" and a 36-character UUID v4 */
+#define LLM_CALL_ID_PREFIX		"adk-"
+#define LLM_CALL_ID_LEN			40
+
+typedef enum LlmProvider
+{
+	LLM_OPENAI,
+	LLM_GEMINI,
+	LLM_ANTHROPIC
+} LlmProvider;
+
+/* "openai", "gemini", "anthropic" (exact, lower case); 0 ok, -1 unknown */
+extern int	llm_provider_from_name(const char *name, LlmProvider *out);
+
+/* The name llm_provider_from_name accepts, or NULL for a bad value */
+extern const char *llm_provider_name(LlmProvider p);
+
+typedef struct LlmRequestSpec
+{
+	LlmProvider provider;
+	const char *model;			/* provider's model id */
+	struct json_object *contents;	/* borrowed: array of ADK Content */
+	const char *system_instruction; /* NULL = none */
+	struct json_object *tools;	/* borrowed: array of {name, description,
+								 * parameters} or NULL */
+	struct json_object *config; /* borrowed: {temperature, max_output_tokens,
+								 * top_p, top_k, stop_sequences[],
+								 * presence_penalty, frequency_penalty,
+								 * seed} or NULL; other keys are ignored */
+	int			stream;
+} LlmRequestSpec;
+
+/*
+ * URL of the request for base endpoint "endpoint" (trailing '/' ignored):
+ * {endpoint}/chat/completions, {endpoint}/v1beta/models/{model}:generateContent
+ * (or :streamGenerateContent?alt=sse), {endpoint}/v1/messages.  The Gemini
+ * model id is percent-encoded; a leading "models/" is dropped.  Malloc'd;
+ * NULL when an argument is missing.
+ */
+extern char *llm_request_url(LlmProvider p, const char *endpoint,
+							 const char *model, int stream);
+
+/*
+ * Request body as a malloc'd JSON string.  On invalid input returns NULL and,
+ * when errmsg is not NULL, sets *errmsg to a malloc'd message (which names
+ * the offending content and part by index).
+ */
+extern char *llm_build_request(const LlmRequestSpec *spec, char **errmsg);
+
+/*
+ * Parse a complete non-streaming HTTP response into a new LlmResponse.
+ * Never returns NULL except when out of memory.  Errors are reported in the
+ * object: HTTP status >= 400 or a provider error body give the provider's
+ * error type/status as error_code (or "HTTP_<status>") and its message
+ * (at most LLM_MAX_ERROR_MESSAGE bytes); an unusable body gives
+ * "MALFORMED_RESPONSE"; bad function-call arguments give
+ * "MALFORMED_FUNCTION_CALL".  A response without content that did not end
+ * with STOP carries its finish_reason as error_code too (as ADK does).
+ * Strings in the result are valid UTF-8 without U+0000 (replaced by
+ * U+FFFD), so the object always converts to jsonb.
+ */
+extern struct json_object *llm_parse_response(LlmProvider p, long http_status,
+											  const char *body, size_t len);
+
+/* Streaming */
+typedef struct LlmStream LlmStream;
+
+/*
+ * Called once per text delta with {"partial": true, "content": ...}.  The
+ * object is borrowed and valid during the call only.  The callback may
+ * leave by longjmp (ereport): the stream then must only be freed, and
+ * llm_stream_free releases everything, the partial included.
+ */
+typedef void (*llm_partial_cb) (struct json_object *partial, void *arg);
+
+/* NULL when out of memory or for a bad provider; cb may be NULL */
+extern LlmStream *llm_stream_new(LlmProvider p, llm_partial_cb cb, void *arg);
+
+/*
+ * Bytes of the response body as they arrive, split anywhere.  0 ok; -1 when
+ * the stream failed (provider error event, malformed data, oversize event):
+ * stop reading, llm_stream_finish returns the error.
+ */
+extern int	llm_stream_feed(LlmStream *s, const char *data, size_t len);
+
+/*
+ * The final LlmResponse (new object): text and function calls aggregated,
+ * usage, finish_reason, model_version, "turn_complete": true; or an error
+ * response (error event, HTTP status >= 400 with the fed bytes as error
+ * body, "STREAM_TRUNCATED" when the stream ended before its end).  May be
+ * called more than once.
+ */
+extern struct json_object *llm_stream_finish(LlmStream *s, long http_status);
+
+extern void llm_stream_free(LlmStream *s);
+
+/*
+ * Write a new call id, "adk-" + UUID v4, NUL-terminated, into buf (at least
+ * LLM_CALL_ID_LEN + 1 bytes).  0 ok, -1 when no randomness is available.
+ */
+extern int	llm_new_call_id(char *buf);
+
+/* Does id look like one made by llm_new_call_id? */
+extern int	llm_is_generated_call_id(const char *id);
+
+#ifdef ADK_LLM_INTERNAL
+
+/*
+ * Internal interface shared by llm_common.c and the adapter_*.c files.
+ * Not for use by the PG wrapper.
+ */
+#include <stdint.h>
+
+#include "sse.h"
+
+/* Growable byte buffer; data is always NUL-terminated once allocated */
+typedef struct LlmBuf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} LlmBuf;
+
+extern int	llm_buf_append(LlmBuf *b, const char *s, size_t n);
+extern void llm_buf_free(LlmBuf *b);
+
+extern void llm_set_errmsg(char **errmsg, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* JSON received from a provider: strict, UTF-8 checked, depth limited */
+extern struct json_object *llm_json_parse(const char *buf, size_t len,
+										  const char **why);
+
+/* Typed member access; NULL / 0 when absent or of another type */
+extern struct json_object *llm_get(struct json_object *obj, const char *key);
+extern struct json_object *llm_get_obj(struct json_object *obj, const char *key);
+extern struct json_object *llm_get_arr(struct json_object *obj, const char *key);
+extern struct json_object *llm_get_idx(struct json_object *obj, const char *key,
+									   size_t i);
+extern const char *llm_get_str(struct json_object *obj, const char *key);
+extern int	llm_get_int(struct json_object *obj, const char *key, int64_t *out);
+
+/* Add a member; the value is a borrowed object (its count is raised) */
+extern void llm_add_ref(struct json_object *obj, const char *key,
+						struct json_object *val);
+extern void llm_add_str(struct json_object *obj, const char *key,
+						const char *val);
+extern char *llm_json_compact(struct json_object *obj);
+
+/* One decoded ADK part; all pointers are borrowed from the content */
+typedef enum LlmPartKind
+{
+	LLM_PART_TEXT,
+	LLM_PART_CALL,
+	LLM_PART_RESPONSE,
+	LLM_PART_INLINE
+} LlmPartKind;
+
+typedef struct LlmPart
+{
+	LlmPartKind kind;
+	const char *text;			/* TEXT */
+	size_t		text_len;
+	int			thought;		/* TEXT: model reasoning */
+	const char *signature;		/* thought_signature, any kind, or NULL */
+	const char *id;				/* CALL, RESPONSE: NULL when none */
+	const char *name;			/* CALL, RESPONSE */
+	struct json_object *args;	/* CALL: args; RESPONSE: response; NULL
+								 * when absent (see llm_part_args) */
+	const char *mime_type;		/* INLINE */
+	const char *data;			/* INLINE: base64 */
+} LlmPart;
+
+extern int	llm_content_decode(struct json_object *content, size_t index,
+							   int *is_model, struct json_object **parts,
+							   char **errmsg);
+extern int	llm_part_decode(struct json_object *part, size_t ci, size_t pi,
+							LlmPart *out, char **errmsg);
+extern struct json_object *llm_part_args(const LlmPart *part);
+
+/* Deterministic ids for calls and responses that have none */
+typedef struct LlmIdCall
+{
+	const char *name;
+	char	   *id;
+	int			synthesized;	/* the call came without an id */
+	int			answered;
+} LlmIdCall;
+
+typedef struct LlmIdSynth
+{
+	LlmIdCall  *calls;
+	size_t		ncalls;
+	size_t		cap;
+	int			counter;
+} LlmIdSynth;
+
+extern const char *llm_ids_call(LlmIdSynth *ids, const LlmPart *part);
+extern const char *llm_ids_response(LlmIdSynth *ids, const LlmPart *part);
+extern void llm_ids_free(LlmIdSynth *ids);
+
+/* Generation config keys copied to the wire under another name */
+typedef enum LlmConfigType
+{
+	LLM_CFG_NUMBER,
+	LLM_CFG_INTEGER,
+	LLM_CFG_STRINGS
+} LlmConfigType;
+
+typedef struct LlmConfigMap
+{
+	const char *key;			/* ADK name, e.g. "max_output_tokens" */
+	const char *wire;			/* provider name, e.g. "maxOutputTokens" */
+	LlmConfigType type;
+} LlmConfigMap;
+
+/* Copy the config values named in map (ending with a NULL key) into dst */
+extern int	llm_config_apply(struct json_object *dst, const LlmRequestSpec *spec,
+							 const LlmConfigMap *map, char **errmsg);
+extern int	llm_tool_decode(struct json_object *tool, size_t index,
+							const char **name, const char **description,
+							struct json_object **parameters, char **errmsg);
+
+/* Building LlmResponse objects */
+extern struct json_object *llm_error_response(const char *code,
+											  const char *msg, size_t len);
+extern struct json_object *llm_error_responsef(const char *code,
+											   const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+extern struct json_object *llm_text_part(const char *text, size_t len,
+										 int thought, const char *signature);
+extern struct json_object *llm_call_part(const char *id, const char *name,
+										 struct json_object *args,
+										 const char *signature);
+extern void llm_set_content(struct json_object *resp, struct json_object *parts);
+extern void llm_set_finish(struct json_object *resp, const char *finish,
+						   const char *message);
+extern void llm_usage_set(struct json_object *usage, const char *key,
+						  int64_t value);
+extern struct json_object *llm_usage_from(struct json_object *src,
+										  const char *const *map);
+extern const char *llm_map_finish(const char *reason,
+								  const char *const *map);
+
+/* Per-provider operations */
+typedef struct LlmSlot LlmSlot;
+
+typedef struct LlmAdapter
+{
+	/* request body, or NULL and *errmsg */
+	struct json_object *(*build) (const LlmRequestSpec *spec, char **errmsg);
+	/* LlmResponse from a successful, well-formed body */
+	struct json_object *(*parse) (struct json_object *body);
+	/* 1 and code/message when body is a provider error */
+	int			(*error) (struct json_object *body, const char **code,
+						  const char **msg);
+	/* one SSE event; 0 ok, -1 stream failed */
+	int			(*event) (LlmStream *s, const SseEvent *ev);
+} LlmAdapter;
+
+extern const LlmAdapter llm_openai_adapter;
+extern const LlmAdapter llm_gemini_adapter;
+extern const LlmAdapter llm_anthropic_adapter;
+
+/* One aggregated piece of a streamed response */
+typedef enum LlmSlotKind
+{
+	LLM_SLOT_TEXT,				/* text run (buf) */
+	LLM_SLOT_CALL,				/* function call (buf or args) */
+	LLM_SLOT_PART,				/* finished ADK part (args) */
+	LLM_SLOT_IGNORE				/* provider block we do not report */
+} LlmSlotKind;
+
+struct LlmSlot
+{
+	LlmSlotKind kind;
+	int			key;			/* provider's index; < 0 = none */
+	int			thought;
+	LlmBuf		buf;			/* text, or call arguments as JSON text */
+	struct json_object *args;	/* call arguments received whole, or the
+								 * part of a PART slot */
+	char	   *id;
+	char	   *name;
+	char	   *signature;
+};
+
+struct LlmStream
+{
+	LlmProvider provider;
+	const LlmAdapter *adapter;
+	llm_partial_cb cb;
+	void	   *cb_arg;
+	SseParser  *sse;
+	LlmBuf		raw;			/* first bytes fed, for error bodies */
+	int			raw_overflow;
+	LlmSlot    *slots;
+	size_t		nslots;
+	size_t		slots_cap;
+	int			next_key;		/* for slots made without a provider index */
+	struct json_object *usage;	/* ADK usage_metadata */
+	char	   *finish_reason;	/* ADK (Gemini) enum name */
+	char	   *finish_message;
+	char	   *model_version;
+	char	   *error_code;
+	char	   *error_message;
+	int			complete;		/* end of stream or finish reason seen */
+	int			failed;
+	struct json_object *chunk;	/* event being handled */
+	struct json_object *partial;	/* partial being delivered */
+};
+
+extern struct json_object *llm_stream_json(LlmStream *s, const SseEvent *ev);
+extern int	llm_stream_fail(LlmStream *s, const char *code, const char *msg);
+extern int	llm_stream_text(LlmStream *s, int key, const char *text,
+							size_t len, int thought);
+extern LlmSlot *llm_stream_find(LlmStream *s, int key);
+extern LlmSlot *llm_stream_new_slot(LlmStream *s, int key, LlmSlotKind kind);
+extern int	llm_stream_setstr(char **field, const char *val);
+extern struct json_object *llm_stream_usage(LlmStream *s);
+
+#endif							/* ADK_LLM_INTERNAL */
+
+#endif							/* ADK_LLM_H */

@@ -1,0 +1,288 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_anthropic.c
+ *	  Unit tests of the Anthropic Messages adapter.
+ *
+ * IDENTIFICATION
+ *	  test/unit/test_anthropic.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+static struct json_object *parse(long status, const char *squoted);
+
+static struct json_object *
+parse(long status, const char *squoted)
+{
+	struct json_object *b = J(squoted);
+	const char *text = json_object_to_json_string(b);
+	struct json_object *r = llm_parse_response(LLM_ANTHROPIC, status, text,
+											   strlen(text));
+
+	json_object_put(b);
+	return r;
+}
+
+static void
+test_request_golden(void)
+{
+	struct json_object *got = unit_build_fixture(LLM_ANTHROPIC, "claude-sonnet-4-5", 0);
+	struct json_object *want = unit_load("anthropic_request.json");
+
+	CHECK_JSON_OBJ(got, want);
+	json_object_put(got);
+	got = unit_build_fixture(LLM_ANTHROPIC, "claude-sonnet-4-5", 1);
+	json_object_object_add(want, "stream", json_object_new_boolean(1));
+	CHECK_JSON_OBJ(got, want);
+	json_object_put(got);
+	json_object_put(want);
+}
+
+static void
+test_request_merge_and_order(void)
+{
+	char	   *err = NULL;
+	struct json_object *got;
+
+	/*
+	 * user text then a tool result in one merged user turn: results first;
+	 * an empty model content does not split the user run; default
+	 * max_tokens.
+	 */
+	got = unit_build(LLM_ANTHROPIC,
+					 "[{'role':'model','parts':[{'function_call':{'name':'f','args':{'a':1}}}]},"
+					 "{'role':'user','parts':[{'text':'For context: x'}]},"
+					 "{'role':'model','parts':[{'text':'','thought':true}]},"
+					 "{'role':'user','parts':[{'function_response':{'name':'f','response':{'ok':1}}},{'text':''}]},"
+					 "{'role':'model','parts':[{'text':'done'}]},"
+					 "{'role':'model','parts':[{'text':'really'}]}]", &err);
+	CHECK_JSON(got, "{'model':'m','max_tokens':4096,'messages':["
+			   "{'role':'assistant','content':[{'type':'tool_use','id':'call_1','name':'f','input':{'a':1}}]},"
+			   "{'role':'user','content':[{'type':'tool_result','tool_use_id':'call_1','content':'{\\'ok\\':1}'},"
+			   "{'type':'text','text':'For context: x'}]},"
+			   "{'role':'assistant','content':[{'type':'text','text':'done'},{'type':'text','text':'really'}]}]}");
+	CHECK(err == NULL);
+	json_object_put(got);
+}
+
+static void
+test_request_media(void)
+{
+	char	   *err = NULL;
+	struct json_object *got;
+
+	got = unit_build(LLM_ANTHROPIC,
+					 "[{'role':'user','parts':[{'inline_data':{'mime_type':'application/pdf','data':'JVBE'}},"
+					 "{'inline_data':{'mime_type':'image/webp','data':'UklG'}}]}]", &err);
+	CHECK_JSON(got, "{'model':'m','max_tokens':4096,'messages':[{'role':'user','content':["
+			   "{'type':'document','source':{'type':'base64','media_type':'application/pdf','data':'JVBE'}},"
+			   "{'type':'image','source':{'type':'base64','media_type':'image/webp','data':'UklG'}}]}]}");
+	json_object_put(got);
+	got = unit_build(LLM_ANTHROPIC,
+					 "[{'role':'user','parts':[{'inline_data':{'mime_type':'image/tiff','data':'AA'}}]}]", &err);
+	CHECK(got == NULL);
+	CHECK(err && strstr(err, "contents[0].parts[0]: inline data of type \"image/tiff\"") != NULL);
+	free(err);
+	err = NULL;
+	got = unit_build(LLM_ANTHROPIC,
+					 "[{'role':'model','parts':[{'function_response':{'name':'f','response':{}}}]}]", &err);
+	CHECK(got == NULL);
+	CHECK(err && strstr(err, "a model content cannot hold this kind of part") != NULL);
+	free(err);
+}
+
+static void
+test_parse_text_and_tools(void)
+{
+	struct json_object *r = parse(200, "{'id':'msg_1','type':'message','role':'assistant','model':'claude-sonnet-4-5-20250929',"
+								  "'content':[{'type':'thinking','thinking':'hmm','signature':'x'},"
+								  "{'type':'text','text':'Checking.'},"
+								  "{'type':'tool_use','id':'toolu_1','name':'get_weather','input':{'city':'Paris'}},"
+								  "{'type':'tool_use','id':'toolu_2','name':'get_time','input':{}},"
+								  "{'type':'server_tool_use','id':'s','name':'web_search','input':{}}],"
+								  "'stop_reason':'tool_use','stop_sequence':null,"
+								  "'usage':{'input_tokens':100,'cache_creation_input_tokens':20,'cache_read_input_tokens':30,'output_tokens':40}}");
+
+	CHECK_JSON(r, "{'content':{'role':'model','parts':[{'text':'hmm','thought':true},{'text':'Checking.'},"
+			   "{'function_call':{'id':'toolu_1','name':'get_weather','args':{'city':'Paris'}}},"
+			   "{'function_call':{'id':'toolu_2','name':'get_time','args':{}}}]},"
+			   "'usage_metadata':{'cached_content_token_count':30,'prompt_token_count':150,"
+			   "'candidates_token_count':40,'total_token_count':190},"
+			   "'model_version':'claude-sonnet-4-5-20250929','finish_reason':'STOP'}");
+	json_object_put(r);
+	r = parse(200, "{'content':[{'type':'tool_use','name':'f'}],'stop_reason':'tool_use'}");
+	CHECK_INT(STRIP_IDS(r), 1);
+	CHECK_JSON(r, "{'content':{'role':'model','parts':[{'function_call':{'id':'GEN','name':'f','args':{}}}]},'finish_reason':'STOP'}");
+	json_object_put(r);
+	r = parse(200, "{'content':[{'type':'tool_use','id':'t','name':'f','input':'x'}]}");
+	CHECK_STR(llm_get_str(r, "error_code"), "MALFORMED_FUNCTION_CALL");
+	json_object_put(r);
+}
+
+static void
+test_parse_stop_reasons(void)
+{
+	static const char *const cases[][2] = {
+		{"end_turn", "STOP"}, {"stop_sequence", "STOP"}, {"max_tokens", "MAX_TOKENS"},
+		{"refusal", "SAFETY"}, {"pause_turn", "OTHER"}
+	};
+	size_t		i;
+
+	for (i = 0; i < 5; i++)
+	{
+		char		body[200];
+		struct json_object *r;
+
+		snprintf(body, sizeof(body),
+				 "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"stop_reason\":\"%s\"}",
+				 cases[i][0]);
+		r = llm_parse_response(LLM_ANTHROPIC, 200, body, strlen(body));
+		CHECK_STR(llm_get_str(r, "finish_reason"), cases[i][1]);
+		CHECK(llm_get(r, "error_code") == NULL);
+		json_object_put(r);
+	}
+	{
+		struct json_object *r = parse(200, "{'content':[],'stop_reason':'refusal'}");
+
+		CHECK_JSON(r, "{'finish_reason':'SAFETY','error_code':'SAFETY','error_message':'the model returned no content'}");
+		json_object_put(r);
+	}
+}
+
+static void
+test_parse_errors(void)
+{
+	static const char *const cases[][3] = {
+		{"400", "invalid_request_error", "max_tokens: Field required"},
+		{"401", "authentication_error", "invalid x-api-key"},
+		{"429", "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"},
+		{"500", "api_error", "Internal server error"},
+		{"529", "overloaded_error", "Overloaded"}
+	};
+	size_t		i;
+	struct json_object *r;
+
+	for (i = 0; i < 5; i++)
+	{
+		char		body[300];
+
+		snprintf(body, sizeof(body),
+				 "{\"type\":\"error\",\"error\":{\"type\":\"%s\",\"message\":\"%s\"},\"request_id\":\"req_1\"}",
+				 cases[i][1], cases[i][2]);
+		r = llm_parse_response(LLM_ANTHROPIC, atol(cases[i][0]), body, strlen(body));
+		CHECK_STR(llm_get_str(r, "error_code"), cases[i][1]);
+		CHECK_STR(llm_get_str(r, "error_message"), cases[i][2]);
+		CHECK(llm_get(r, "content") == NULL);
+		json_object_put(r);
+	}
+	r = parse(200, "{'type':'message','role':'assistant'}");
+	CHECK_JSON(r, "{'error_code':'MALFORMED_RESPONSE','error_message':'model response has no content array'}");
+	json_object_put(r);
+}
+
+static void
+test_stream_tools(void)
+{
+	size_t		len;
+	char	   *body = unit_read("anthropic_stream_tools.sse", &len);
+	static const size_t steps[] = {0, 1, 13};
+	size_t		i;
+
+	for (i = 0; i < 3; i++)
+	{
+		UnitStreamRun run;
+
+		unit_stream(LLM_ANTHROPIC, body, len, steps[i], 200, &run);
+		CHECK(!run.feed_failed);
+		CHECK_JSON(run.final, "{'content':{'role':'model','parts':[{'text':'Okay, let me check.'},"
+				   "{'function_call':{'id':'toolu_01','name':'get_weather','args':{'location':'San Francisco, CA','unit':'fahrenheit'}}},"
+				   "{'function_call':{'id':'toolu_02','name':'get_time','args':{}}}]},"
+				   "'usage_metadata':{'prompt_token_count':472,'candidates_token_count':89,'total_token_count':561},"
+				   "'model_version':'claude-sonnet-4-5-20250929','finish_reason':'STOP','turn_complete':true}");
+		CHECK_JSON(run.partials, "[{'partial':true,'content':{'role':'model','parts':[{'text':'Okay'}]}},"
+				   "{'partial':true,'content':{'role':'model','parts':[{'text':', let me check.'}]}}]");
+		unit_stream_free(&run);
+	}
+	free(body);
+}
+
+static void
+test_stream_truncated(void)
+{
+	size_t		len;
+	char	   *body = unit_read("anthropic_stream_tools.sse", &len);
+	char	   *cut = strstr(body, "event: message_delta");
+	UnitStreamRun run;
+
+	unit_stream(LLM_ANTHROPIC, body, (size_t) (cut - body), 0, 200, &run);
+	CHECK_JSON(run.final, "{'error_code':'STREAM_TRUNCATED','error_message':'model response stream ended before the response was complete'}");
+	unit_stream_free(&run);
+	free(body);
+}
+
+static void
+test_stream_error_event(void)
+{
+	static const char body[] =
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"c\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+	static const char http[] =
+		"{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}";
+	UnitStreamRun run;
+
+	unit_stream(LLM_ANTHROPIC, body, sizeof(body) - 1, 0, 200, &run);
+	CHECK(run.feed_failed);
+	CHECK_JSON(run.final, "{'error_code':'overloaded_error','error_message':'Overloaded'}");
+	CHECK_INT(json_object_array_length(run.partials), 1);
+	unit_stream_free(&run);
+	/* the HTTP error path */
+	unit_stream(LLM_ANTHROPIC, http, strlen(http), 4, 429, &run);
+	CHECK_JSON(run.final, "{'error_code':'rate_limit_error','error_message':'slow down'}");
+	unit_stream_free(&run);
+}
+
+static void
+test_stream_protocol_errors(void)
+{
+	static const char wrong_kind[] =
+		"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n";
+	static const char ignored[] =
+		"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"s\",\"name\":\"web_search\"}}\n\n"
+		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\":1}\"}}\n\n"
+		"data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n"
+		"data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n"
+		"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n";
+	UnitStreamRun run;
+
+	unit_stream(LLM_ANTHROPIC, wrong_kind, sizeof(wrong_kind) - 1, 0, 200, &run);
+	CHECK(run.feed_failed);
+	CHECK_JSON(run.final, "{'error_code':'MALFORMED_RESPONSE','error_message':'input_json_delta for a block that is not tool_use'}");
+	unit_stream_free(&run);
+	/* server tool blocks are skipped; cut tool input is malformed */
+	unit_stream(LLM_ANTHROPIC, ignored, sizeof(ignored) - 1, 0, 200, &run);
+	CHECK(!run.feed_failed);
+	CHECK_JSON(run.final, "{'error_code':'MALFORMED_FUNCTION_CALL','error_message':'arguments of function call \\'f\\' are not a JSON object: truncated JSON'}");
+	unit_stream_free(&run);
+}
+
+const UnitTest anthropic_tests[] = {
+	{"request_golden", test_request_golden},
+	{"request_merge_and_order", test_request_merge_and_order},
+	{"request_media", test_request_media},
+	{"parse_text_and_tools", test_parse_text_and_tools},
+	{"parse_stop_reasons", test_parse_stop_reasons},
+	{"parse_errors", test_parse_errors},
+	{"stream_tools", test_stream_tools},
+	{"stream_truncated", test_stream_truncated},
+	{"stream_error_event", test_stream_error_event},
+	{"stream_protocol_errors", test_stream_protocol_errors},
+	{NULL, NULL}
+};

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * unit.h
+ *	  Minimal harness for the standalone unit tests of src/model.
+ *
+ * A test is a void function; CHECK* macros record a failure (with file and
+ * line) and let the test go on.  Suites are NULL-terminated UnitTest
+ * arrays listed in unit_main.c.
+ *
+ * IDENTIFICATION
+ *	  test/unit/unit.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_UNIT_H
+#define ADK_UNIT_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#define ADK_LLM_INTERNAL
+#include "llm.h"
+
+typedef struct UnitTest
+{
+	const char *name;
+	void		(*fn) (void);
+} UnitTest;
+
+extern const UnitTest sse_tests[];
+extern const UnitTest common_tests[];
+extern const UnitTest openai_tests[];
+extern const UnitTest gemini_tests[];
+extern const UnitTest anthropic_tests[];
+
+extern void unit_fail(const char *file, int line, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+extern int	unit_check_json(const char *file, int line,
+							struct json_object *got, struct json_object *want);
+extern int	unit_check_json_text(const char *file, int line,
+								 struct json_object *got, const char *want);
+
+/* JSON from text written with ' for " (for readable literals) */
+extern struct json_object *J(const char *squoted);
+/* a fixture file under test/unit/data; malloc'd, NUL-terminated */
+extern char *unit_read(const char *name, size_t *len);
+extern struct json_object *unit_load(const char *name);
+
+/*
+ * Request body built from the fixtures history.json, tools.json and
+ * config.json with system instruction "You are helpful.", parsed back.
+ */
+extern struct json_object *unit_build_fixture(LlmProvider p, const char *model,
+											  int stream);
+/* Request body for contents (' for "), no tools or config; NULL on error */
+extern struct json_object *unit_build(LlmProvider p, const char *contents,
+									  char **err);
+
+/* Feed body to a new stream in pieces of step bytes (0: all at once) */
+typedef struct UnitStreamRun
+{
+	struct json_object *final;	/* llm_stream_finish result */
+	struct json_object *partials;	/* copies of the partials, in order */
+	int			feed_failed;	/* some llm_stream_feed returned -1 */
+} UnitStreamRun;
+
+extern void unit_stream(LlmProvider p, const char *body, size_t len,
+						size_t step, long status, UnitStreamRun *run);
+extern void unit_stream_free(UnitStreamRun *run);
+
+/* Replace a generated function-call id by "GEN" after checking its form */
+extern int	unit_strip_ids(const char *file, int line, struct json_object *resp);
+
+#define CHECK(cond) \
+	do { \
+		if (!(cond)) \
+			unit_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); \
+	} while (0)
+
+#define CHECK_INT(got, want) \
+	do { \
+		long long	g_ = (long long) (got); \
+		long long	w_ = (long long) (want); \
+		if (g_ != w_) \
+			unit_fail(__FILE__, __LINE__, "%s == %lld, expected %lld", #got, g_, w_); \
+	} while (0)
+
+#define CHECK_STR(got, want) \
+	do { \
+		const char *g_ = (got); \
+		const char *w_ = (want); \
+		if (g_ == NULL || w_ == NULL ? g_ != w_ : strcmp(g_, w_) != 0) \
+			unit_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #got, \
+					  g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
+	} while (0)
+
+#define CHECK_JSON(got, want_text) \
+	unit_check_json_text(__FILE__, __LINE__, (got), (want_text))
+#define CHECK_JSON_OBJ(got, want) \
+	unit_check_json(__FILE__, __LINE__, (got), (want))
+#define STRIP_IDS(resp) unit_strip_ids(__FILE__, __LINE__, (resp))
+
+#endif							/* ADK_UNIT_H */

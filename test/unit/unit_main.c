@@ -1,0 +1,305 @@
+/*-------------------------------------------------------------------------
+ *
+ * unit_main.c
+ *	  Runner and helpers of the standalone unit tests of src/model.
+ *
+ * Prints one line per test ("test suite/name ... ok" or "... FAILED"),
+ * the failed checks above it, and ends with "unit: N passed, M failed".
+ * Exits 1 when any test failed.
+ *
+ * IDENTIFICATION
+ *	  test/unit/unit_main.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+#ifndef UNIT_DATA_DIR
+#define UNIT_DATA_DIR "data"
+#endif
+
+typedef struct UnitSuite
+{
+	const char *name;
+	const UnitTest *tests;
+} UnitSuite;
+
+static int	unit_failures;		/* failed checks in the running test */
+
+static void unit_partial(struct json_object *partial, void *arg);
+static struct json_object *unit_build_spec(LlmRequestSpec *spec, char **err);
+static void unit_pretty(const char *label, struct json_object *obj);
+
+void
+unit_fail(const char *file, int line, const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stdout, "    %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	unit_failures++;
+}
+
+static void
+unit_pretty(const char *label, struct json_object *obj)
+{
+	fprintf(stdout, "      %s: %s\n", label,
+			obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+												 JSON_C_TO_STRING_NOSLASHESCAPE) :
+			"(NULL)");
+}
+
+int
+unit_check_json(const char *file, int line, struct json_object *got,
+				struct json_object *want)
+{
+	if (got != NULL && want != NULL && json_object_equal(got, want))
+		return 1;
+	unit_fail(file, line, "JSON differs");
+	unit_pretty("got     ", got);
+	unit_pretty("expected", want);
+	return 0;
+}
+
+int
+unit_check_json_text(const char *file, int line, struct json_object *got,
+					 const char *want)
+{
+	struct json_object *w = J(want);
+	int			rc = unit_check_json(file, line, got, w);
+
+	json_object_put(w);
+	return rc;
+}
+
+struct json_object *
+J(const char *squoted)
+{
+	char	   *copy = strdup(squoted);
+	char	   *p;
+	struct json_object *obj;
+
+	for (p = copy; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	obj = json_tokener_parse(copy);
+	if (obj == NULL)
+	{
+		fprintf(stderr, "bad JSON literal in test: %s\n", copy);
+		abort();
+	}
+	free(copy);
+	return obj;
+}
+
+char *
+unit_read(const char *name, size_t *len)
+{
+	char		path[1024];
+	FILE	   *f;
+	char	   *buf;
+	long		size;
+
+	snprintf(path, sizeof(path), "%s/%s", UNIT_DATA_DIR, name);
+	f = fopen(path, "rb");
+	if (f == NULL)
+	{
+		fprintf(stderr, "cannot open fixture %s\n", path);
+		abort();
+	}
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t) size + 1);
+	if (fread(buf, 1, (size_t) size, f) != (size_t) size)
+		abort();
+	buf[size] = '\0';
+	fclose(f);
+	if (len != NULL)
+		*len = (size_t) size;
+	return buf;
+}
+
+struct json_object *
+unit_load(const char *name)
+{
+	char	   *text = unit_read(name, NULL);
+	struct json_object *obj = json_tokener_parse(text);
+
+	if (obj == NULL)
+	{
+		fprintf(stderr, "bad JSON in fixture %s\n", name);
+		abort();
+	}
+	free(text);
+	return obj;
+}
+
+static struct json_object *
+unit_build_spec(LlmRequestSpec *spec, char **err)
+{
+	char	   *body = llm_build_request(spec, err);
+	struct json_object *obj;
+
+	if (body == NULL)
+		return NULL;
+	obj = json_tokener_parse(body);
+	if (obj == NULL)
+		unit_fail(__FILE__, __LINE__, "request body is not JSON: %s", body);
+	free(body);
+	return obj;
+}
+
+struct json_object *
+unit_build_fixture(LlmProvider p, const char *model, int stream)
+{
+	LlmRequestSpec spec;
+	struct json_object *obj;
+	char	   *err = NULL;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = p;
+	spec.model = model;
+	spec.contents = unit_load("history.json");
+	spec.tools = unit_load("tools.json");
+	spec.config = unit_load("config.json");
+	spec.system_instruction = "You are helpful.";
+	spec.stream = stream;
+	obj = unit_build_spec(&spec, &err);
+	if (obj == NULL)
+		unit_fail(__FILE__, __LINE__, "build failed: %s", err ? err : "?");
+	free(err);
+	json_object_put(spec.contents);
+	json_object_put(spec.tools);
+	json_object_put(spec.config);
+	return obj;
+}
+
+struct json_object *
+unit_build(LlmProvider p, const char *contents, char **err)
+{
+	LlmRequestSpec spec;
+	struct json_object *obj;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = p;
+	spec.model = "m";
+	spec.contents = J(contents);
+	obj = unit_build_spec(&spec, err);
+	json_object_put(spec.contents);
+	return obj;
+}
+
+static void
+unit_partial(struct json_object *partial, void *arg)
+{
+	struct json_object *copy = NULL;
+
+	json_object_deep_copy(partial, &copy, NULL);
+	json_object_array_add((struct json_object *) arg, copy);
+}
+
+void
+unit_stream(LlmProvider p, const char *body, size_t len, size_t step,
+			long status, UnitStreamRun *run)
+{
+	LlmStream  *s;
+	size_t		off = 0;
+
+	memset(run, 0, sizeof(UnitStreamRun));
+	run->partials = json_object_new_array();
+	s = llm_stream_new(p, unit_partial, run->partials);
+	if (step == 0)
+		step = len ? len : 1;
+	while (off < len)
+	{
+		size_t		n = (len - off < step) ? len - off : step;
+
+		if (llm_stream_feed(s, body + off, n) < 0)
+			run->feed_failed = 1;
+		off += n;
+	}
+	run->final = llm_stream_finish(s, status);
+	llm_stream_free(s);
+}
+
+void
+unit_stream_free(UnitStreamRun *run)
+{
+	json_object_put(run->final);
+	json_object_put(run->partials);
+	memset(run, 0, sizeof(UnitStreamRun));
+}
+
+int
+unit_strip_ids(const char *file, int line, struct json_object *resp)
+{
+	struct json_object *parts = llm_get_arr(llm_get_obj(resp, "content"), "parts");
+	size_t		i;
+	int			n = 0;
+
+	for (i = 0; parts != NULL && i < json_object_array_length(parts); i++)
+	{
+		struct json_object *fc = llm_get_obj(json_object_array_get_idx(parts, i),
+											 "function_call");
+		const char *id = llm_get_str(fc, "id");
+
+		if (fc == NULL)
+			continue;
+		if (id == NULL)
+		{
+			unit_fail(file, line, "function call without id");
+			continue;
+		}
+		if (strncmp(id, "adk-", 4) != 0)
+			continue;
+		if (!llm_is_generated_call_id(id))
+			unit_fail(file, line, "malformed generated id \"%s\"", id);
+		llm_add_str(fc, "id", "GEN");
+		n++;
+	}
+	return n;
+}
+
+int
+main(void)
+{
+	static const UnitSuite suites[] = {
+		{"sse", sse_tests},
+		{"common", common_tests},
+		{"openai", openai_tests},
+		{"gemini", gemini_tests},
+		{"anthropic", anthropic_tests},
+	};
+	int			passed = 0;
+	int			failed = 0;
+	size_t		i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+	{
+		const UnitTest *t;
+
+		for (t = suites[i].tests; t->name != NULL; t++)
+		{
+			unit_failures = 0;
+			t->fn();
+			printf("test %s/%s ... %s\n", suites[i].name, t->name,
+				   unit_failures ? "FAILED" : "ok");
+			if (unit_failures)
+				failed++;
+			else
+				passed++;
+		}
+	}
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
