@@ -11,6 +11,7 @@ OBJS = \
 	src/adk_runner.o \
 	src/common/ids.o \
 	src/common/json_bridge.o \
+	src/common/json_writer.o \
 	src/common/jsonb_util.o \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \
@@ -21,6 +22,13 @@ OBJS = \
 	src/model/llm_common.o \
 	src/model/model_def.o \
 	src/model/sse.o \
+	src/runner/agents.o \
+	src/runner/flow.o \
+	src/runner/plugins.o \
+	src/runner/prompt.o \
+	src/runner/run.o \
+	src/runner/subxact.o \
+	src/runner/tools.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/owner.o \

@@ -111,7 +111,8 @@ if wants regress; then
         EXTRA_REGRESS_OPTS="--temp-config=$ADK_TEST_MODEL_CONF"
 fi
 if wants isolation; then
-    run_make_suite isolation "output_iso/regression.diffs output_iso/log/postmaster.log" REGRESS= TAP_TESTS=
+    run_make_suite isolation "output_iso/regression.diffs output_iso/log/postmaster.log" REGRESS= TAP_TESTS= \
+        EXTRA_REGRESS_OPTS="--temp-config=$ADK_TEST_MODEL_CONF"
 fi
 if wants tap && ls "$WORK"/test/t/*.pl >/dev/null 2>&1; then
     run_make_suite tap "$(cd "$WORK" && echo tmp_check/log/*)" REGRESS= ISOLATION= PROVE_FLAGS=--verbose

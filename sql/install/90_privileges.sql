@@ -19,6 +19,8 @@ GRANT SELECT ON adk.models, adk.model_calls TO adk_user;
 GRANT INSERT, UPDATE, DELETE ON adk.models TO adk_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON adk.secrets TO adk_admin;
 GRANT DELETE ON adk.model_calls TO adk_admin;
+GRANT SELECT ON adk.tools, adk.agents, adk.apps, adk.plugins TO adk_user;
+GRANT INSERT, UPDATE, DELETE ON adk.tools, adk.agents, adk.apps, adk.plugins TO adk_admin;
 
 -- Functions are executable by PUBLIC by default: take that back from every
 -- function of the extension, then grant the API to adk_user.

@@ -74,7 +74,7 @@ adk_load_model(const char *name, AdkModelDef *def)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		SPI_keepplan(load_plan);
 	}
-	if (SPI_execute_plan(load_plan, &arg, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(load_plan, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.models");
 	if (SPI_processed == 0)
 		ereport(ERROR,

@@ -27,6 +27,7 @@
 
 #include "adk_runner.h"
 #include "common/ids.h"
+#include "store/append.h"
 #include "store/event.h"
 #include "store/owner.h"
 
@@ -38,7 +39,7 @@ static SPIPlanPtr insert_plan = NULL;
 	"INSERT INTO adk.events_p0" \
 	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7)" \
-	" RETURNING event_data"
+	" RETURNING event_data, seq, \"timestamp\""
 
 Datum
 adk_append_event(PG_FUNCTION_ARGS)
@@ -47,17 +48,35 @@ adk_append_event(PG_FUNCTION_ARGS)
 	char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
 	char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
 	Jsonb	   *event;
-	AdkEventKeys keys;
-	AdkOwnerSave save;
-	Datum		args[7];
-	bool		isnull;
-	Datum		stored;
+	AdkStoredEvent stored;
 
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("event must not be null")));
 	event = PG_GETARG_JSONB_P(3);
+	adk_store_append(app, user, session, event, &stored);
+	PG_RETURN_JSONB_P(stored.event);
+}
+
+/*
+ * Append "event" to a session (the identities already checked): validate
+ * and normalize it, insert it as the owner of schema adk, and fill
+ * "stored" with the event as stored, its seq and time.  A partial event is
+ * not stored: stored->seq is 0.
+ */
+void
+adk_store_append(const char *app, const char *user, const char *session,
+				 Jsonb *event, AdkStoredEvent *stored)
+{
+	AdkEventKeys keys;
+	AdkOwnerSave save;
+	Datum		args[7];
+	bool		isnull;
+	MemoryContext caller = CurrentMemoryContext;
+	HeapTuple	row;
+	TupleDesc	desc;
+
 	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -66,8 +85,12 @@ adk_append_event(PG_FUNCTION_ARGS)
 						   (Size) VARSIZE(event), adk_max_event_size_kb)));
 
 	event = adk_event_normalize(event, &keys);
+	memset(stored, 0, sizeof(*stored));
 	if (keys.partial)
-		PG_RETURN_JSONB_P(event);
+	{
+		stored->event = event;
+		return;
+	}
 
 	args[0] = CStringGetTextDatum(keys.id);
 	args[1] = CStringGetTextDatum(app);
@@ -93,11 +116,15 @@ adk_append_event(PG_FUNCTION_ARGS)
 	if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert into adk.events");
-	stored = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						   &isnull);
-	stored = SPI_datumTransfer(stored, false, -1);
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	stored->seq = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+	stored->time = DatumGetTimestampTz(SPI_getbinval(row, desc, 3, &isnull));
+	stored->event = DatumGetJsonbP(SPI_datumTransfer(SPI_getbinval(row, desc, 1, &isnull),
+													 false, -1));
 	SPI_finish();
 	adk_restore_user(&save);
-
-	PG_RETURN_DATUM(stored);
+	MemoryContextSwitchTo(caller);
+	stored->id = pstrdup(keys.id);
+	stored->invocation_id = pstrdup(keys.invocation_id);
 }

@@ -26,10 +26,35 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${ADK_DEMO_AS_USER:-}" ]; then
     D=$(mktemp -d /tmp/adk-demo.XXXXXX)
     cp -a "$SRC/test" "$D/"
     chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci ADK_DEMO_AS_USER=1 bash "$D/test/scripts/demo.sh"
+    exec runuser -u adkci -- env HOME=/home/adkci ADK_DEMO_AS_USER=1 \
+        OPENAI_API_KEY="${OPENAI_API_KEY:-}" OPENAI_BASE_URL="${OPENAI_BASE_URL:-}" \
+        GEMINI_API_KEY="${GEMINI_API_KEY:-}" ANTHROPIC_API_KEY="${ANTHROPIC_API_KEY:-}" \
+        ADK_DEMO_MODEL="${ADK_DEMO_MODEL:-}" bash "$D/test/scripts/demo.sh"
 fi
 
 . test/scripts/cluster.sh
+. test/scripts/model_server.sh
+
+# A real provider when its key is in the environment (the key stays in the
+# server's environment: the model names the variable, adk.allowed_key_env
+# allows it); the bundled local model server otherwise.
+if [ -n "${OPENAI_API_KEY:-}" ]; then
+    provider=openai endpoint=${OPENAI_BASE_URL:-https://api.openai.com/v1}
+    model=${ADK_DEMO_MODEL:-gpt-4o-mini} key_env=OPENAI_API_KEY
+elif [ -n "${GEMINI_API_KEY:-}" ]; then
+    provider=gemini endpoint=https://generativelanguage.googleapis.com
+    model=${ADK_DEMO_MODEL:-gemini-2.0-flash} key_env=GEMINI_API_KEY
+elif [ -n "${ANTHROPIC_API_KEY:-}" ]; then
+    provider=anthropic endpoint=https://api.anthropic.com
+    model=${ADK_DEMO_MODEL:-claude-3-5-haiku-latest} key_env=ANTHROPIC_API_KEY
+else
+    model_server_start
+    provider=openai endpoint=$ADK_TEST_MODEL_URL/v1 model=local-demo key_env=
+    trap 'model_server_stop; cluster_stop' EXIT
+    echo "== using the bundled local model server at $ADK_TEST_MODEL_URL"
+fi
+[ -z "$key_env" ] || echo "== using $provider ($endpoint, model $model, key from \$$key_env)"
 cluster_start
-echo "== demo: a session in the database"
-psql -X -q -v ON_ERROR_STOP=1 -P pager=off -f test/scripts/demo.sql
+[ -n "${MODEL_SERVER_PID:-}" ] && trap 'model_server_stop; cluster_stop' EXIT
+psql -X -v ON_ERROR_STOP=1 -P pager=off -v provider="$provider" -v endpoint="$endpoint" \
+    -v model="$model" -v key_env="$key_env" -f test/scripts/demo.sql

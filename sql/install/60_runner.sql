@@ -1,0 +1,66 @@
+-- ---------------------------------------------------------------------
+-- Running: adk_run and the invocations it records (SPEC §5).
+-- ---------------------------------------------------------------------
+
+CREATE TABLE adk.invocations (
+    invocation_id text PRIMARY KEY,
+    app_name      text NOT NULL,
+    user_id       text NOT NULL,
+    session_id    text NOT NULL,
+    agent         text NOT NULL,
+    status        text NOT NULL CHECK (status IN ('running', 'waiting', 'completed', 'failed', 'cancelled')),
+    started_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    ended_at      timestamptz,
+    resumed       integer NOT NULL DEFAULT 0,
+    model_calls   integer NOT NULL DEFAULT 0,
+    input_tokens  bigint NOT NULL DEFAULT 0,
+    output_tokens bigint NOT NULL DEFAULT 0,
+    error_code    text,
+    error_message text,
+    role_name     name NOT NULL,
+    backend_pid   integer
+);
+CREATE INDEX invocations_session_idx ON adk.invocations (app_name, user_id, session_id, started_at);
+COMMENT ON TABLE adk.invocations IS 'One row per adk_run invocation: status, agent, timings, model calls, tokens, error';
+
+-- adk_run's rows: the adk.events columns, and whether the event is a
+-- partial (streamed, never stored) one
+CREATE TYPE adk.run_event AS (
+    id            text,
+    app_name      text,
+    user_id       text,
+    session_id    text,
+    invocation_id text,
+    "timestamp"   timestamptz,
+    event_data    jsonb,
+    seq           bigint,
+    partial       boolean
+);
+
+CREATE FUNCTION adk_run(app_name text, user_id text, session_id text, message text,
+                        state_delta jsonb DEFAULT NULL, options jsonb DEFAULT NULL)
+RETURNS SETOF adk.run_event
+AS 'MODULE_PATHNAME', 'adk_run_text' LANGUAGE C VOLATILE ROWS 8;
+COMMENT ON FUNCTION adk_run(text, text, text, text, jsonb, jsonb) IS
+    'Run the app''s agents on a user message; returns the stored events (and, with {"stream": true}, the partial ones). Options: yield_user_message, stream, max_llm_calls.';
+
+CREATE FUNCTION adk_run(app_name text, user_id text, session_id text, message jsonb,
+                        state_delta jsonb DEFAULT NULL, options jsonb DEFAULT NULL)
+RETURNS SETOF adk.run_event
+AS 'MODULE_PATHNAME', 'adk_run_content' LANGUAGE C VOLATILE ROWS 8;
+COMMENT ON FUNCTION adk_run(text, text, text, jsonb, jsonb, jsonb) IS
+    'adk_run with a whole Content as the message, e.g. function responses built with adk_function_response().';
+
+CREATE FUNCTION adk_function_response(call_id text, name text, response jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT jsonb_build_object('role', 'user', 'parts', jsonb_build_array(
+        jsonb_build_object('function_response', jsonb_build_object(
+            'id', call_id, 'name', name,
+            'response', CASE WHEN jsonb_typeof(response) = 'object' THEN response
+                             ELSE jsonb_build_object('result', response) END))))
+$$;
+COMMENT ON FUNCTION adk_function_response(text, text, jsonb) IS
+    'The user content answering function call call_id of tool name, to pass to adk_run.';
+
+GRANT SELECT ON adk.invocations TO adk_user;

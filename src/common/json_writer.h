@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * json_writer.h
+ *	  Building JSON text in palloc'd memory, then jsonb.
+ *
+ * IDENTIFICATION
+ *	  src/common/json_writer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_JSON_WRITER_H
+#define ADK_JSON_WRITER_H
+
+#include "lib/stringinfo.h"
+#include "utils/jsonb.h"
+
+#define JW_MAX_DEPTH 64
+
+typedef struct JsonWriter
+{
+	StringInfoData buf;
+	int			depth;
+	bool		first[JW_MAX_DEPTH];
+} JsonWriter;
+
+extern void jw_init(JsonWriter *w);
+extern void jw_begin_object(JsonWriter *w);
+extern void jw_end_object(JsonWriter *w);
+extern void jw_begin_array(JsonWriter *w);
+extern void jw_end_array(JsonWriter *w);
+extern void jw_key(JsonWriter *w, const char *key);
+extern void jw_string(JsonWriter *w, const char *value);
+extern void jw_int(JsonWriter *w, int64 value);
+extern void jw_bool(JsonWriter *w, bool value);
+extern void jw_null(JsonWriter *w);
+extern void jw_jsonb(JsonWriter *w, Jsonb *value);
+extern void jw_container(JsonWriter *w, JsonbContainer *c);
+extern void jw_value(JsonWriter *w, JsonbValue *v);
+extern Jsonb *jw_finish(JsonWriter *w);
+
+#endif							/* ADK_JSON_WRITER_H */

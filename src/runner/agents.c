@@ -1,0 +1,465 @@
+/*-------------------------------------------------------------------------
+ *
+ * agents.c
+ *	  The agent tree of an app, which agent runs, and the workflow agents:
+ *	  sequential, parallel, loop.
+ *
+ * The tree is read once per invocation from adk.agents (checked against
+ * the tree rules first: rows may have changed since the app was defined).
+ * Which agent answers (000 §四.4.1): a function response goes to the agent
+ * that made the matching call; otherwise the author of the latest non-user
+ * event, if it and every agent above it is an LLM agent that allows
+ * transfer to its parent; otherwise the root.
+ *
+ * Workflow agents: sequential runs its sub-agents in order on the same
+ * branch; parallel gives each sub-agent a branch of its own
+ * ("parent.child") -- they run one after another, which ADK allows; loop
+ * repeats its sub-agents until one escalates (exit_loop) or max_iterations.
+ *
+ * IDENTIFICATION
+ *	  src/runner/agents.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "runner/runner.h"
+#include "store/owner.h"
+
+static void load_tree(AdkRun *run, const char *root, bool main_tree);
+static bool transferable_across_tree(AdkAgent *agent);
+static void run_workflow(AdkRun *run, AdkAgent *agent, const char *branch);
+static char *text_array_get(ArrayType *a, List **out);
+
+#define TREE_SQL \
+	"SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction," \
+	"       a.description, a.tools, a.output_key, a.disallow_transfer_to_parent," \
+	"       a.disallow_transfer_to_peers, a.max_iterations," \
+	"       a.include_contents OPERATOR(pg_catalog.=) 'none', a.generate_config" \
+	"  FROM adk._agent_tree($1) t JOIN adk.agents a ON a.name OPERATOR(pg_catalog.=) t.name"
+
+/*
+ * Read the tree under root_name (and the agents its agents use as tools).
+ */
+void
+adk_load_agents(AdkRun *run, const char *root_name)
+{
+	ListCell   *lc;
+	List	   *tool_agents = NIL;
+
+	load_tree(run, root_name, true);
+	run->root = adk_find_agent(run, root_name);
+	if (run->root == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("root agent \"%s\" of app \"%s\" does not exist",
+						root_name, run->app)));
+
+	/* agents used as tools that are not in the tree */
+	foreach(lc, run->agents)
+	{
+		AdkAgent   *a = (AdkAgent *) lfirst(lc);
+		ListCell   *t;
+
+		foreach(t, a->tools)
+			tool_agents = lappend(tool_agents, lfirst(t));
+	}
+	foreach(lc, tool_agents)
+	{
+		char	   *name = (char *) lfirst(lc);
+		AdkOwnerSave save;
+		Datum		arg = CStringGetTextDatum(name);
+		Oid			type = TEXTOID;
+		bool		is_agent;
+
+		if (adk_find_agent(run, name) != NULL)
+			continue;
+		adk_become_owner(&save);
+		SPI_connect();
+		is_agent = SPI_execute_with_args("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
+										 1, &type, &arg, NULL, false, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1;
+		SPI_finish();
+		adk_restore_user(&save);
+		if (is_agent)
+			load_tree(run, name, false);
+	}
+}
+
+static void
+load_tree(AdkRun *run, const char *root, bool main_tree)
+{
+	AdkOwnerSave save;
+	Datum		arg = CStringGetTextDatum(root);
+	Oid			type = TEXTOID;
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		i;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (main_tree &&
+		SPI_execute_with_args("SELECT adk._check_agent_tree($1)", 1, &type, &arg,
+							  NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the agent tree");
+	if (SPI_execute_with_args(TREE_SQL, 1, &type, &arg, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the agent tree");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		AdkAgent   *a = palloc0(sizeof(AdkAgent));
+		char	   *parent = SPI_getvalue(row, desc, 2);
+		bool		isnull;
+		Datum		d;
+
+		a->name = SPI_getvalue(row, desc, 1);
+		a->kind = SPI_getvalue(row, desc, 3);
+		a->model = SPI_getvalue(row, desc, 4);
+		a->instruction = SPI_getvalue(row, desc, 5);
+		a->description = SPI_getvalue(row, desc, 6);
+		d = SPI_getbinval(row, desc, 7, &isnull);
+		if (!isnull)
+			text_array_get(DatumGetArrayTypeP(d), &a->tools);
+		a->output_key = SPI_getvalue(row, desc, 8);
+		a->disallow_transfer_to_parent = DatumGetBool(SPI_getbinval(row, desc, 9, &isnull));
+		a->disallow_transfer_to_peers = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull));
+		d = SPI_getbinval(row, desc, 11, &isnull);
+		a->max_iterations = isnull ? 0 : DatumGetInt32(d);
+		a->include_contents_none = DatumGetBool(SPI_getbinval(row, desc, 12, &isnull));
+		d = SPI_getbinval(row, desc, 13, &isnull);
+		a->generate_config = isnull ? NULL : DatumGetJsonbPCopy(d);
+		if (parent != NULL && (!main_tree || i > 0))
+		{
+			a->parent = adk_find_agent(run, parent);
+			if (a->parent)
+				a->parent->sub_agents = lappend(a->parent->sub_agents, a);
+		}
+		if (i == 0)
+			a->parent = NULL;
+		run->agents = lappend(run->agents, a);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+static char *
+text_array_get(ArrayType *a, List **out)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (i = 0; i < n; i++)
+		if (!nulls[i])
+			*out = lappend(*out, TextDatumGetCString(elems[i]));
+	return NULL;
+}
+
+AdkAgent *
+adk_find_agent(AdkRun *run, const char *name)
+{
+	ListCell   *lc;
+
+	if (name == NULL)
+		return NULL;
+	foreach(lc, run->agents)
+	{
+		AdkAgent   *a = (AdkAgent *) lfirst(lc);
+
+		if (strcmp(a->name, name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+static bool
+in_main_tree(AdkRun *run, AdkAgent *a)
+{
+	while (a->parent)
+		a = a->parent;
+	return a == run->root;
+}
+
+/*
+ * ADK's _is_transferable_across_agent_tree: the agent and every agent
+ * above it are LLM agents that allow transfer to their parent.
+ */
+static bool
+transferable_across_tree(AdkAgent *agent)
+{
+	for (; agent != NULL; agent = agent->parent)
+	{
+		if (strcmp(agent->kind, "llm") != 0 || agent->disallow_transfer_to_parent)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Which agent handles this input (SPEC §5 step 2).
+ */
+AdkAgent *
+adk_agent_to_run(AdkRun *run, Jsonb *message)
+{
+	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
+	char	   *response_id = NULL;
+	AdkOwnerSave save;
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	AdkAgent   *found = NULL;
+	uint64		i;
+
+	if (parts && parts->type == jbvBinary)
+	{
+		JsonbIterator *it = JsonbIteratorInit(parts->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE && !response_id)
+		{
+			JsonbValue *f;
+			JsonbValue *id;
+
+			if (tok != WJB_ELEM || v.type != jbvBinary)
+				continue;
+			f = adk_jsonb_get(v.val.binary.data, "function_response");
+			if (f && f->type == jbvBinary &&
+				(id = adk_jsonb_get(f->val.binary.data, "id")) != NULL &&
+				id->type == jbvString)
+				response_id = pnstrdup(id->val.string.val, id->val.string.len);
+		}
+	}
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (response_id)
+	{
+		JsonWriter	w;
+
+		/* the event that made the call this answers */
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "content");
+		jw_begin_object(&w);
+		jw_key(&w, "parts");
+		jw_begin_array(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "function_call");
+		jw_begin_object(&w);
+		jw_key(&w, "id");
+		jw_string(&w, response_id);
+		jw_end_object(&w);
+		jw_end_object(&w);
+		jw_end_array(&w);
+		jw_end_object(&w);
+		jw_end_object(&w);
+		args[3] = CStringGetTextDatum(w.buf.data);
+		if (SPI_execute_with_args("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+								  "   AND user_id OPERATOR(pg_catalog.=) $2"
+								  "   AND session_id OPERATOR(pg_catalog.=) $3"
+								  "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
+								  " ORDER BY seq DESC LIMIT 1",
+								  4, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			AdkAgent   *a = adk_find_agent(run, SPI_getvalue(SPI_tuptable->vals[0],
+															 SPI_tuptable->tupdesc, 1));
+
+			if (a && in_main_tree(run, a))
+				found = a;
+		}
+	}
+	if (found == NULL &&
+		SPI_execute_with_args("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+							  "   AND user_id OPERATOR(pg_catalog.=) $2"
+							  "   AND session_id OPERATOR(pg_catalog.=) $3"
+							  " ORDER BY seq DESC",
+							  3, types, args, NULL, false, 0) == SPI_OK_SELECT)
+	{
+		for (i = 0; i < SPI_processed && found == NULL; i++)
+		{
+			char	   *author = SPI_getvalue(SPI_tuptable->vals[i],
+											  SPI_tuptable->tupdesc, 1);
+			AdkAgent   *a;
+
+			if (author == NULL || strcmp(author, "user") == 0)
+				continue;
+			if (strcmp(author, run->root->name) == 0)
+			{
+				found = run->root;
+				break;
+			}
+			a = adk_find_agent(run, author);
+			if (a && in_main_tree(run, a) && transferable_across_tree(a))
+				found = a;
+		}
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return found ? found : run->root;
+}
+
+/*
+ * Where an LLM agent may transfer (ADK's _get_transfer_targets): its
+ * sub-agents; its parent unless disallow_transfer_to_parent; its peers
+ * unless disallow_transfer_to_peers -- the last two only under an LLM
+ * parent.
+ */
+List *
+adk_transfer_targets(AdkAgent *agent)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (strcmp(agent->kind, "llm") != 0)
+		return NIL;
+	result = list_copy(agent->sub_agents);
+	if (agent->parent && strcmp(agent->parent->kind, "llm") == 0)
+	{
+		if (!agent->disallow_transfer_to_parent)
+			result = lappend(result, agent->parent);
+		if (!agent->disallow_transfer_to_peers)
+		{
+			foreach(lc, agent->parent->sub_agents)
+			{
+				if (lfirst(lc) != agent)
+					result = lappend(result, lfirst(lc));
+			}
+		}
+	}
+	return result;
+}
+
+/*
+ * Run one agent: before_agent (may answer instead), the agent itself,
+ * after_agent (may add an answer).
+ */
+void
+adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	Jsonb	   *content;
+	char	   *error;
+
+	if (run->end_invocation)
+		return;
+	content = adk_plugins_call(run, CB_BEFORE_AGENT,
+							   adk_plugin_context(run, CB_BEFORE_AGENT, agent->name,
+												  NULL, NULL, NULL, NULL),
+							   &error);
+	if (error)
+	{
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+		return;
+	}
+	if (content == NULL)
+	{
+		if (strcmp(agent->kind, "llm") == 0)
+			adk_llm_flow(run, agent, branch);
+		else
+			run_workflow(run, agent, branch);
+	}
+	else
+	{
+		JsonWriter	w;
+
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, run->invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent->name);
+		if (branch)
+		{
+			jw_key(&w, "branch");
+			jw_string(&w, branch);
+		}
+		jw_key(&w, "content");
+		jw_jsonb(&w, content);
+		jw_end_object(&w);
+		adk_emit(run, jw_finish(&w));
+		return;
+	}
+	if (run->end_invocation)
+		return;
+
+	content = adk_plugins_call(run, CB_AFTER_AGENT,
+							   adk_plugin_context(run, CB_AFTER_AGENT, agent->name,
+												  NULL, NULL, NULL, NULL),
+							   &error);
+	if (error)
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+	else if (content != NULL)
+	{
+		JsonWriter	w;
+
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, run->invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent->name);
+		if (branch)
+		{
+			jw_key(&w, "branch");
+			jw_string(&w, branch);
+		}
+		jw_key(&w, "content");
+		jw_jsonb(&w, content);
+		jw_end_object(&w);
+		adk_emit(run, jw_finish(&w));
+	}
+}
+
+static void
+run_workflow(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	ListCell   *lc;
+	int			iteration = 0;
+
+	if (strcmp(agent->kind, "loop") == 0)
+	{
+		while (!run->end_invocation &&
+			   (agent->max_iterations == 0 || iteration < agent->max_iterations))
+		{
+			iteration++;
+			foreach(lc, agent->sub_agents)
+			{
+				adk_run_agent(run, (AdkAgent *) lfirst(lc), branch);
+				if (run->escalated || run->end_invocation)
+					break;
+			}
+			if (run->escalated)
+				break;
+		}
+		run->escalated = false;
+		return;
+	}
+
+	foreach(lc, agent->sub_agents)
+	{
+		AdkAgent   *child = (AdkAgent *) lfirst(lc);
+		const char *child_branch = branch;
+
+		if (strcmp(agent->kind, "parallel") == 0)
+			child_branch = branch ? psprintf("%s.%s", branch, child->name) :
+				psprintf("%s.%s", agent->name, child->name);
+		adk_run_agent(run, child, child_branch);
+		if (run->end_invocation || run->escalated)
+			break;
+	}
+}

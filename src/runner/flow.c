@@ -1,0 +1,751 @@
+/*-------------------------------------------------------------------------
+ *
+ * flow.c
+ *	  The LLM flow of one agent (SPEC §5 step 6): build the request from the
+ *	  session, call the model, store the model event, run the function
+ *	  calls, store their responses, and again -- until a final answer, a
+ *	  transfer, an escalation, a failure or max_llm_calls.
+ *
+ * Each round reads the history again, so the second request sees the
+ * first round's call and response (000 §三.7: Flow yields, Runner stores,
+ * Flow reads the session).  Plugins wrap the model call (before_model,
+ * after_model, on_model_error) and each tool call (before_tool,
+ * after_tool, on_tool_error).  A model failure is a stored error event and
+ * ends the invocation as failed; a tool failure is an {"error": ...}
+ * function response the model sees.
+ *
+ * IDENTIFICATION
+ *	  src/runner/flow.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "model/generate.h"
+#include "runner/runner.h"
+
+typedef struct PartialCtx
+{
+	AdkRun	   *run;
+	AdkAgent   *agent;
+	const char *branch;
+} PartialCtx;
+
+/* One function call of a model response */
+typedef struct Call
+{
+	char	   *id;
+	char	   *name;
+	Jsonb	   *args;
+} Call;
+
+static void emit_partial(Jsonb *partial, void *arg);
+static Jsonb *call_model(AdkRun *run, AdkAgent *agent, const char *branch,
+						 Jsonb *contents, Jsonb *decls, Jsonb *config);
+static List *response_calls(Jsonb *response);
+static char *response_text(Jsonb *response);
+static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
+						  Jsonb *response, List *calls, List *tools);
+static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
+					   AdkAgent **transfer, bool *escalate);
+static Jsonb *error_object(const char *message);
+static Jsonb *run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args);
+static AdkTool *find_tool(List *tools, const char *name);
+static char *jstr(JsonbContainer *c, const char *key);
+static void count_tokens(AdkRun *run, Jsonb *response);
+
+void
+adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	List	   *tools = adk_load_tools(agent);
+	Jsonb	   *decls = adk_tool_declarations(run, agent, tools);
+
+	while (!run->end_invocation)
+	{
+		Jsonb	   *contents;
+		Jsonb	   *config;
+		char	   *instruction;
+		Jsonb	   *response;
+		List	   *calls;
+		ListCell   *lc;
+		JsonWriter	w;
+		AdkAgent   *transfer = NULL;
+		bool		escalate = false;
+
+		if (agent->model == NULL)
+		{
+			adk_emit_error(run, agent->name, branch, "NO_MODEL",
+						   psprintf("agent \"%s\" has no model, and neither has any agent above it",
+									agent->name));
+			return;
+		}
+		if (run->llm_calls >= run->max_llm_calls)
+		{
+			adk_emit_error(run, agent->name, branch, "MAX_LLM_CALLS_EXCEEDED",
+						   psprintf("Max number of llm calls limit of %d exceeded",
+									run->max_llm_calls));
+			return;
+		}
+
+		contents = adk_build_contents(run, agent, branch);
+		instruction = adk_build_instruction(run, agent);
+		jw_init(&w);
+		jw_begin_object(&w);
+		if (instruction)
+		{
+			jw_key(&w, "system_instruction");
+			jw_string(&w, instruction);
+		}
+		jw_end_object(&w);
+		config = jw_finish(&w);
+		if (agent->generate_config)
+			config = adk_jsonb_concat(agent->generate_config, config);
+
+		response = call_model(run, agent, branch, contents, decls, config);
+		if (response == NULL)
+			return;				/* an error event was stored */
+
+		calls = response_calls(response);
+		adk_emit(run, model_event(run, agent, branch, response, calls, tools));
+		if (calls == NIL || run->end_invocation)
+			return;
+
+		/* run the calls; one event with all their responses */
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, run->invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent->name);
+		if (branch)
+		{
+			jw_key(&w, "branch");
+			jw_string(&w, branch);
+		}
+		jw_key(&w, "content");
+		jw_begin_object(&w);
+		jw_key(&w, "role");
+		jw_string(&w, "user");
+		jw_key(&w, "parts");
+		jw_begin_array(&w);
+		foreach(lc, calls)
+		{
+			Call	   *call = (Call *) lfirst(lc);
+			Jsonb	   *result = run_call(run, agent, call, tools, &transfer, &escalate);
+
+			if (run->end_invocation)
+				return;
+			jw_begin_object(&w);
+			jw_key(&w, "function_response");
+			jw_begin_object(&w);
+			jw_key(&w, "id");
+			jw_string(&w, call->id);
+			jw_key(&w, "name");
+			jw_string(&w, call->name);
+			jw_key(&w, "response");
+			jw_jsonb(&w, result);
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
+		jw_end_array(&w);
+		jw_end_object(&w);
+		if (transfer || escalate)
+		{
+			jw_key(&w, "actions");
+			jw_begin_object(&w);
+			if (transfer)
+			{
+				jw_key(&w, "transfer_to_agent");
+				jw_string(&w, transfer->name);
+			}
+			if (escalate)
+			{
+				jw_key(&w, "escalate");
+				jw_bool(&w, true);
+				jw_key(&w, "skip_summarization");
+				jw_bool(&w, true);
+			}
+			jw_end_object(&w);
+		}
+		jw_end_object(&w);
+		adk_emit(run, jw_finish(&w));
+		if (run->end_invocation)
+			return;
+
+		if (transfer)
+		{
+			adk_run_agent(run, transfer, branch);
+			return;
+		}
+		if (escalate)
+		{
+			run->escalated = true;
+			return;
+		}
+	}
+}
+
+/*
+ * before_model, the model call itself (streamed partials go out as rows),
+ * on_model_error, after_model.  NULL when the round failed (an error event
+ * is stored).
+ */
+static Jsonb *
+call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
+		   Jsonb *decls, Jsonb *config)
+{
+	JsonWriter	w;
+	Jsonb	   *request;
+	Jsonb	   *response;
+	Jsonb	   *replaced;
+	char	   *error;
+	JsonbValue *code;
+	PartialCtx	pctx;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "model");
+	jw_string(&w, agent->model);
+	jw_key(&w, "contents");
+	jw_jsonb(&w, contents);
+	jw_key(&w, "tools");
+	jw_jsonb(&w, decls);
+	jw_key(&w, "config");
+	jw_jsonb(&w, config);
+	jw_end_object(&w);
+	request = jw_finish(&w);
+
+	response = adk_plugins_call(run, CB_BEFORE_MODEL,
+								adk_plugin_context(run, CB_BEFORE_MODEL, agent->name,
+												   "request", request, NULL, NULL),
+								&error);
+	if (error)
+	{
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+		return NULL;
+	}
+	if (response != NULL)
+		return response;
+
+	run->llm_calls++;
+	pctx.run = run;
+	pctx.agent = agent;
+	pctx.branch = branch;
+	response = adk_model_call(agent->model, contents, decls, config, run->stream,
+							  emit_partial, &pctx);
+	count_tokens(run, response);
+
+	code = adk_jsonb_get(&response->root, "error_code");
+	if (code != NULL && code->type == jbvString)
+	{
+		replaced = adk_plugins_call(run, CB_ON_MODEL_ERROR,
+									adk_plugin_context(run, CB_ON_MODEL_ERROR, agent->name,
+													   "request", request,
+													   "error", response),
+									&error);
+		if (error)
+		{
+			adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+			return NULL;
+		}
+		if (replaced == NULL)
+		{
+			adk_emit_error(run, agent->name, branch, jstr(&response->root, "error_code"),
+						   jstr(&response->root, "error_message"));
+			return NULL;
+		}
+		response = replaced;
+	}
+
+	replaced = adk_plugins_call(run, CB_AFTER_MODEL,
+								adk_plugin_context(run, CB_AFTER_MODEL, agent->name,
+												   "response", response, NULL, NULL),
+								&error);
+	if (error)
+	{
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+		return NULL;
+	}
+	return replaced ? replaced : response;
+}
+
+static void
+emit_partial(Jsonb *partial, void *arg)
+{
+	PartialCtx *p = (PartialCtx *) arg;
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "invocation_id");
+	jw_string(&w, p->run->invocation_id);
+	jw_key(&w, "author");
+	jw_string(&w, p->agent->name);
+	if (p->branch)
+	{
+		jw_key(&w, "branch");
+		jw_string(&w, p->branch);
+	}
+	jw_key(&w, "content");
+	jw_value(&w, adk_jsonb_get(&partial->root, "content"));
+	jw_key(&w, "partial");
+	jw_bool(&w, true);
+	jw_end_object(&w);
+	adk_emit(p->run, jw_finish(&w));
+}
+
+static void
+count_tokens(AdkRun *run, Jsonb *response)
+{
+	JsonbValue *usage = adk_jsonb_get(&response->root, "usage_metadata");
+	JsonbValue *v;
+
+	if (usage == NULL || usage->type != jbvBinary)
+		return;
+	if ((v = adk_jsonb_get(usage->val.binary.data, "prompt_token_count")) != NULL &&
+		v->type == jbvNumeric)
+		run->input_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+															   NumericGetDatum(v->val.numeric)));
+	if ((v = adk_jsonb_get(usage->val.binary.data, "candidates_token_count")) != NULL &&
+		v->type == jbvNumeric)
+		run->output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+																NumericGetDatum(v->val.numeric)));
+}
+
+static char *
+jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue *v = adk_jsonb_get(c, key);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/*
+ * The function calls of a response, in order.
+ */
+static List *
+response_calls(Jsonb *response)
+{
+	List	   *result = NIL;
+	JsonbValue *content = adk_jsonb_get(&response->root, "content");
+	JsonbValue *parts;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (content == NULL || content->type != jbvBinary ||
+		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
+		parts->type != jbvBinary)
+		return NIL;
+	it = JsonbIteratorInit(parts->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *f;
+		JsonbValue *a;
+		Call	   *c;
+
+		if (tok != WJB_ELEM || v.type != jbvBinary ||
+			(f = adk_jsonb_get(v.val.binary.data, "function_call")) == NULL ||
+			f->type != jbvBinary)
+			continue;
+		c = palloc0(sizeof(Call));
+		c->id = jstr(f->val.binary.data, "id");
+		if (c->id == NULL)
+			c->id = adk_new_id("adk-");
+		c->name = jstr(f->val.binary.data, "name");
+		if (c->name == NULL)
+			c->name = "";
+		a = adk_jsonb_get(f->val.binary.data, "args");
+		c->args = (a && a->type == jbvBinary) ? JsonbValueToJsonb(a) :
+			DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+		result = lappend(result, c);
+	}
+	return result;
+}
+
+/*
+ * The text parts of a response, concatenated (no thoughts); NULL if none.
+ */
+static char *
+response_text(Jsonb *response)
+{
+	JsonbValue *content = adk_jsonb_get(&response->root, "content");
+	JsonbValue *parts;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	StringInfoData s;
+	bool		any = false;
+
+	if (content == NULL || content->type != jbvBinary ||
+		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
+		parts->type != jbvBinary)
+		return NULL;
+	initStringInfo(&s);
+	it = JsonbIteratorInit(parts->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *t;
+		JsonbValue *thought;
+
+		if (tok != WJB_ELEM || v.type != jbvBinary)
+			continue;
+		thought = adk_jsonb_get(v.val.binary.data, "thought");
+		if (thought && thought->type == jbvBool && thought->val.boolean)
+			continue;
+		if ((t = adk_jsonb_get(v.val.binary.data, "text")) != NULL && t->type == jbvString)
+		{
+			appendBinaryStringInfo(&s, t->val.string.val, t->val.string.len);
+			any = true;
+		}
+	}
+	return any ? s.data : NULL;
+}
+
+/*
+ * The model event: the response's fields (content, usage, finish reason,
+ * model version...), the event's own, the long-running call ids, and the
+ * output_key state delta on a final answer.
+ */
+static Jsonb *
+model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
+			List *calls, List *tools)
+{
+	JsonWriter	w;
+	ListCell   *lc;
+	char	   *text = NULL;
+	bool		any_long = false;
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	it = JsonbIteratorInit(&response->root);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		(void) JsonbIteratorNext(&it, &v, true);
+		key = pnstrdup(k.val.string.val, k.val.string.len);
+		if (strcmp(key, "partial") == 0 || strcmp(key, "id") == 0 ||
+			strcmp(key, "author") == 0 || strcmp(key, "invocation_id") == 0 ||
+			strcmp(key, "branch") == 0 || strcmp(key, "actions") == 0 ||
+			strcmp(key, "long_running_tool_ids") == 0 || strcmp(key, "content") == 0)
+			continue;
+		jw_key(&w, key);
+		jw_value(&w, &v);
+	}
+	jw_key(&w, "invocation_id");
+	jw_string(&w, run->invocation_id);
+	jw_key(&w, "author");
+	jw_string(&w, agent->name);
+	if (branch)
+	{
+		jw_key(&w, "branch");
+		jw_string(&w, branch);
+	}
+	jw_key(&w, "content");
+	if (calls == NIL)
+		jw_value(&w, adk_jsonb_get(&response->root, "content"));
+	else
+	{
+		/* the parts as the model sent them, every call with its id */
+		JsonbValue *content = adk_jsonb_get(&response->root, "content");
+		JsonbValue *parts = adk_jsonb_get(content->val.binary.data, "parts");
+		ListCell   *next = list_head(calls);
+
+		jw_begin_object(&w);
+		jw_key(&w, "role");
+		jw_string(&w, "model");
+		jw_key(&w, "parts");
+		jw_begin_array(&w);
+		it = JsonbIteratorInit(parts->val.binary.data);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			Call	   *c;
+
+			if (tok != WJB_ELEM)
+				continue;
+			if (v.type != jbvBinary || adk_jsonb_get(v.val.binary.data, "function_call") == NULL)
+			{
+				jw_value(&w, &v);
+				continue;
+			}
+			c = (Call *) lfirst(next);
+			next = lnext(calls, next);
+			jw_begin_object(&w);
+			jw_key(&w, "function_call");
+			jw_begin_object(&w);
+			jw_key(&w, "id");
+			jw_string(&w, c->id);
+			jw_key(&w, "name");
+			jw_string(&w, c->name);
+			jw_key(&w, "args");
+			jw_jsonb(&w, c->args);
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
+		jw_end_array(&w);
+		jw_end_object(&w);
+	}
+
+	foreach(lc, calls)
+	{
+		AdkTool    *t = find_tool(tools, ((Call *) lfirst(lc))->name);
+
+		if (t && (t->long_running || t->require_confirmation))
+			any_long = true;
+	}
+	if (any_long)
+	{
+		jw_key(&w, "long_running_tool_ids");
+		jw_begin_array(&w);
+		foreach(lc, calls)
+		{
+			Call	   *c = (Call *) lfirst(lc);
+			AdkTool    *t = find_tool(tools, c->name);
+
+			if (t && (t->long_running || t->require_confirmation))
+				jw_string(&w, c->id);
+		}
+		jw_end_array(&w);
+	}
+
+	if (calls == NIL && agent->output_key && (text = response_text(response)) != NULL)
+	{
+		jw_key(&w, "actions");
+		jw_begin_object(&w);
+		jw_key(&w, "state_delta");
+		jw_begin_object(&w);
+		jw_key(&w, agent->output_key);
+		jw_string(&w, text);
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+static AdkTool *
+find_tool(List *tools, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, tools)
+	{
+		AdkTool    *t = (AdkTool *) lfirst(lc);
+
+		if (strcmp(t->name, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+static Jsonb *
+error_object(const char *message)
+{
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "error");
+	jw_string(&w, message);
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+static bool
+agent_listed(AdkAgent *agent, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, agent->tools)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * One function call: built-ins, agents used as tools, SQL tools with their
+ * plugins.  Always returns the response object the model will see.
+ */
+static Jsonb *
+run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
+		 AdkAgent **transfer, bool *escalate)
+{
+	AdkTool    *tool;
+	AdkAgent   *as_tool;
+	Jsonb	   *result;
+	Jsonb	   *replaced;
+	char	   *error;
+	char	   *plugin_error;
+	JsonWriter	w;
+	JsonbValue	null_value;
+
+	if (strcmp(call->name, "transfer_to_agent") == 0 &&
+		adk_transfer_targets(agent) != NIL)
+	{
+		char	   *target = jstr(&call->args->root, "agent_name");
+		ListCell   *lc;
+
+		foreach(lc, adk_transfer_targets(agent))
+		{
+			AdkAgent   *t = (AdkAgent *) lfirst(lc);
+
+			if (target && strcmp(t->name, target) == 0)
+				*transfer = t;
+		}
+		if (*transfer == NULL)
+			return error_object(psprintf("agent \"%s\" cannot transfer to \"%s\"",
+										 agent->name, target ? target : ""));
+		null_value.type = jbvNull;
+		return adk_jsonb_one_value("result", &null_value);
+	}
+	if (strcmp(call->name, "exit_loop") == 0 && agent_listed(agent, "exit_loop"))
+	{
+		*escalate = true;
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_end_object(&w);
+		return jw_finish(&w);
+	}
+	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
+		agent_listed(agent, call->name))
+		return run_agent_tool(run, as_tool, call->args);
+
+	tool = find_tool(tools, call->name);
+	if (tool == NULL)
+		return error_object(psprintf("tool \"%s\" is not available to agent \"%s\"",
+									 call->name, agent->name));
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "name");
+	jw_string(&w, tool->name);
+	jw_key(&w, "id");
+	jw_string(&w, call->id);
+	jw_key(&w, "args");
+	jw_jsonb(&w, call->args);
+	jw_end_object(&w);
+	{
+		Jsonb	   *tool_info = jw_finish(&w);
+
+		result = adk_plugins_call(run, CB_BEFORE_TOOL,
+								  adk_plugin_context(run, CB_BEFORE_TOOL, agent->name,
+													 "tool", tool_info, NULL, NULL),
+								  &plugin_error);
+		if (plugin_error)
+		{
+			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", plugin_error);
+			return NULL;
+		}
+		if (result != NULL)
+			return result;
+
+		result = adk_tool_call(tool, call->args, &error);
+		if (result == NULL)
+		{
+			Jsonb	   *err = error_object(error);
+
+			replaced = adk_plugins_call(run, CB_ON_TOOL_ERROR,
+										adk_plugin_context(run, CB_ON_TOOL_ERROR, agent->name,
+														   "tool", tool_info, "error", err),
+										&plugin_error);
+			if (plugin_error)
+			{
+				adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", plugin_error);
+				return NULL;
+			}
+			return replaced ? replaced : err;
+		}
+		replaced = adk_plugins_call(run, CB_AFTER_TOOL,
+									adk_plugin_context(run, CB_AFTER_TOOL, agent->name,
+													   "tool", tool_info, "result", result),
+									&plugin_error);
+		if (plugin_error)
+		{
+			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", plugin_error);
+			return NULL;
+		}
+		return replaced ? replaced : result;
+	}
+}
+
+/*
+ * An agent used as a tool (AgentTool): one model call of that agent with
+ * the request as the only user content; its text is the result.  The
+ * exchange is not stored in the session (ADK runs it in a session of its
+ * own).
+ */
+static Jsonb *
+run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args)
+{
+	char	   *request = jstr(&args->root, "request");
+	JsonWriter	w;
+	Jsonb	   *contents;
+	Jsonb	   *config;
+	Jsonb	   *response;
+	char	   *instruction;
+	JsonbValue *code;
+	char	   *text;
+
+	if (tool_agent->model == NULL)
+		return error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
+	if (run->llm_calls >= run->max_llm_calls)
+		return error_object("max_llm_calls reached");
+
+	jw_init(&w);
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "role");
+	jw_string(&w, "user");
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "text");
+	jw_string(&w, request ? request : JsonbToCString(NULL, &args->root, VARSIZE(args)));
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	contents = jw_finish(&w);
+
+	instruction = adk_build_instruction(run, tool_agent);
+	jw_init(&w);
+	jw_begin_object(&w);
+	if (instruction)
+	{
+		jw_key(&w, "system_instruction");
+		jw_string(&w, instruction);
+	}
+	jw_end_object(&w);
+	config = jw_finish(&w);
+	if (tool_agent->generate_config)
+		config = adk_jsonb_concat(tool_agent->generate_config, config);
+
+	run->llm_calls++;
+	response = adk_model_call(tool_agent->model, contents, NULL, config, false, NULL, NULL);
+	count_tokens(run, response);
+	code = adk_jsonb_get(&response->root, "error_code");
+	if (code && code->type == jbvString)
+		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
+									 jstr(&response->root, "error_message")));
+	text = response_text(response);
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "result");
+	jw_string(&w, text ? text : "");
+	jw_end_object(&w);
+	return jw_finish(&w);
+}

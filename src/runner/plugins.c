@@ -1,0 +1,203 @@
+/*-------------------------------------------------------------------------
+ *
+ * plugins.c
+ *	  Plugins are SQL functions: each callback takes one jsonb context and
+ *	  returns jsonb, or NULL for "no change".
+ *
+ * The app's plugins run in the order adk.apps.plugins lists them; the first
+ * that returns a non-NULL value decides (ADK's PluginManager short-circuit).
+ * Each call runs in its own subtransaction as the invoking role: a plugin
+ * that raises rolls back its own work only, and the runner turns the error
+ * into a stored error event (SPEC §5).
+ *
+ * IDENTIFICATION
+ *	  src/runner/plugins.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "common/compat.h"
+#include "common/json_writer.h"
+#include "runner/runner.h"
+#include "store/owner.h"
+
+static const char *const callback_names[CB_COUNT] = {
+	"on_user_message", "before_run", "on_event", "after_run",
+	"before_agent", "after_agent", "before_model", "after_model",
+	"before_tool", "after_tool", "on_model_error", "on_tool_error"
+};
+
+typedef struct PluginCall
+{
+	Oid			fn;
+	Jsonb	   *context;
+	Jsonb	   *result;
+} PluginCall;
+
+static void call_one(void *arg);
+
+/*
+ * The plugins named in an app's plugins array, in order.
+ */
+List *
+adk_load_plugins(ArrayType *names)
+{
+	List	   *result = NIL;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+	AdkOwnerSave save;
+	MemoryContext caller = CurrentMemoryContext;
+
+	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		return NIL;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	for (i = 0; i < n; i++)
+	{
+		StringInfoData sql;
+		Datum		arg = elems[i];
+		Oid			argtype = TEXTOID;
+		AdkPlugin  *p;
+		int			c;
+
+		initStringInfo(&sql);
+		appendStringInfoString(&sql, "SELECT name");
+		for (c = 0; c < CB_COUNT; c++)
+			appendStringInfo(&sql, ", %s::pg_catalog.oid", callback_names[c]);
+		appendStringInfoString(&sql, " FROM adk.plugins WHERE name OPERATOR(pg_catalog.=) $1");
+		if (SPI_execute_with_args(sql.data, 1, &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read adk.plugins");
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("plugin \"%s\" does not exist", TextDatumGetCString(arg))));
+		p = MemoryContextAllocZero(caller, sizeof(AdkPlugin));
+		p->name = MemoryContextStrdup(caller, TextDatumGetCString(arg));
+		for (c = 0; c < CB_COUNT; c++)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										  c + 2, &isnull);
+
+			p->callbacks[c] = isnull ? InvalidOid : DatumGetObjectId(d);
+		}
+		result = lappend(result, p);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}
+
+/*
+ * {"callback": ..., "app_name", "user_id", "session_id", "invocation_id",
+ * "agent", key1: value1, key2: value2}
+ */
+Jsonb *
+adk_plugin_context(AdkRun *run, AdkCallback cb, const char *agent,
+				   const char *key1, Jsonb *value1,
+				   const char *key2, Jsonb *value2)
+{
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "callback");
+	jw_string(&w, callback_names[cb]);
+	jw_key(&w, "app_name");
+	jw_string(&w, run->app);
+	jw_key(&w, "user_id");
+	jw_string(&w, run->user);
+	jw_key(&w, "session_id");
+	jw_string(&w, run->session);
+	jw_key(&w, "invocation_id");
+	jw_string(&w, run->invocation_id);
+	if (agent)
+	{
+		jw_key(&w, "agent");
+		jw_string(&w, agent);
+	}
+	if (key1)
+	{
+		jw_key(&w, key1);
+		jw_jsonb(&w, value1);
+	}
+	if (key2)
+	{
+		jw_key(&w, key2);
+		jw_jsonb(&w, value2);
+	}
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+/*
+ * Call callback cb of every plugin in order until one returns non-NULL;
+ * that value, or NULL.  A plugin that raises: NULL, and *error says which
+ * plugin and why.
+ */
+Jsonb *
+adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context, char **error)
+{
+	ListCell   *lc;
+
+	*error = NULL;
+	foreach(lc, run->plugins)
+	{
+		AdkPlugin  *p = (AdkPlugin *) lfirst(lc);
+		PluginCall	call;
+		char	   *err;
+
+		if (!OidIsValid(p->callbacks[cb]))
+			continue;
+		call.fn = p->callbacks[cb];
+		call.context = context;
+		call.result = NULL;
+		if (!adk_run_guarded(call_one, &call, &err))
+		{
+			*error = psprintf("plugin \"%s\" failed in %s: %s", p->name,
+							  callback_names[cb], err);
+			return NULL;
+		}
+		if (call.result != NULL)
+			return call.result;
+	}
+	return NULL;
+}
+
+/*
+ * One callback, as the invoking role (it needs EXECUTE on the function).
+ */
+static void
+call_one(void *arg)
+{
+	PluginCall *call = (PluginCall *) arg;
+	LOCAL_FCINFO(fcinfo, 1);
+	FmgrInfo	flinfo;
+	Datum		result;
+	AclResult	aclresult;
+
+	aclresult = adk_proc_aclcheck(call->fn);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FUNCTION, get_func_name(call->fn));
+
+	fmgr_info(call->fn, &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = JsonbPGetDatum(call->context);
+	fcinfo->args[0].isnull = false;
+	if (flinfo.fn_strict && call->context == NULL)
+		return;
+	result = FunctionCallInvoke(fcinfo);
+	if (!fcinfo->isnull)
+		call->result = DatumGetJsonbPCopy(result);
+}

@@ -1,0 +1,590 @@
+/*-------------------------------------------------------------------------
+ *
+ * prompt.c
+ *	  Prompt assembly: what the model sees of the session history, and the
+ *	  system instruction.
+ *
+ * The rules are ADK Python's flows/llm_flows/contents.py (SPEC §5):
+ *	- events without content, partial events, events of other branches
+ *	  (an event's branch must be a prefix of the current one) and the
+ *	  internal adk_request_confirmation / adk_request_credential calls are
+ *	  skipped;
+ *	- events written by other agents reach this agent as user-role context:
+ *	  "For context:", "[agent] said: ...", "[agent] called tool `x` with
+ *	  parameters: ...", "[agent] `x` tool returned result: ...";
+ *	- a function response always directly follows its function call: a
+ *	  late (long-running) response is moved up next to its call, and
+ *	  several responses to one call event are merged into one content;
+ *	- ids the runner generated for calls ("adk-...") are removed;
+ *	- include_contents = 'none' keeps only the current turn: from the
+ *	  latest user (or other agent's) event on.
+ * The history is read in seq order through the (app, user, session, seq)
+ * index.
+ *
+ * IDENTIFICATION
+ *	  src/runner/prompt.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "runner/runner.h"
+#include "store/owner.h"
+
+/* One event of the history, as prompt assembly sees it. */
+typedef struct HistEvent
+{
+	Jsonb	   *event;
+	char	   *author;
+	JsonbContainer *parts;		/* content.parts, NULL when none */
+	char	   *role;
+	bool		has_calls;
+	bool		only_responses; /* every part a function_response */
+	bool		consumed;		/* already placed after its call */
+} HistEvent;
+
+static List *read_history(AdkRun *run, AdkAgent *agent, const char *branch);
+static bool belongs_to_branch(Jsonb *event, const char *branch);
+static bool is_internal_request(JsonbContainer *parts);
+static char *jstr(JsonbContainer *c, const char *key);
+static void write_own_content(JsonWriter *w, HistEvent *e);
+static void write_other_agent_content(JsonWriter *w, HistEvent *e);
+static void write_part(JsonWriter *w, JsonbValue *part);
+static void write_responses_for(JsonWriter *w, List *history, int from,
+								HistEvent *call_event, AdkAgent *agent);
+static bool part_call_id(JsonbValue *part, const char *kind, char **id);
+
+/*
+ * The contents array of the next request for "agent" on "branch".
+ */
+Jsonb *
+adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	List	   *history = read_history(run, agent, branch);
+	JsonWriter	w;
+	int			start = 0;
+	int			i;
+
+	if (agent->include_contents_none)
+	{
+		for (i = list_length(history) - 1; i >= 0; i--)
+		{
+			HistEvent  *e = list_nth(history, i);
+
+			if (strcmp(e->author, "user") == 0 ||
+				strcmp(e->author, agent->name) != 0)
+			{
+				start = i;
+				break;
+			}
+		}
+	}
+
+	jw_init(&w);
+	jw_begin_array(&w);
+	for (i = start; i < list_length(history); i++)
+	{
+		HistEvent  *e = list_nth(history, i);
+
+		bool		other = strcmp(e->author, "user") != 0 &&
+			strcmp(e->author, agent->name) != 0;
+
+		if (e->consumed)
+			continue;
+		if (other)
+			write_other_agent_content(&w, e);
+		else
+			write_own_content(&w, e);
+		if (e->has_calls)
+			write_responses_for(&w, history, i + 1, e, agent);
+	}
+	jw_end_array(&w);
+	return jw_finish(&w);
+}
+
+static List *
+read_history(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	List	   *result = NIL;
+	AdkOwnerSave save;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		i;
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT event_data FROM adk.events"
+							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+							  "   AND user_id OPERATOR(pg_catalog.=) $2"
+							  "   AND session_id OPERATOR(pg_catalog.=) $3"
+							  " ORDER BY seq", 3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the session's events");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Jsonb	   *ev;
+		JsonbValue *content;
+		JsonbValue *parts;
+		HistEvent  *h;
+		MemoryContext spi;
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+		int			nparts = 0;
+		int			nresponses = 0;
+
+		ev = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+		content = adk_jsonb_get(&ev->root, "content");
+		if (content == NULL || content->type != jbvBinary)
+			continue;
+		parts = adk_jsonb_get(content->val.binary.data, "parts");
+		if (parts == NULL || parts->type != jbvBinary ||
+			JsonContainerSize(parts->val.binary.data) == 0)
+			continue;
+		if ((content = adk_jsonb_get(&ev->root, "partial")) != NULL &&
+			content->type == jbvBool && content->val.boolean)
+			continue;
+		if (!belongs_to_branch(ev, branch))
+			continue;
+		if (is_internal_request(parts->val.binary.data))
+			continue;
+
+		spi = MemoryContextSwitchTo(caller);
+		h = palloc0(sizeof(HistEvent));
+		h->event = DatumGetJsonbPCopy(PointerGetDatum(ev));
+		content = adk_jsonb_get(&h->event->root, "content");
+		h->parts = adk_jsonb_get(content->val.binary.data, "parts")->val.binary.data;
+		h->author = jstr(&h->event->root, "author");
+		if (h->author == NULL)
+			h->author = "user";
+		h->role = jstr(content->val.binary.data, "role");
+		it = JsonbIteratorInit(h->parts);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok != WJB_ELEM || v.type != jbvBinary)
+				continue;
+			nparts++;
+			if (adk_jsonb_get(v.val.binary.data, "function_call"))
+				h->has_calls = true;
+			if (adk_jsonb_get(v.val.binary.data, "function_response"))
+				nresponses++;
+		}
+		h->only_responses = nparts > 0 && nresponses == nparts;
+		result = lappend(result, h);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}
+
+static char *
+jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue *v = adk_jsonb_get(c, key);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/*
+ * ADK: an event without a branch, or whose branch is a prefix of ours.
+ */
+static bool
+belongs_to_branch(Jsonb *event, const char *branch)
+{
+	JsonbValue *b = adk_jsonb_get(&event->root, "branch");
+
+	if (branch == NULL || b == NULL || b->type != jbvString)
+		return true;
+	return strlen(branch) >= (size_t) b->val.string.len &&
+		strncmp(branch, b->val.string.val, b->val.string.len) == 0;
+}
+
+/*
+ * Calls to / responses of ADK's internal confirmation and credential
+ * requests never reach the model.
+ */
+static bool
+is_internal_request(JsonbContainer *parts)
+{
+	JsonbIterator *it = JsonbIteratorInit(parts);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *f;
+		char	   *name;
+
+		if (tok != WJB_ELEM || v.type != jbvBinary)
+			continue;
+		f = adk_jsonb_get(v.val.binary.data, "function_call");
+		if (f == NULL)
+			f = adk_jsonb_get(v.val.binary.data, "function_response");
+		if (f == NULL || f->type != jbvBinary)
+			continue;
+		name = jstr(f->val.binary.data, "name");
+		if (name && (strcmp(name, "adk_request_confirmation") == 0 ||
+					 strcmp(name, "adk_request_credential") == 0))
+			return true;
+	}
+	return false;
+}
+
+static void
+write_own_content(JsonWriter *w, HistEvent *e)
+{
+	JsonbIterator *it = JsonbIteratorInit(e->parts);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	jw_begin_object(w);
+	jw_key(w, "role");
+	jw_string(w, e->role ? e->role :
+			  (strcmp(e->author, "user") == 0 ? "user" : "model"));
+	jw_key(w, "parts");
+	jw_begin_array(w);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		if (tok == WJB_ELEM)
+			write_part(w, &v);
+	jw_end_array(w);
+	jw_end_object(w);
+}
+
+/*
+ * A part, without a function call's / response's "adk-" id.
+ */
+static void
+write_part(JsonWriter *w, JsonbValue *part)
+{
+	const char *kinds[2] = {"function_call", "function_response"};
+	int			k;
+
+	if (part->type == jbvBinary)
+	{
+		for (k = 0; k < 2; k++)
+		{
+			JsonbValue *f = adk_jsonb_get(part->val.binary.data, kinds[k]);
+			char	   *id;
+
+			if (f == NULL || f->type != jbvBinary)
+				continue;
+			id = jstr(f->val.binary.data, "id");
+			if (id == NULL || strncmp(id, "adk-", 4) != 0)
+				break;
+			/* rebuild the part without the id */
+			jw_begin_object(w);
+			jw_key(w, kinds[k]);
+			jw_begin_object(w);
+			{
+				JsonbIterator *it = JsonbIteratorInit(f->val.binary.data);
+				JsonbValue	kv;
+				JsonbValue	vv;
+				JsonbIteratorToken tok;
+
+				while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
+				{
+					char	   *key;
+
+					if (tok != WJB_KEY)
+						continue;
+					(void) JsonbIteratorNext(&it, &vv, true);
+					key = pnstrdup(kv.val.string.val, kv.val.string.len);
+					if (strcmp(key, "id") == 0)
+						continue;
+					jw_key(w, key);
+					jw_value(w, &vv);
+				}
+			}
+			jw_end_object(w);
+			jw_end_object(w);
+			return;
+		}
+	}
+	jw_value(w, part);
+}
+
+static bool
+part_call_id(JsonbValue *part, const char *kind, char **id)
+{
+	JsonbValue *f;
+
+	if (part->type != jbvBinary)
+		return false;
+	f = adk_jsonb_get(part->val.binary.data, kind);
+	if (f == NULL || f->type != jbvBinary)
+		return false;
+	*id = jstr(f->val.binary.data, "id");
+	return true;
+}
+
+/*
+ * After a call event: the later response events that answer its calls,
+ * merged into one user content (and marked so they are not repeated);
+ * another agent's responses are presented as that agent's context.
+ */
+static void
+write_responses_for(JsonWriter *w, List *history, int from,
+					HistEvent *call_event, AdkAgent *agent)
+{
+	List	   *ids = NIL;
+	JsonbIterator *it = JsonbIteratorInit(call_event->parts);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	bool		opened = false;
+	int			i;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *id;
+
+		if (tok == WJB_ELEM && part_call_id(&v, "function_call", &id) && id)
+			ids = lappend(ids, id);
+	}
+	if (ids == NIL)
+		return;
+
+	for (i = from; i < list_length(history); i++)
+	{
+		HistEvent  *e = list_nth(history, i);
+		bool		matches = false;
+
+		if (e->consumed || !e->only_responses)
+			continue;
+		it = JsonbIteratorInit(e->parts);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			char	   *id;
+			ListCell   *lc;
+
+			if (tok != WJB_ELEM || !part_call_id(&v, "function_response", &id) || !id)
+				continue;
+			foreach(lc, ids)
+				if (strcmp((char *) lfirst(lc), id) == 0)
+					matches = true;
+		}
+		if (!matches)
+			continue;
+		if (strcmp(e->author, "user") != 0 && strcmp(e->author, agent->name) != 0)
+		{
+			/* another agent's responses stay that agent's words, in order */
+			write_other_agent_content(w, e);
+			e->consumed = true;
+			continue;
+		}
+		if (!opened)
+		{
+			jw_begin_object(w);
+			jw_key(w, "role");
+			jw_string(w, "user");
+			jw_key(w, "parts");
+			jw_begin_array(w);
+			opened = true;
+		}
+		it = JsonbIteratorInit(e->parts);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+				write_part(w, &v);
+		e->consumed = true;
+	}
+	if (opened)
+	{
+		jw_end_array(w);
+		jw_end_object(w);
+	}
+}
+
+/*
+ * Another agent's event, as user-role context (ADK's
+ * _present_other_agent_message).
+ */
+static void
+write_other_agent_content(JsonWriter *w, HistEvent *e)
+{
+	JsonbIterator *it = JsonbIteratorInit(e->parts);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	jw_begin_object(w);
+	jw_key(w, "role");
+	jw_string(w, "user");
+	jw_key(w, "parts");
+	jw_begin_array(w);
+	jw_begin_object(w);
+	jw_key(w, "text");
+	jw_string(w, "For context:");
+	jw_end_object(w);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *t;
+		JsonbValue *f;
+		char	   *text = NULL;
+
+		if (tok != WJB_ELEM || v.type != jbvBinary)
+			continue;
+		if ((t = adk_jsonb_get(v.val.binary.data, "thought")) != NULL &&
+			t->type == jbvBool && t->val.boolean)
+			continue;
+		if ((t = adk_jsonb_get(v.val.binary.data, "text")) != NULL &&
+			t->type == jbvString)
+			text = psprintf("[%s] said: %.*s", e->author,
+							t->val.string.len, t->val.string.val);
+		else if ((f = adk_jsonb_get(v.val.binary.data, "function_call")) != NULL &&
+				 f->type == jbvBinary)
+		{
+			JsonbValue *a = adk_jsonb_get(f->val.binary.data, "args");
+
+			text = psprintf("[%s] called tool `%s` with parameters: %s",
+							e->author, jstr(f->val.binary.data, "name"),
+							a && a->type == jbvBinary ?
+							JsonbToCString(NULL, a->val.binary.data, -1) : "{}");
+		}
+		else if ((f = adk_jsonb_get(v.val.binary.data, "function_response")) != NULL &&
+				 f->type == jbvBinary)
+		{
+			JsonbValue *r = adk_jsonb_get(f->val.binary.data, "response");
+
+			text = psprintf("[%s] `%s` tool returned result: %s",
+							e->author, jstr(f->val.binary.data, "name"),
+							r && r->type == jbvBinary ?
+							JsonbToCString(NULL, r->val.binary.data, -1) : "{}");
+		}
+		if (text == NULL)
+			continue;
+		jw_begin_object(w);
+		jw_key(w, "text");
+		jw_string(w, text);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+	jw_end_object(w);
+}
+
+/*
+ * The system instruction: the agent's instruction with {key} / {key?}
+ * placeholders filled from the session state (missing optional keys
+ * become empty; a missing required key is left as written), then ADK's
+ * transfer instruction when the agent can transfer.
+ */
+char *
+adk_build_instruction(AdkRun *run, AdkAgent *agent)
+{
+	StringInfoData out;
+	List	   *targets = adk_transfer_targets(agent);
+	Jsonb	   *state = NULL;
+	const char *p;
+	ListCell   *lc;
+
+	initStringInfo(&out);
+	if (agent->instruction && strchr(agent->instruction, '{') != NULL)
+	{
+		Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+		Datum		args[3];
+		bool		isnull;
+		AdkOwnerSave save;
+		MemoryContext caller = CurrentMemoryContext;
+
+		args[0] = CStringGetTextDatum(run->app);
+		args[1] = CStringGetTextDatum(run->user);
+		args[2] = CStringGetTextDatum(run->session);
+		adk_become_owner(&save);
+		SPI_connect();
+		if (SPI_execute_with_args("SELECT s.state"
+								  " OPERATOR(pg_catalog.||) adk._prefixed(a.state, 'app:')"
+								  " OPERATOR(pg_catalog.||) adk._prefixed(u.state, 'user:')"
+								  " FROM adk.sessions s"
+								  " LEFT JOIN adk.app_states a ON a.app_name OPERATOR(pg_catalog.=) s.app_name"
+								  " LEFT JOIN adk.user_states u ON u.app_name OPERATOR(pg_catalog.=) s.app_name"
+								  "  AND u.user_id OPERATOR(pg_catalog.=) s.user_id"
+								  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
+								  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
+								  "   AND s.id OPERATOR(pg_catalog.=) $3",
+								  3, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										  1, &isnull);
+
+			if (!isnull)
+				state = DatumGetJsonbP(SPI_datumTransfer(d, false, -1));
+		}
+		SPI_finish();
+		adk_restore_user(&save);
+		MemoryContextSwitchTo(caller);
+		if (state && run->temp_state)
+			state = adk_jsonb_concat(state, run->temp_state);
+
+		for (p = agent->instruction; *p; p++)
+		{
+			const char *end;
+			char	   *key;
+			bool		optional;
+			JsonbValue *v;
+
+			if (*p != '{' || (end = strchr(p + 1, '}')) == NULL ||
+				memchr(p + 1, '{', end - p - 1) != NULL || end == p + 1)
+			{
+				appendStringInfoChar(&out, *p);
+				continue;
+			}
+			key = pnstrdup(p + 1, end - p - 1);
+			optional = key[strlen(key) - 1] == '?';
+			if (optional)
+				key[strlen(key) - 1] = '\0';
+			v = state ? adk_jsonb_get(&state->root, key) : NULL;
+			if (v == NULL && !optional)
+			{
+				appendBinaryStringInfo(&out, p, end - p + 1);
+				p = end;
+				continue;
+			}
+			if (v != NULL && v->type == jbvString)
+				appendBinaryStringInfo(&out, v->val.string.val, v->val.string.len);
+			else if (v != NULL && v->type == jbvBinary)
+				(void) JsonbToCString(&out, v->val.binary.data, -1);
+			else if (v != NULL)
+				(void) JsonbToCString(&out, &JsonbValueToJsonb(v)->root, -1);
+			p = end;
+		}
+	}
+	else if (agent->instruction)
+		appendStringInfoString(&out, agent->instruction);
+
+	if (targets != NIL)
+	{
+		if (out.len > 0)
+			appendStringInfoString(&out, "\n\n");
+		appendStringInfo(&out, "You are an agent. Your internal name is \"%s\".", agent->name);
+		if (agent->description)
+			appendStringInfo(&out, " The description about you is \"%s\".", agent->description);
+		appendStringInfoString(&out, "\n\nYou have a list of other agents to transfer to:\n");
+		foreach(lc, targets)
+		{
+			AdkAgent   *t = (AdkAgent *) lfirst(lc);
+
+			appendStringInfo(&out, "\nAgent name: %s\nAgent description: %s\n",
+							 t->name, t->description ? t->description : "");
+		}
+		appendStringInfoString(&out,
+							   "\nIf you are the best to answer the question according to your description, you can answer it.\n\n"
+							   "If another agent is better for answering the question according to its description, call `transfer_to_agent` function to transfer the question to that agent. When transferring, do not generate any text other than the function call.\n");
+		if (agent->parent && !agent->disallow_transfer_to_parent)
+			appendStringInfo(&out,
+							 "\nYour parent agent is %s. If neither the other agents nor you are best for answering the question according to the descriptions, transfer to your parent agent.\n",
+							 agent->parent->name);
+	}
+	return out.len > 0 ? out.data : NULL;
+}

@@ -1,0 +1,671 @@
+/*-------------------------------------------------------------------------
+ *
+ * run.c
+ *	  adk_run(app, user_id, session_id, message, state_delta, options):
+ *	  one invocation, in the order of work of SPEC §5 (000 §三.4-§三.6):
+ *
+ *	1. get the session, or create it when the app allows;
+ *	2. decide the agent (agents.c);
+ *	3. append the user event -- on_user_message may replace the content,
+ *	   state_delta goes on this event; returned only if yield_user_message;
+ *	4. before_run may end the run early with content of its own (we use
+ *	   that content: the documented meaning, 000 §四.4.2);
+ *	5. run the agent: every non-partial event passes on_event (which may
+ *	   replace or reject it), is appended, and only then returned; partial
+ *	   events are returned, never stored;
+ *	6. the LLM flow (flow.c);
+ *	7. after_run.
+ * adk.invocations keeps a row per invocation: status, agent, timings,
+ * model calls, tokens, error.  A model or plugin failure is a stored error
+ * event and a failed invocation; adk_run returns normally.  Invalid
+ * arguments, missing definitions and query cancellation raise.
+ *
+ * adk_run runs in the caller's transaction; its rows are returned when
+ * the invocation ends.
+ *
+ * IDENTIFICATION
+ *	  src/runner/run.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "adk_runner.h"
+#include "common/ids.h"
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "model/ledger.h"
+#include "runner/runner.h"
+#include "store/append.h"
+#include "store/owner.h"
+
+PG_FUNCTION_INFO_V1(adk_run_text);
+PG_FUNCTION_INFO_V1(adk_run_content);
+
+static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
+static void run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
+						   const char *extschema);
+static void load_app(AdkRun *run, char **root_agent, bool *auto_create);
+static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
+static char *resumed_invocation(AdkRun *run, Jsonb *message);
+static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
+static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
+static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
+static void invocation_end(AdkRun *run);
+static void parse_options(AdkRun *run, Jsonb *options);
+static Jsonb *text_content(const char *text);
+
+/*
+ * adk_run(app, user_id, session_id, message text, state_delta, options)
+ */
+Datum
+adk_run_text(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("message must not be null")));
+	return run_entry(fcinfo, text_content(text_to_cstring(PG_GETARG_TEXT_PP(3))));
+}
+
+/*
+ * adk_run(app, user_id, session_id, message jsonb, state_delta, options):
+ * message is a whole Content ({"role": "user", "parts": [...]}), e.g.
+ * function responses.
+ */
+Datum
+adk_run_content(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *message;
+	JsonbValue *parts;
+
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("message must not be null")));
+	message = PG_GETARG_JSONB_P(3);
+	if (!adk_jsonb_is_object(&message->root) ||
+		(parts = adk_jsonb_get(&message->root, "parts")) == NULL ||
+		parts->type != jbvBinary || !JsonContainerIsArray(parts->val.binary.data) ||
+		JsonContainerSize(parts->val.binary.data) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
+				 errhint("Pass text as text, or build function responses with adk_function_response().")));
+	return run_entry(fcinfo, message);
+}
+
+static Jsonb *
+text_content(const char *text)
+{
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "role");
+	jw_string(&w, "user");
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "text");
+	jw_string(&w, text);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+static Datum
+run_entry(FunctionCallInfo fcinfo, Jsonb *message)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	AdkRun	   *run = palloc0(sizeof(AdkRun));
+	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
+	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
+	char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+
+	run->app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+	run->user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+	run->session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("state_delta must be a JSON object")));
+	parse_options(run, options);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
+	run->out = rsinfo->setResult;
+	run->desc = rsinfo->setDesc;
+
+	PG_TRY();
+	{
+		run_invocation(run, message, state_delta, extschema);
+	}
+	PG_CATCH();
+	{
+		adk_current_invocation_id = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	adk_current_invocation_id = NULL;
+	return (Datum) 0;
+}
+
+static void
+parse_options(AdkRun *run, Jsonb *options)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	run->max_llm_calls = -1;
+	if (options == NULL)
+		return;
+	if (!adk_jsonb_is_object(&options->root))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options must be a JSON object")));
+	it = JsonbIteratorInit(&options->root);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		(void) JsonbIteratorNext(&it, &v, true);
+		key = pnstrdup(k.val.string.val, k.val.string.len);
+		if (strcmp(key, "yield_user_message") == 0 && v.type == jbvBool)
+			run->yield_user_message = v.val.boolean;
+		else if (strcmp(key, "stream") == 0 && v.type == jbvBool)
+			run->stream = v.val.boolean;
+		else if (strcmp(key, "max_llm_calls") == 0 && v.type == jbvNumeric)
+		{
+			int64		n = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+															  NumericGetDatum(v.val.numeric)));
+
+			if (n <= 0 || n > INT_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("option \"max_llm_calls\" must be a positive integer")));
+			run->max_llm_calls = (int) n;
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid option \"%s\"", key),
+					 errhint("Options are yield_user_message (boolean), stream (boolean) and max_llm_calls (positive integer).")));
+	}
+}
+
+static void
+run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
+			   const char *extschema)
+{
+	char	   *root_agent;
+	bool		auto_create;
+	AdkAgent   *agent;
+	Jsonb	   *replaced;
+	char	   *error;
+
+	/* 1. the app and the session */
+	load_app(run, &root_agent, &auto_create);
+	ensure_session(run, auto_create, extschema);
+	adk_load_agents(run, root_agent);
+
+	/* 2. which agent; the invocation id (reused when resuming a call) */
+	run->invocation_id = resumed_invocation(run, message);
+	if (run->invocation_id == NULL)
+		run->invocation_id = adk_new_id("e-");
+	adk_current_invocation_id = MemoryContextStrdup(TopTransactionContext,
+													run->invocation_id);
+	agent = adk_agent_to_run(run, message);
+	invocation_start(run, agent->name, NULL);
+
+	/* 3. the user event */
+	replaced = adk_plugins_call(run, CB_ON_USER_MESSAGE,
+								adk_plugin_context(run, CB_ON_USER_MESSAGE, NULL,
+												   "user_content", message, NULL, NULL),
+								&error);
+	if (error)
+	{
+		append_user_event(run, message, state_delta);
+		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
+		invocation_end(run);
+		return;
+	}
+	run->user_content = replaced ? replaced : message;
+	append_user_event(run, run->user_content, state_delta);
+
+	/* 4. before_run: an early end with the plugin's content */
+	replaced = adk_plugins_call(run, CB_BEFORE_RUN,
+								adk_plugin_context(run, CB_BEFORE_RUN, agent->name,
+												   "user_content", run->user_content, NULL, NULL),
+								&error);
+	if (error)
+		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
+	else if (replaced != NULL)
+	{
+		JsonWriter	w;
+		AdkStoredEvent stored;
+
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, run->invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent->name);
+		jw_key(&w, "content");
+		jw_jsonb(&w, replaced);
+		jw_end_object(&w);
+		adk_store_append(run->app, run->user, run->session, jw_finish(&w), &stored);
+		put_row(run, &stored, false);
+	}
+	else
+	{
+		/* 5, 6. the agent */
+		adk_run_agent(run, agent, NULL);
+	}
+
+	/* 7. after_run */
+	if (!run->failed)
+	{
+		(void) adk_plugins_call(run, CB_AFTER_RUN,
+								adk_plugin_context(run, CB_AFTER_RUN, agent->name,
+												   NULL, NULL, NULL, NULL),
+								&error);
+		if (error)
+			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
+	}
+	invocation_end(run);
+}
+
+static void
+load_app(AdkRun *run, char **root_agent, bool *auto_create)
+{
+	AdkOwnerSave save;
+	Datum		arg = CStringGetTextDatum(run->app);
+	Oid			type = TEXTOID;
+	MemoryContext caller = CurrentMemoryContext;
+	bool		isnull;
+	HeapTuple	row;
+	TupleDesc	desc;
+	ArrayType  *plugins;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT root_agent, auto_create_session, plugins, max_llm_calls"
+							  " FROM adk.apps WHERE name OPERATOR(pg_catalog.=) $1",
+							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read adk.apps");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("app \"%s\" does not exist", run->app),
+				 errhint("Define it with adk_define_app().")));
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	MemoryContextSwitchTo(caller);
+	*root_agent = SPI_getvalue(row, desc, 1);
+	*auto_create = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
+	plugins = DatumGetArrayTypePCopy(SPI_getbinval(row, desc, 3, &isnull));
+	if (run->max_llm_calls < 0)
+		run->max_llm_calls = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
+	SPI_finish();
+	adk_restore_user(&save);
+	run->plugins = adk_load_plugins(plugins);
+}
+
+/*
+ * The session exists (or is created now), and this transaction holds its
+ * row lock from here on: a second adk_run on the same session waits for
+ * this one to commit, so two invocations never interleave their events,
+ * and everything read below sees the history as it stands.
+ */
+static void
+ensure_session(AdkRun *run, bool auto_create, const char *extschema)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	bool		exists;
+	AdkOwnerSave save;
+	const char *lock_sql = "SELECT 1 FROM adk.sessions"
+		" WHERE app_name OPERATOR(pg_catalog.=) $1"
+		"   AND user_id OPERATOR(pg_catalog.=) $2"
+		"   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE";
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	adk_become_owner(&save);
+	SPI_connect();
+	exists = SPI_execute_with_args(lock_sql, 3, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1;
+	SPI_finish();
+	adk_restore_user(&save);
+	if (exists)
+		return;
+
+	if (!auto_create)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
+						run->session, run->app, run->user),
+				 errhint("App \"%s\" does not create sessions itself; create it with adk_create_session().",
+						 run->app)));
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("SELECT %s.adk_create_session($1, $2, $3)",
+									   quote_identifier(extschema)),
+							  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not create the session");
+	SPI_finish();
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args(lock_sql, 3, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the session");
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+/*
+ * The invocation id of the call that a function response in the message
+ * answers (000 §四.4.4), or NULL.
+ */
+static char *
+resumed_invocation(AdkRun *run, Jsonb *message)
+{
+	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *id = NULL;
+	char	   *result = NULL;
+
+	if (parts == NULL || parts->type != jbvBinary)
+		return NULL;
+	it = JsonbIteratorInit(parts->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE && id == NULL)
+	{
+		JsonbValue *f;
+		JsonbValue *i;
+
+		if (tok == WJB_ELEM && v.type == jbvBinary &&
+			(f = adk_jsonb_get(v.val.binary.data, "function_response")) != NULL &&
+			f->type == jbvBinary &&
+			(i = adk_jsonb_get(f->val.binary.data, "id")) != NULL && i->type == jbvString)
+			id = pnstrdup(i->val.string.val, i->val.string.len);
+	}
+	if (id != NULL)
+	{
+		AdkOwnerSave save;
+		Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		args[4];
+		JsonWriter	w;
+		MemoryContext caller = CurrentMemoryContext;
+
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "content");
+		jw_begin_object(&w);
+		jw_key(&w, "parts");
+		jw_begin_array(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "function_call");
+		jw_begin_object(&w);
+		jw_key(&w, "id");
+		jw_string(&w, id);
+		jw_end_object(&w);
+		jw_end_object(&w);
+		jw_end_array(&w);
+		jw_end_object(&w);
+		jw_end_object(&w);
+		args[0] = CStringGetTextDatum(run->app);
+		args[1] = CStringGetTextDatum(run->user);
+		args[2] = CStringGetTextDatum(run->session);
+		args[3] = CStringGetTextDatum(w.buf.data);
+		adk_become_owner(&save);
+		SPI_connect();
+		if (SPI_execute_with_args("SELECT invocation_id FROM adk.events"
+								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+								  "   AND user_id OPERATOR(pg_catalog.=) $2"
+								  "   AND session_id OPERATOR(pg_catalog.=) $3"
+								  "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
+								  " ORDER BY seq DESC LIMIT 1",
+								  4, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			MemoryContextSwitchTo(caller);
+			result = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		}
+		SPI_finish();
+		adk_restore_user(&save);
+	}
+	return result;
+}
+
+static void
+append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
+{
+	JsonWriter	w;
+	AdkStoredEvent stored;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "invocation_id");
+	jw_string(&w, run->invocation_id);
+	jw_key(&w, "author");
+	jw_string(&w, "user");
+	jw_key(&w, "content");
+	jw_jsonb(&w, content);
+	if (state_delta)
+	{
+		jw_key(&w, "actions");
+		jw_begin_object(&w);
+		jw_key(&w, "state_delta");
+		jw_jsonb(&w, state_delta);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
+	adk_store_append(run->app, run->user, run->session, jw_finish(&w), &stored);
+	if (run->yield_user_message)
+		put_row(run, &stored, false);
+}
+
+/*
+ * Step 5 for one event: on_event, append unless partial, return it.
+ */
+void
+adk_emit(AdkRun *run, Jsonb *event)
+{
+	JsonbValue *partial = adk_jsonb_get(&event->root, "partial");
+	bool		is_partial = partial && partial->type == jbvBool && partial->val.boolean;
+	Jsonb	   *replaced;
+	char	   *error;
+	AdkStoredEvent stored;
+
+	if (!is_partial)
+	{
+		JsonbValue *author = adk_jsonb_get(&event->root, "author");
+
+		replaced = adk_plugins_call(run, CB_ON_EVENT,
+									adk_plugin_context(run, CB_ON_EVENT, NULL,
+													   "event", event, NULL, NULL),
+									&error);
+		if (error)
+		{
+			/* the event is not stored; the run reports the error */
+			char	   *name = author && author->type == jbvString ?
+				pnstrdup(author->val.string.val, author->val.string.len) : "runner";
+
+			adk_emit_error(run, name, NULL, "PLUGIN_ERROR", error);
+			return;
+		}
+		if (replaced != NULL)
+		{
+			if (JB_ROOT_IS_SCALAR(replaced))
+			{
+				JsonbValue *s = getIthJsonbValueFromContainer(&replaced->root, 0);
+
+				if (s->type == jbvBool && !s->val.boolean)
+					return;		/* rejected: not stored, not returned */
+			}
+			event = replaced;
+		}
+	}
+	adk_store_append(run->app, run->user, run->session, event, &stored);
+	put_row(run, &stored, is_partial);
+}
+
+/*
+ * A stored error event; the invocation ends as failed.  Returns false.
+ */
+bool
+adk_emit_error(AdkRun *run, const char *author, const char *branch,
+			   const char *code, const char *message)
+{
+	JsonWriter	w;
+	AdkStoredEvent stored;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "invocation_id");
+	jw_string(&w, run->invocation_id);
+	jw_key(&w, "author");
+	jw_string(&w, author);
+	if (branch)
+	{
+		jw_key(&w, "branch");
+		jw_string(&w, branch);
+	}
+	jw_key(&w, "error_code");
+	jw_string(&w, code ? code : "UNKNOWN_ERROR");
+	jw_key(&w, "error_message");
+	jw_string(&w, message ? message : "");
+	jw_end_object(&w);
+	adk_store_append(run->app, run->user, run->session, jw_finish(&w), &stored);
+	put_row(run, &stored, false);
+	run->failed = true;
+	run->end_invocation = true;
+	if (run->error_code == NULL)
+	{
+		run->error_code = pstrdup(code ? code : "UNKNOWN_ERROR");
+		run->error_message = pstrdup(message ? message : "");
+	}
+	return false;
+}
+
+/*
+ * One output row: the adk.events columns and "partial".
+ */
+static void
+put_row(AdkRun *run, AdkStoredEvent *stored, bool partial)
+{
+	Datum		values[9];
+	bool		nulls[9];
+	JsonbValue *v;
+
+	memset(nulls, 0, sizeof(nulls));
+	v = adk_jsonb_get(&stored->event->root, "id");
+	if (v && v->type == jbvString)
+		values[0] = PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
+	else
+		nulls[0] = true;
+	values[1] = CStringGetTextDatum(run->app);
+	values[2] = CStringGetTextDatum(run->user);
+	values[3] = CStringGetTextDatum(run->session);
+	values[4] = CStringGetTextDatum(run->invocation_id);
+	values[5] = TimestampTzGetDatum(stored->time);
+	nulls[5] = partial;
+	values[6] = JsonbPGetDatum(stored->event);
+	values[7] = Int64GetDatum(stored->seq);
+	nulls[7] = partial;
+	values[8] = BoolGetDatum(partial);
+	tuplestore_putvalues(run->out, run->desc, values, nulls);
+}
+
+/*
+ * "prefix" + a random UUID.
+ */
+char *
+adk_new_id(const char *prefix)
+{
+	char		uuid[37];
+
+	adk_random_uuid(uuid);
+	return psprintf("%s%s", prefix, uuid);
+}
+
+static void
+invocation_start(AdkRun *run, const char *agent, Jsonb *options)
+{
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[5];
+	AdkOwnerSave save;
+	NameData	role;
+
+	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
+	args[0] = CStringGetTextDatum(run->invocation_id);
+	args[1] = CStringGetTextDatum(run->app);
+	args[2] = CStringGetTextDatum(run->user);
+	args[3] = CStringGetTextDatum(run->session);
+	args[4] = CStringGetTextDatum(agent);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("INSERT INTO adk.invocations AS i"
+									   " (invocation_id, app_name, user_id, session_id, agent,"
+									   "  status, role_name, backend_pid)"
+									   " VALUES ($1, $2, $3, $4, $5, 'running', %s, pg_catalog.pg_backend_pid())"
+									   " ON CONFLICT (invocation_id) DO UPDATE"
+									   "  SET status = 'running', agent = EXCLUDED.agent,"
+									   "      resumed = i.resumed OPERATOR(pg_catalog.+) 1,"
+									   "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid",
+									   quote_literal_cstr(NameStr(role))),
+							  5, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the invocation");
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+static void
+invocation_end(AdkRun *run)
+{
+	Oid			types[7] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID};
+	Datum		args[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	AdkOwnerSave save;
+
+	args[0] = CStringGetTextDatum(run->invocation_id);
+	args[1] = CStringGetTextDatum(run->failed ? "failed" : "completed");
+	args[2] = Int32GetDatum(run->llm_calls);
+	args[3] = Int64GetDatum(run->input_tokens);
+	args[4] = Int64GetDatum(run->output_tokens);
+	if (run->error_code)
+	{
+		args[5] = CStringGetTextDatum(run->error_code);
+		args[6] = CStringGetTextDatum(run->error_message);
+	}
+	else
+		nulls[5] = nulls[6] = 'n';
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE adk.invocations"
+							  "   SET status = $2, ended_at = pg_catalog.clock_timestamp(),"
+							  "       model_calls = model_calls OPERATOR(pg_catalog.+) $3,"
+							  "       input_tokens = input_tokens OPERATOR(pg_catalog.+) $4,"
+							  "       output_tokens = output_tokens OPERATOR(pg_catalog.+) $5,"
+							  "       error_code = $6, error_message = $7"
+							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
+							  7, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the end of the invocation");
+	SPI_finish();
+	adk_restore_user(&save);
+}

@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * runner.h
+ *	  The runner: one invocation of an app's agents for one input, as
+ *	  adk_run() runs it.
+ *
+ * Data flows one way: run.c (order of work, SPEC §5) -> agents.c (which
+ * agent, workflow agents, transfer) -> flow.c (the LLM flow: prompt, model
+ * call, tool calls) -> prompt.c / tools.c / plugins.c -> the model layer
+ * and the session store.  Everything is palloc'd in the invocation's
+ * memory context; the event in event_data shape is what every step speaks.
+ *
+ * IDENTIFICATION
+ *	  src/runner/runner.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_RUNNER_RUNNER_H
+#define ADK_RUNNER_RUNNER_H
+
+#include "access/tupdesc.h"
+#include "nodes/pg_list.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+#include "utils/tuplestore.h"
+
+/* Plugin callbacks, in adk.plugins column order */
+typedef enum AdkCallback
+{
+	CB_ON_USER_MESSAGE,
+	CB_BEFORE_RUN,
+	CB_ON_EVENT,
+	CB_AFTER_RUN,
+	CB_BEFORE_AGENT,
+	CB_AFTER_AGENT,
+	CB_BEFORE_MODEL,
+	CB_AFTER_MODEL,
+	CB_BEFORE_TOOL,
+	CB_AFTER_TOOL,
+	CB_ON_MODEL_ERROR,
+	CB_ON_TOOL_ERROR,
+	CB_COUNT
+} AdkCallback;
+
+typedef struct AdkPlugin
+{
+	char	   *name;
+	Oid			callbacks[CB_COUNT];	/* InvalidOid: not set */
+} AdkPlugin;
+
+typedef struct AdkAgent
+{
+	char	   *name;
+	char	   *kind;			/* llm, sequential, parallel, loop */
+	char	   *model;			/* own or inherited; NULL: none */
+	char	   *instruction;
+	char	   *description;
+	List	   *tools;			/* char * names */
+	List	   *sub_agents;		/* AdkAgent * */
+	struct AdkAgent *parent;
+	char	   *output_key;
+	bool		disallow_transfer_to_parent;
+	bool		disallow_transfer_to_peers;
+	int			max_iterations; /* 0: unbounded */
+	bool		include_contents_none;
+	Jsonb	   *generate_config;
+} AdkAgent;
+
+typedef struct AdkTool
+{
+	char	   *name;
+	Oid			function;
+	char	   *description;
+	Jsonb	   *parameters;
+	bool		long_running;
+	bool		require_confirmation;
+} AdkTool;
+
+/* One invocation */
+typedef struct AdkRun
+{
+	char	   *app;
+	char	   *user;
+	char	   *session;
+	char	   *invocation_id;
+	AdkAgent   *root;
+	List	   *agents;			/* every AdkAgent of the tree */
+	List	   *plugins;		/* AdkPlugin *, in call order */
+	int			max_llm_calls;
+	int			llm_calls;
+	bool		stream;
+	bool		yield_user_message;
+	Jsonb	   *user_content;
+	Jsonb	   *temp_state;		/* temp: keys of this invocation */
+
+	/* outcome */
+	bool		failed;
+	bool		end_invocation; /* stop everything (failure, early exit) */
+	bool		escalated;		/* exit_loop / escalate seen */
+	char	   *error_code;
+	char	   *error_message;
+	int64		input_tokens;
+	int64		output_tokens;
+
+	/* output */
+	Tuplestorestate *out;
+	TupleDesc	desc;
+} AdkRun;
+
+/* run.c */
+extern void adk_emit(AdkRun *run, Jsonb *event);
+extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
+						   const char *code, const char *message);
+extern char *adk_new_id(const char *prefix);
+
+/* agents.c */
+extern void adk_load_agents(AdkRun *run, const char *root_name);
+extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
+extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
+extern void adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch);
+extern List *adk_transfer_targets(AdkAgent *agent);
+
+/* flow.c */
+extern void adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch);
+
+/* prompt.c */
+extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
+								 const char *branch);
+extern char *adk_build_instruction(AdkRun *run, AdkAgent *agent);
+
+/* tools.c */
+extern List *adk_load_tools(AdkAgent *agent);
+extern Jsonb *adk_tool_declarations(AdkRun *run, AdkAgent *agent,
+									List *tools);
+extern Jsonb *adk_tool_call(AdkTool *tool, Jsonb *args, char **error);
+
+/* plugins.c */
+extern List *adk_load_plugins(ArrayType *names);
+extern Jsonb *adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context,
+							   char **error);
+extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
+								 const char *agent, const char *key1,
+								 Jsonb *value1, const char *key2,
+								 Jsonb *value2);
+
+/* subxact.c */
+typedef void (*AdkGuardedFn) (void *arg);
+extern bool adk_run_guarded(AdkGuardedFn fn, void *arg, char **error);
+
+#endif							/* ADK_RUNNER_RUNNER_H */

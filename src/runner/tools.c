@@ -1,0 +1,402 @@
+/*-------------------------------------------------------------------------
+ *
+ * tools.c
+ *	  Tools are SQL functions.  Declarations for the model, and calls.
+ *
+ * A call binds the model's arguments as one jsonb parameter and casts each
+ * argument to its declared type in the statement -- ($1 ->> 'city')::text --
+ * so no value the model sends is ever spliced into SQL text; only names
+ * and types from the catalog are (quoted).  Arguments the model leaves out
+ * take the function's defaults (named notation).  The call runs in its own
+ * subtransaction as the invoking role, so grants and row-level security
+ * apply and an error -- a raised exception, a value of the wrong type, a
+ * missing privilege -- rolls back that tool only and becomes the
+ * {"error": ...} the model sees.
+ *
+ * IDENTIFICATION
+ *	  src/runner/tools.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "runner/runner.h"
+#include "store/owner.h"
+
+typedef struct ToolCall
+{
+	AdkTool    *tool;
+	Jsonb	   *args;
+	Jsonb	   *result;
+} ToolCall;
+
+static void call_tool(void *arg);
+static char *build_call_sql(AdkTool *tool, Jsonb *args);
+static void write_builtin(JsonWriter *w, const char *name,
+						  const char *description, const char *param,
+						  const char *param_description);
+
+/*
+ * The SQL tools an agent lists (built-ins and agents-as-tools are not in
+ * adk.tools).
+ */
+List *
+adk_load_tools(AdkAgent *agent)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+	AdkOwnerSave save;
+	MemoryContext caller = CurrentMemoryContext;
+	SPIPlanPtr	plan;
+	Oid			argtype = TEXTOID;
+
+	if (agent->tools == NIL)
+		return NIL;
+	adk_become_owner(&save);
+	SPI_connect();
+	plan = SPI_prepare("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
+					   " t.long_running, t.require_confirmation"
+					   " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
+					   1, &argtype);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	foreach(lc, agent->tools)
+	{
+		char	   *name = (char *) lfirst(lc);
+		Datum		arg = CStringGetTextDatum(name);
+		AdkTool    *t;
+		bool		isnull;
+		HeapTuple	row;
+		TupleDesc	desc;
+		MemoryContext spi;
+
+		if (SPI_execute_plan(plan, &arg, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read adk.tools");
+		if (SPI_processed == 0)
+			continue;
+		row = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		spi = MemoryContextSwitchTo(caller);
+		t = palloc0(sizeof(AdkTool));
+		t->name = pstrdup(name);
+		t->function = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+		t->description = SPI_getvalue(row, desc, 2);
+		t->parameters = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 3, &isnull));
+		t->long_running = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
+		t->require_confirmation = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+		result = lappend(result, t);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}
+
+static AdkTool *
+find_tool(List *tools, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, tools)
+	{
+		AdkTool    *t = (AdkTool *) lfirst(lc);
+
+		if (strcmp(t->name, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/*
+ * The function declarations the model gets: the agent's tools in order,
+ * built-ins, agents used as tools, and transfer_to_agent when the agent
+ * has somewhere to transfer to.  NULL when there are none.
+ */
+Jsonb *
+adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
+{
+	JsonWriter	w;
+	ListCell   *lc;
+	int			n = 0;
+
+	jw_init(&w);
+	jw_begin_array(&w);
+	foreach(lc, agent->tools)
+	{
+		char	   *name = (char *) lfirst(lc);
+		AdkTool    *t = find_tool(tools, name);
+		AdkAgent   *as_tool;
+
+		if (t != NULL)
+		{
+			jw_begin_object(&w);
+			jw_key(&w, "name");
+			jw_string(&w, t->name);
+			jw_key(&w, "description");
+			jw_string(&w, t->description ? t->description : "");
+			jw_key(&w, "parameters");
+			jw_jsonb(&w, t->parameters);
+			jw_end_object(&w);
+			n++;
+		}
+		else if (strcmp(name, "exit_loop") == 0)
+		{
+			write_builtin(&w, "exit_loop",
+						  "Exits the loop. Call this function only when you are instructed to do so.",
+						  NULL, NULL);
+			n++;
+		}
+		else if ((as_tool = adk_find_agent(run, name)) != NULL)
+		{
+			write_builtin(&w, name,
+						  as_tool->description ? as_tool->description : "",
+						  "request", "The request to send to the agent.");
+			n++;
+		}
+	}
+	if (adk_transfer_targets(agent) != NIL)
+	{
+		write_builtin(&w, "transfer_to_agent",
+					  "Transfer the question to another agent. This tool hands off control to another agent when it's more suitable to answer the user's question according to the agent's description.",
+					  "agent_name", "the agent name to transfer to.");
+		n++;
+	}
+	jw_end_array(&w);
+	return n > 0 ? jw_finish(&w) : NULL;
+}
+
+static void
+write_builtin(JsonWriter *w, const char *name, const char *description,
+			  const char *param, const char *param_description)
+{
+	jw_begin_object(w);
+	jw_key(w, "name");
+	jw_string(w, name);
+	jw_key(w, "description");
+	jw_string(w, description);
+	jw_key(w, "parameters");
+	jw_begin_object(w);
+	jw_key(w, "type");
+	jw_string(w, "object");
+	jw_key(w, "properties");
+	jw_begin_object(w);
+	if (param)
+	{
+		jw_key(w, param);
+		jw_begin_object(w);
+		jw_key(w, "type");
+		jw_string(w, "string");
+		jw_key(w, "description");
+		jw_string(w, param_description);
+		jw_end_object(w);
+	}
+	jw_end_object(w);
+	if (param)
+	{
+		jw_key(w, "required");
+		jw_begin_array(w);
+		jw_string(w, param);
+		jw_end_array(w);
+	}
+	jw_end_object(w);
+	jw_end_object(w);
+}
+
+/*
+ * Call a SQL tool with the model's arguments.  The result as the function
+ * response ADK expects (an object: the function's own object result, or
+ * {"result": value}); NULL with *error set when the call failed.
+ */
+Jsonb *
+adk_tool_call(AdkTool *tool, Jsonb *args, char **error)
+{
+	ToolCall	call;
+
+	call.tool = tool;
+	call.args = args;
+	call.result = NULL;
+	if (!adk_run_guarded(call_tool, &call, error))
+		return NULL;
+	return call.result;
+}
+
+static void
+call_tool(void *arg)
+{
+	ToolCall   *call = (ToolCall *) arg;
+	char	   *sql = build_call_sql(call->tool, call->args);
+	Oid			argtype = JSONBOID;
+	Datum		value = JsonbPGetDatum(call->args);
+	MemoryContext caller = CurrentMemoryContext;
+	bool		isnull;
+	Datum		d;
+	Jsonb	   *r;
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, &argtype, &value, NULL, false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "tool call returned no row");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	MemoryContextSwitchTo(caller);
+	if (isnull)
+	{
+		JsonbValue	null_value;
+
+		null_value.type = jbvNull;
+		r = adk_jsonb_one_value("result", &null_value);
+	}
+	else
+	{
+		r = DatumGetJsonbPCopy(d);
+		if (!adk_jsonb_is_object(&r->root))
+		{
+			JsonbValue	v;
+
+			v.type = jbvBinary;
+			v.val.binary.data = &r->root;
+			v.val.binary.len = VARSIZE(r) - VARHDRSZ;
+			if (JB_ROOT_IS_SCALAR(r))
+			{
+				JsonbValue *s = getIthJsonbValueFromContainer(&r->root, 0);
+
+				r = adk_jsonb_one_value("result", s);
+			}
+			else
+				r = adk_jsonb_one_value("result", &v);
+		}
+	}
+	call->result = r;
+	SPI_finish();
+}
+
+/*
+ * SELECT to_jsonb(schema.fn(a => ($1 ->> 'a')::type, ...)) for the
+ * arguments the model gave; errors for unknown and missing arguments.
+ */
+static char *
+build_call_sql(AdkTool *tool, Jsonb *args)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	Oid		   *argtypes;
+	char	  **argnames;
+	char	   *argmodes;
+	int			nargs;
+	int			ndefaults;
+	int			nin = 0;
+	int			i;
+	StringInfoData call;
+	StringInfoData sql;
+	bool		first = true;
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbIteratorToken tok;
+
+	if (!adk_jsonb_is_object(&args->root))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the arguments of tool \"%s\" must be a JSON object", tool->name)));
+
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(tool->function));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("the function of tool \"%s\" no longer exists", tool->name)));
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
+	ndefaults = proc->pronargdefaults;
+
+	/* every argument the model sent must be a named IN argument */
+	it = JsonbIteratorInit(&args->root);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		bool		found = false;
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(k.val.string.val, k.val.string.len);
+		for (i = 0; i < nargs && !found; i++)
+			found = argnames && argnames[i] && strcmp(argnames[i], key) == 0 &&
+				(argmodes == NULL || argmodes[i] == PROARGMODE_IN ||
+				 argmodes[i] == PROARGMODE_INOUT);
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("tool \"%s\" has no argument \"%s\"", tool->name, key)));
+	}
+
+	for (i = 0; i < nargs; i++)
+		if (argmodes == NULL || argmodes[i] == PROARGMODE_IN ||
+			argmodes[i] == PROARGMODE_INOUT)
+			nin++;
+
+	initStringInfo(&call);
+	appendStringInfo(&call, "%s.%s(",
+					 quote_identifier(get_namespace_name(proc->pronamespace)),
+					 quote_identifier(NameStr(proc->proname)));
+	for (i = 0; i < nargs; i++)
+	{
+		int			in_index;
+		Oid			type = argtypes[i];
+		char	   *tname;
+		char	   *key;
+
+		if (argmodes != NULL && argmodes[i] != PROARGMODE_IN &&
+			argmodes[i] != PROARGMODE_INOUT)
+			continue;
+		in_index = i;
+		if (argnames == NULL || argnames[i] == NULL || argnames[i][0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_FUNCTION_DEFINITION),
+					 errmsg("argument %d of the function of tool \"%s\" has no name",
+							i + 1, tool->name)));
+		if (adk_jsonb_get(&args->root, argnames[i]) == NULL)
+		{
+			if (in_index < nin - ndefaults)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("tool \"%s\" needs argument \"%s\"", tool->name, argnames[i])));
+			continue;			/* the function's default applies */
+		}
+		tname = format_type_be_qualified(type);
+		key = quote_literal_cstr(argnames[i]);
+		if (!first)
+			appendStringInfoString(&call, ", ");
+		first = false;
+		appendStringInfo(&call, "%s => ", quote_identifier(argnames[i]));
+		if (type == JSONBOID || type == JSONOID)
+			appendStringInfo(&call, "($1 OPERATOR(pg_catalog.->) %s)::%s", key, tname);
+		else if (OidIsValid(get_element_type(type)))
+			appendStringInfo(&call,
+							 "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1 OPERATOR(pg_catalog.->) %s))::%s",
+							 key, tname);
+		else
+			appendStringInfo(&call, "($1 OPERATOR(pg_catalog.->>) %s)::%s", key, tname);
+	}
+	appendStringInfoChar(&call, ')');
+
+	initStringInfo(&sql);
+	if (proc->proretset)
+		appendStringInfo(&sql,
+						 "SELECT pg_catalog.coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(x)), '[]')"
+						 " FROM (SELECT %s AS x) s", call.data);
+	else if (proc->prorettype == VOIDOID)
+		appendStringInfo(&sql, "SELECT CASE WHEN %s IS NULL THEN NULL::pg_catalog.jsonb END",
+						 call.data);
+	else
+		appendStringInfo(&sql, "SELECT pg_catalog.to_jsonb(%s)", call.data);
+	ReleaseSysCache(tup);
+	return sql.data;
+}

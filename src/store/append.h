@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * append.h
+ *	  Appending an event to a session, for C callers (the runner).
+ *
+ * IDENTIFICATION
+ *	  src/store/append.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_APPEND_H
+#define ADK_APPEND_H
+
+#include "datatype/timestamp.h"
+#include "utils/jsonb.h"
+
+typedef struct AdkStoredEvent
+{
+	Jsonb	   *event;			/* event_data as stored */
+	char	   *id;
+	char	   *invocation_id;
+	int64		seq;			/* 0: partial, not stored */
+	TimestampTz time;
+} AdkStoredEvent;
+
+extern void adk_store_append(const char *app, const char *user,
+							 const char *session, Jsonb *event,
+							 AdkStoredEvent *stored);
+
+#endif							/* ADK_APPEND_H */
