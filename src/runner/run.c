@@ -53,7 +53,9 @@ PG_FUNCTION_INFO_V1(adk_run_content);
 
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
 static void run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-						   const char *extschema);
+						   const char *extschema, const char *invocation_id);
+static void tuplestore_sink(AdkRun *run, Jsonb *event, int64 seq,
+							TimestampTz time, bool partial, void *arg);
 static void load_app(AdkRun *run, char **root_agent, bool *auto_create);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
@@ -62,7 +64,6 @@ static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
-static Jsonb *text_content(const char *text);
 
 /*
  * adk_run(app, user_id, session_id, message text, state_delta, options)
@@ -74,7 +75,7 @@ adk_run_text(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("message must not be null")));
-	return run_entry(fcinfo, text_content(text_to_cstring(PG_GETARG_TEXT_PP(3))));
+	return run_entry(fcinfo, adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(3))));
 }
 
 /*
@@ -104,8 +105,11 @@ adk_run_content(PG_FUNCTION_ARGS)
 	return run_entry(fcinfo, message);
 }
 
-static Jsonb *
-text_content(const char *text)
+/*
+ * {"role": "user", "parts": [{"text": text}]}
+ */
+Jsonb *
+adk_text_content(const char *text)
 {
 	JsonWriter	w;
 
@@ -128,27 +132,47 @@ static Datum
 run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	AdkRun	   *run = palloc0(sizeof(AdkRun));
+	char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+	char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+	char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
 	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
 	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
 	char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 
-	run->app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
-	run->user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
-	run->session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
+	adk_execute_run(app, user, session, message, state_delta, options, NULL,
+					extschema, tuplestore_sink, rsinfo);
+	return (Datum) 0;
+}
+
+/*
+ * One invocation of app's agents for message.  invocation_id: the id to
+ * use (a queued job has one already), or NULL to make one (or reuse the
+ * one a function response resumes).  extschema: the schema of the adk_*
+ * functions.  Each event goes to sink as it is stored.
+ */
+void
+adk_execute_run(const char *app, const char *user, const char *session,
+				Jsonb *message, Jsonb *state_delta, Jsonb *options,
+				const char *invocation_id, const char *extschema,
+				AdkEventSink sink, void *sink_arg)
+{
+	AdkRun	   *run = palloc0(sizeof(AdkRun));
+
+	run->app = pstrdup(app);
+	run->user = pstrdup(user);
+	run->session = pstrdup(session);
+	run->sink = sink;
+	run->sink_arg = sink_arg;
 	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("state_delta must be a JSON object")));
 	parse_options(run, options);
 
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
-	run->out = rsinfo->setResult;
-	run->desc = rsinfo->setDesc;
-
 	PG_TRY();
 	{
-		run_invocation(run, message, state_delta, extschema);
+		run_invocation(run, message, state_delta, extschema, invocation_id);
 	}
 	PG_CATCH();
 	{
@@ -157,7 +181,34 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	}
 	PG_END_TRY();
 	adk_current_invocation_id = NULL;
-	return (Datum) 0;
+}
+
+static void
+tuplestore_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
+				bool partial, void *arg)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	Datum		values[9];
+	bool		nulls[9];
+	JsonbValue *v;
+
+	memset(nulls, 0, sizeof(nulls));
+	v = adk_jsonb_get(&event->root, "id");
+	if (v && v->type == jbvString)
+		values[0] = PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
+	else
+		nulls[0] = true;
+	values[1] = CStringGetTextDatum(run->app);
+	values[2] = CStringGetTextDatum(run->user);
+	values[3] = CStringGetTextDatum(run->session);
+	values[4] = CStringGetTextDatum(run->invocation_id);
+	values[5] = TimestampTzGetDatum(time);
+	nulls[5] = partial;
+	values[6] = JsonbPGetDatum(event);
+	values[7] = Int64GetDatum(seq);
+	nulls[7] = partial;
+	values[8] = BoolGetDatum(partial);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 static void
@@ -209,7 +260,7 @@ parse_options(AdkRun *run, Jsonb *options)
 
 static void
 run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-			   const char *extschema)
+			   const char *extschema, const char *invocation_id)
 {
 	char	   *root_agent;
 	bool		auto_create;
@@ -223,7 +274,8 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	adk_load_agents(run, root_agent);
 
 	/* 2. which agent; the invocation id (reused when resuming a call) */
-	run->invocation_id = resumed_invocation(run, message);
+	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
+		resumed_invocation(run, message);
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = MemoryContextStrdup(TopTransactionContext,
@@ -564,32 +616,13 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 }
 
 /*
- * One output row: the adk.events columns and "partial".
+ * Hand one event to the run's sink.
  */
 static void
 put_row(AdkRun *run, AdkStoredEvent *stored, bool partial)
 {
-	Datum		values[9];
-	bool		nulls[9];
-	JsonbValue *v;
-
-	memset(nulls, 0, sizeof(nulls));
-	v = adk_jsonb_get(&stored->event->root, "id");
-	if (v && v->type == jbvString)
-		values[0] = PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
-	else
-		nulls[0] = true;
-	values[1] = CStringGetTextDatum(run->app);
-	values[2] = CStringGetTextDatum(run->user);
-	values[3] = CStringGetTextDatum(run->session);
-	values[4] = CStringGetTextDatum(run->invocation_id);
-	values[5] = TimestampTzGetDatum(stored->time);
-	nulls[5] = partial;
-	values[6] = JsonbPGetDatum(stored->event);
-	values[7] = Int64GetDatum(stored->seq);
-	nulls[7] = partial;
-	values[8] = BoolGetDatum(partial);
-	tuplestore_putvalues(run->out, run->desc, values, nulls);
+	run->sink(run, stored->event, stored->seq, stored->time, partial,
+			  run->sink_arg);
 }
 
 /*

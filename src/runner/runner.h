@@ -22,6 +22,7 @@
 #include "nodes/pg_list.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
+#include "datatype/timestamp.h"
 #include "utils/tuplestore.h"
 
 /* Plugin callbacks, in adk.plugins column order */
@@ -102,10 +103,26 @@ typedef struct AdkRun
 	int64		input_tokens;
 	int64		output_tokens;
 
-	/* output */
-	Tuplestorestate *out;
-	TupleDesc	desc;
+	/* output: every stored (or partial) event goes to the sink */
+	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
+						 TimestampTz time, bool partial, void *arg);
+	void	   *sink_arg;
 } AdkRun;
+
+/*
+ * Receives each event of a run as it is stored (seq > 0) or streamed
+ * (partial, seq 0).  A background worker commits here.
+ */
+typedef void (*AdkEventSink) (AdkRun *run, Jsonb *event, int64 seq,
+							  TimestampTz time, bool partial, void *arg);
+
+/* run.c: one invocation, for adk_run and for background workers */
+extern void adk_execute_run(const char *app, const char *user,
+							const char *session, Jsonb *message,
+							Jsonb *state_delta, Jsonb *options,
+							const char *invocation_id, const char *extschema,
+							AdkEventSink sink, void *sink_arg);
+extern Jsonb *adk_text_content(const char *text);
 
 /* run.c */
 extern void adk_emit(AdkRun *run, Jsonb *event);
