@@ -13,6 +13,7 @@ OBJS = \
 	src/common/json_bridge.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
+	src/common/spi_plans.o \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
@@ -23,6 +24,7 @@ OBJS = \
 	src/model/model_def.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/defs.o \
 	src/runner/flow.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \

@@ -106,4 +106,5 @@ SET ROLE regress_adk_runner2;
 SELECT seq, function_responses FROM run_log('tool_app', 'u', 't6', 'call secret_tool({"x": "y"})') WHERE function_responses IS NOT NULL;
 RESET ROLE;
 SELECT DISTINCT role_name = 'regress_adk_runner2' AS ran_as_invoker FROM adk.invocations WHERE session_id = 't6';
+REVOKE ALL ON FUNCTION get_weather(text), add_numbers(integer, integer) FROM regress_adk_runner2;
 DROP ROLE regress_adk_runner2;

@@ -64,3 +64,30 @@ COMMENT ON FUNCTION adk_function_response(text, text, jsonb) IS
     'The user content answering function call call_id of tool name, to pass to adk_run.';
 
 GRANT SELECT ON adk.invocations TO adk_user;
+
+-- Definitions change rarely; a backend keeps what it read of them (agent
+-- trees, tools, plugins) until this row changes.  Every statement that
+-- writes a definition bumps it.
+CREATE TABLE adk.definitions_version (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    version  bigint NOT NULL
+);
+INSERT INTO adk.definitions_version VALUES (true, 1);
+
+CREATE FUNCTION adk._bump_definitions_version() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.definitions_version SET version = version + 1;
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION adk._bump_definitions_version() FROM PUBLIC;
+CREATE TRIGGER adk_definitions_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON adk.agents FOR EACH STATEMENT EXECUTE FUNCTION adk._bump_definitions_version();
+CREATE TRIGGER adk_definitions_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON adk.tools FOR EACH STATEMENT EXECUTE FUNCTION adk._bump_definitions_version();
+CREATE TRIGGER adk_definitions_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON adk.apps FOR EACH STATEMENT EXECUTE FUNCTION adk._bump_definitions_version();
+CREATE TRIGGER adk_definitions_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON adk.plugins FOR EACH STATEMENT EXECUTE FUNCTION adk._bump_definitions_version();
+GRANT SELECT ON adk.definitions_version TO adk_user;

@@ -9,7 +9,8 @@
  * Which agent answers (000 §四.4.1): a function response goes to the agent
  * that made the matching call; otherwise the author of the latest non-user
  * event, if it and every agent above it is an LLM agent that allows
- * transfer to its parent; otherwise the root.
+ * transfer to its parent; otherwise the root.  (The search looks at the
+ * newest 200 events.)
  *
  * Workflow agents: sequential runs its sub-agents in order on the same
  * branch; parallel gives each sub-agent a branch of its own
@@ -29,6 +30,7 @@
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
+#include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -82,8 +84,8 @@ adk_load_agents(AdkRun *run, const char *root_name)
 			continue;
 		adk_become_owner(&save);
 		SPI_connect();
-		is_agent = SPI_execute_with_args("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
-										 1, &type, &arg, NULL, false, 1) == SPI_OK_SELECT &&
+		is_agent = adk_spi_exec("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
+								1, &type, &arg, NULL, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1;
 		SPI_finish();
 		adk_restore_user(&save);
@@ -104,10 +106,10 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 	adk_become_owner(&save);
 	SPI_connect();
 	if (main_tree &&
-		SPI_execute_with_args("SELECT adk._check_agent_tree($1)", 1, &type, &arg,
-							  NULL, false, 0) != SPI_OK_SELECT)
+		adk_spi_exec("SELECT adk._check_agent_tree($1)", 1, &type, &arg,
+					 NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the agent tree");
-	if (SPI_execute_with_args(TREE_SQL, 1, &type, &arg, NULL, false, 0) != SPI_OK_SELECT)
+	if (adk_spi_exec(TREE_SQL, 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the agent tree");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -267,13 +269,13 @@ adk_agent_to_run(AdkRun *run, Jsonb *message)
 		jw_end_object(&w);
 		jw_end_object(&w);
 		args[3] = CStringGetTextDatum(w.buf.data);
-		if (SPI_execute_with_args("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+		if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
 								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 								  "   AND user_id OPERATOR(pg_catalog.=) $2"
 								  "   AND session_id OPERATOR(pg_catalog.=) $3"
 								  "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
 								  " ORDER BY seq DESC LIMIT 1",
-								  4, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+								  4, types, args, NULL, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
 		{
 			AdkAgent   *a = adk_find_agent(run, SPI_getvalue(SPI_tuptable->vals[0],
@@ -284,12 +286,12 @@ adk_agent_to_run(AdkRun *run, Jsonb *message)
 		}
 	}
 	if (found == NULL &&
-		SPI_execute_with_args("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+		adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 							  "   AND user_id OPERATOR(pg_catalog.=) $2"
 							  "   AND session_id OPERATOR(pg_catalog.=) $3"
-							  " ORDER BY seq DESC",
-							  3, types, args, NULL, false, 0) == SPI_OK_SELECT)
+							  " ORDER BY seq DESC LIMIT 200",
+							  3, types, args, NULL, 0) == SPI_OK_SELECT)
 	{
 		for (i = 0; i < SPI_processed && found == NULL; i++)
 		{

@@ -62,7 +62,7 @@ static void count_tokens(AdkRun *run, Jsonb *response);
 void
 adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 {
-	List	   *tools = adk_load_tools(agent);
+	List	   *tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
 	Jsonb	   *decls = adk_tool_declarations(run, agent, tools);
 
 	while (!run->end_invocation)

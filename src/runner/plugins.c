@@ -25,6 +25,7 @@
 
 #include "common/compat.h"
 #include "common/json_writer.h"
+#include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -33,6 +34,14 @@ static const char *const callback_names[CB_COUNT] = {
 	"before_agent", "after_agent", "before_model", "after_model",
 	"before_tool", "after_tool", "on_model_error", "on_tool_error"
 };
+
+/* the callbacks in AdkCallback order */
+#define PLUGIN_SQL \
+	"SELECT name, on_user_message::pg_catalog.oid, before_run::pg_catalog.oid," \
+	" on_event::pg_catalog.oid, after_run::pg_catalog.oid, before_agent::pg_catalog.oid," \
+	" after_agent::pg_catalog.oid, before_model::pg_catalog.oid, after_model::pg_catalog.oid," \
+	" before_tool::pg_catalog.oid, after_tool::pg_catalog.oid, on_model_error::pg_catalog.oid," \
+	" on_tool_error::pg_catalog.oid FROM adk.plugins WHERE name OPERATOR(pg_catalog.=) $1"
 
 typedef struct PluginCall
 {
@@ -65,18 +74,12 @@ adk_load_plugins(ArrayType *names)
 	SPI_connect();
 	for (i = 0; i < n; i++)
 	{
-		StringInfoData sql;
 		Datum		arg = elems[i];
 		Oid			argtype = TEXTOID;
 		AdkPlugin  *p;
 		int			c;
 
-		initStringInfo(&sql);
-		appendStringInfoString(&sql, "SELECT name");
-		for (c = 0; c < CB_COUNT; c++)
-			appendStringInfo(&sql, ", %s::pg_catalog.oid", callback_names[c]);
-		appendStringInfoString(&sql, " FROM adk.plugins WHERE name OPERATOR(pg_catalog.=) $1");
-		if (SPI_execute_with_args(sql.data, 1, &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		if (adk_spi_exec(PLUGIN_SQL, 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read adk.plugins");
 		if (SPI_processed == 0)
 			ereport(ERROR,
@@ -92,7 +95,13 @@ adk_load_plugins(ArrayType *names)
 
 			p->callbacks[c] = isnull ? InvalidOid : DatumGetObjectId(d);
 		}
-		result = lappend(result, p);
+		{
+			/* the list lives in the caller's context, not SPI's */
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			result = lappend(result, p);
+			MemoryContextSwitchTo(spi);
+		}
 	}
 	SPI_finish();
 	adk_restore_user(&save);
@@ -110,6 +119,8 @@ adk_plugin_context(AdkRun *run, AdkCallback cb, const char *agent,
 {
 	JsonWriter	w;
 
+	if (!adk_plugins_have(run, cb))
+		return NULL;			/* nobody listens: build nothing */
 	jw_init(&w);
 	jw_begin_object(&w);
 	jw_key(&w, "callback");
@@ -146,12 +157,27 @@ adk_plugin_context(AdkRun *run, AdkCallback cb, const char *agent,
  * that value, or NULL.  A plugin that raises: NULL, and *error says which
  * plugin and why.
  */
+bool
+adk_plugins_have(AdkRun *run, AdkCallback cb)
+{
+	ListCell   *lc;
+
+	foreach(lc, run->plugins)
+	{
+		if (OidIsValid(((AdkPlugin *) lfirst(lc))->callbacks[cb]))
+			return true;
+	}
+	return false;
+}
+
 Jsonb *
 adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context, char **error)
 {
 	ListCell   *lc;
 
 	*error = NULL;
+	if (context == NULL)
+		return NULL;
 	foreach(lc, run->plugins)
 	{
 		AdkPlugin  *p = (AdkPlugin *) lfirst(lc);

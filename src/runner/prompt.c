@@ -34,6 +34,7 @@
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
+#include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -123,11 +124,11 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 	args[2] = CStringGetTextDatum(run->session);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT event_data FROM adk.events"
+	if (adk_spi_exec("SELECT event_data FROM adk.events"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 							  "   AND user_id OPERATOR(pg_catalog.=) $2"
 							  "   AND session_id OPERATOR(pg_catalog.=) $3"
-							  " ORDER BY seq", 3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+							  " ORDER BY seq", 3, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -502,7 +503,7 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 		args[2] = CStringGetTextDatum(run->session);
 		adk_become_owner(&save);
 		SPI_connect();
-		if (SPI_execute_with_args("SELECT s.state"
+		if (adk_spi_exec("SELECT s.state"
 								  " OPERATOR(pg_catalog.||) adk._prefixed(a.state, 'app:')"
 								  " OPERATOR(pg_catalog.||) adk._prefixed(u.state, 'user:')"
 								  " FROM adk.sessions s"
@@ -512,7 +513,7 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 								  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
 								  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
 								  "   AND s.id OPERATOR(pg_catalog.=) $3",
-								  3, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+								  3, types, args, NULL, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
 		{
 			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,

@@ -44,6 +44,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/ledger.h"
+#include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
@@ -56,7 +57,6 @@ static void run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 						   const char *extschema, const char *invocation_id);
 static void tuplestore_sink(AdkRun *run, Jsonb *event, int64 seq,
 							TimestampTz time, bool partial, void *arg);
-static void load_app(AdkRun *run, char **root_agent, bool *auto_create);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
@@ -262,16 +262,14 @@ static void
 run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 			   const char *extschema, const char *invocation_id)
 {
-	char	   *root_agent;
 	bool		auto_create;
 	AdkAgent   *agent;
 	Jsonb	   *replaced;
 	char	   *error;
 
 	/* 1. the app and the session */
-	load_app(run, &root_agent, &auto_create);
+	adk_load_definitions(run, &auto_create);
 	ensure_session(run, auto_create, extschema);
-	adk_load_agents(run, root_agent);
 
 	/* 2. which agent; the invocation id (reused when resuming a call) */
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
@@ -341,41 +339,11 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	invocation_end(run);
 }
 
-static void
-load_app(AdkRun *run, char **root_agent, bool *auto_create)
-{
-	AdkOwnerSave save;
-	Datum		arg = CStringGetTextDatum(run->app);
-	Oid			type = TEXTOID;
-	MemoryContext caller = CurrentMemoryContext;
-	bool		isnull;
-	HeapTuple	row;
-	TupleDesc	desc;
-	ArrayType  *plugins;
-
-	adk_become_owner(&save);
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT root_agent, auto_create_session, plugins, max_llm_calls"
-							  " FROM adk.apps WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read adk.apps");
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("app \"%s\" does not exist", run->app),
-				 errhint("Define it with adk_define_app().")));
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	MemoryContextSwitchTo(caller);
-	*root_agent = SPI_getvalue(row, desc, 1);
-	*auto_create = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
-	plugins = DatumGetArrayTypePCopy(SPI_getbinval(row, desc, 3, &isnull));
-	if (run->max_llm_calls < 0)
-		run->max_llm_calls = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
-	run->plugins = adk_load_plugins(plugins);
-}
+#define LOCK_SESSION_SQL \
+	"SELECT 1 FROM adk.sessions" \
+	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE"
 
 /*
  * The session exists (or is created now), and this transaction holds its
@@ -390,17 +358,13 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 	Datum		args[3];
 	bool		exists;
 	AdkOwnerSave save;
-	const char *lock_sql = "SELECT 1 FROM adk.sessions"
-		" WHERE app_name OPERATOR(pg_catalog.=) $1"
-		"   AND user_id OPERATOR(pg_catalog.=) $2"
-		"   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE";
 
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	adk_become_owner(&save);
 	SPI_connect();
-	exists = SPI_execute_with_args(lock_sql, 3, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+	exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1;
 	SPI_finish();
 	adk_restore_user(&save);
@@ -422,7 +386,7 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 	SPI_finish();
 	adk_become_owner(&save);
 	SPI_connect();
-	if (SPI_execute_with_args(lock_sql, 3, types, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the session");
 	SPI_finish();
 	adk_restore_user(&save);
@@ -486,13 +450,13 @@ resumed_invocation(AdkRun *run, Jsonb *message)
 		args[3] = CStringGetTextDatum(w.buf.data);
 		adk_become_owner(&save);
 		SPI_connect();
-		if (SPI_execute_with_args("SELECT invocation_id FROM adk.events"
+		if (adk_spi_exec("SELECT invocation_id FROM adk.events"
 								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 								  "   AND user_id OPERATOR(pg_catalog.=) $2"
 								  "   AND session_id OPERATOR(pg_catalog.=) $3"
 								  "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
 								  " ORDER BY seq DESC LIMIT 1",
-								  4, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+								  4, types, args, NULL, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
 		{
 			MemoryContextSwitchTo(caller);
@@ -640,29 +604,26 @@ adk_new_id(const char *prefix)
 static void
 invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 {
-	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[5];
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[6];
 	AdkOwnerSave save;
-	NameData	role;
-
-	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(run->app);
 	args[2] = CStringGetTextDatum(run->user);
 	args[3] = CStringGetTextDatum(run->session);
 	args[4] = CStringGetTextDatum(agent);
+	args[5] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
 	adk_become_owner(&save);
 	SPI_connect();
-	if (SPI_execute_with_args(psprintf("INSERT INTO adk.invocations AS i"
-									   " (invocation_id, app_name, user_id, session_id, agent,"
-									   "  status, role_name, backend_pid)"
-									   " VALUES ($1, $2, $3, $4, $5, 'running', %s, pg_catalog.pg_backend_pid())"
-									   " ON CONFLICT (invocation_id) DO UPDATE"
-									   "  SET status = 'running', agent = EXCLUDED.agent,"
-									   "      resumed = i.resumed OPERATOR(pg_catalog.+) 1,"
-									   "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid",
-									   quote_literal_cstr(NameStr(role))),
-							  5, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	if (adk_spi_exec("INSERT INTO adk.invocations AS i"
+					 " (invocation_id, app_name, user_id, session_id, agent,"
+					 "  status, role_name, backend_pid)"
+					 " VALUES ($1, $2, $3, $4, $5, 'running', $6, pg_catalog.pg_backend_pid())"
+					 " ON CONFLICT (invocation_id) DO UPDATE"
+					 "  SET status = 'running', agent = EXCLUDED.agent,"
+					 "      resumed = i.resumed OPERATOR(pg_catalog.+) 1,"
+					 "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid",
+					 6, types, args, NULL, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the invocation");
 	SPI_finish();
 	adk_restore_user(&save);
@@ -690,14 +651,14 @@ invocation_end(AdkRun *run)
 		nulls[5] = nulls[6] = 'n';
 	adk_become_owner(&save);
 	SPI_connect();
-	if (SPI_execute_with_args("UPDATE adk.invocations"
+	if (adk_spi_exec("UPDATE adk.invocations"
 							  "   SET status = $2, ended_at = pg_catalog.clock_timestamp(),"
 							  "       model_calls = model_calls OPERATOR(pg_catalog.+) $3,"
 							  "       input_tokens = input_tokens OPERATOR(pg_catalog.+) $4,"
 							  "       output_tokens = output_tokens OPERATOR(pg_catalog.+) $5,"
 							  "       error_code = $6, error_message = $7"
 							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
-							  7, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+							  7, types, args, nulls, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the end of the invocation");
 	SPI_finish();
 	adk_restore_user(&save);

@@ -65,6 +65,8 @@ typedef struct AdkAgent
 	int			max_iterations; /* 0: unbounded */
 	bool		include_contents_none;
 	Jsonb	   *generate_config;
+	List	   *tool_defs;		/* AdkTool *, once loaded */
+	bool		tools_loaded;
 } AdkAgent;
 
 typedef struct AdkTool
@@ -130,6 +132,9 @@ extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
 extern char *adk_new_id(const char *prefix);
 
+/* defs.c */
+extern void adk_load_definitions(AdkRun *run, bool *auto_create);
+
 /* agents.c */
 extern void adk_load_agents(AdkRun *run, const char *root_name);
 extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
@@ -153,6 +158,7 @@ extern Jsonb *adk_tool_call(AdkTool *tool, Jsonb *args, char **error);
 
 /* plugins.c */
 extern List *adk_load_plugins(ArrayType *names);
+extern bool adk_plugins_have(AdkRun *run, AdkCallback cb);
 extern Jsonb *adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context,
 							   char **error);
 extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,

@@ -31,6 +31,7 @@
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
+#include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -58,19 +59,12 @@ adk_load_tools(AdkAgent *agent)
 	ListCell   *lc;
 	AdkOwnerSave save;
 	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	plan;
 	Oid			argtype = TEXTOID;
 
 	if (agent->tools == NIL)
 		return NIL;
 	adk_become_owner(&save);
 	SPI_connect();
-	plan = SPI_prepare("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
-					   " t.long_running, t.require_confirmation"
-					   " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
-					   1, &argtype);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	foreach(lc, agent->tools)
 	{
 		char	   *name = (char *) lfirst(lc);
@@ -81,7 +75,10 @@ adk_load_tools(AdkAgent *agent)
 		TupleDesc	desc;
 		MemoryContext spi;
 
-		if (SPI_execute_plan(plan, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		if (adk_spi_exec("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
+						 " t.long_running, t.require_confirmation"
+						 " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
+						 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read adk.tools");
 		if (SPI_processed == 0)
 			continue;

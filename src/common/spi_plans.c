@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * spi_plans.c
+ *	  Running fixed SQL through SPI with plans kept for the backend.
+ *
+ * The runner's statements are string constants: the plan of each is
+ * prepared once per backend (SPI_keepplan) and found again by the address
+ * of its text, so a run spends no time parsing and planning them.  Only
+ * constant SQL may come here -- never text built at run time.  Every
+ * statement runs with read_only = false, so it sees what the same command
+ * wrote before it (the runner reads events it has just appended).
+ *
+ * IDENTIFICATION
+ *	  src/common/spi_plans.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/spi_plans.h"
+
+#define MAX_PLANS 64
+
+typedef struct KeptPlan
+{
+	const char *sql;
+	SPIPlanPtr	plan;
+} KeptPlan;
+
+static KeptPlan plans[MAX_PLANS];
+static int	nplans = 0;
+
+/*
+ * SPI_execute_plan of the kept plan for sql (prepared on first use).
+ * The caller is connected to SPI.
+ */
+int
+adk_spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			 const char *nulls, long count)
+{
+	SPIPlanPtr	plan = NULL;
+	int			i;
+
+	for (i = 0; i < nplans; i++)
+	{
+		if (plans[i].sql == sql)
+		{
+			plan = plans[i].plan;
+			break;
+		}
+	}
+	if (plan == NULL)
+	{
+		plan = SPI_prepare(sql, nargs, argtypes);
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		if (nplans < MAX_PLANS)
+		{
+			SPI_keepplan(plan);
+			plans[nplans].sql = sql;
+			plans[nplans].plan = plan;
+			nplans++;
+		}
+	}
+	return SPI_execute_plan(plan, values, nulls, false, count);
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Benchmark: the weather turn (4 stored events, 2 model calls) with the
+# local model server at 0 ms latency.
+#
+#   bash test/bench/run.sh [turns] [rounds]
+#
+# Prints turns per second, the runner's own time per turn (the turn's wall
+# time minus the model calls' latency recorded in adk.model_calls -- that
+# is HTTP and the python server), and the runner's own time per stored event
+# against a floor measured in the same run: the session row bumped
+# (UPDATE ... RETURNING) and the event row inserted by hand, into plain
+# copies of the two tables with the same indexes.  Each turn uses a new
+# session (created before the clock starts) so every turn reads the same
+# history; one commit per turn.
+#
+# For scale (from the issue): ADK-JS 2.0 with its PostgreSQL session store
+# does 27 turns/s on this machine (35 ms a turn, 4 ms per stored event).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ "$(id -u)" -eq 0 ]; then
+    id adkci >/dev/null 2>&1 || useradd --create-home adkci
+    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
+    exec runuser -u adkci -- env HOME=/home/adkci bash "$D/test/bench/run.sh" "$@"
+fi
+N=${1:-500}
+ROUNDS=${2:-5}
+. test/scripts/cluster.sh
+. test/scripts/model_server.sh
+cluster_start
+model_server_start
+trap 'model_server_stop; cluster_stop' EXIT
+PSQL="psql -X -q -v ON_ERROR_STOP=1"
+
+$PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
+CREATE EXTENSION adk_runner;
+CREATE FUNCTION get_weather(city text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jsonb_build_object('city', city, 'forecast', 'sunny', 'temperature_c', 25) $$;
+SELECT adk_set_secret('k', 'sk-bench', ARRAY['127.0.0.1']);
+SELECT adk_define_model('local', 'openai', :'url' || '/v1', 'gpt-bench', api_key_secret => 'k');
+SELECT adk_define_tool('get_weather(text)'::regprocedure);
+SELECT adk_define_agent('weather_agent', model => 'local', instruction => 'You answer weather questions.',
+                        tools => ARRAY['get_weather']);
+SELECT adk_define_app('weather_app', 'weather_agent');
+
+CREATE TABLE timing (who text, total_us float8, model_us float8, turns int);
+-- sessions are made before the clock starts: a turn is the run itself
+CREATE PROCEDURE make_sessions(round int, n int) LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM adk_create_session('weather_app', 'u', format('r%s-%s', round, i)) FROM generate_series(1, n) i;
+END $$;
+CREATE PROCEDURE turns(round int, n int) LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; model_ms float8;
+BEGIN
+  t0 := clock_timestamp();
+  FOR i IN 1..n LOOP
+    PERFORM count(*) FROM adk_run('weather_app', 'u', format('r%s-%s', round, i),
+                                  'What is the weather in Hangzhou?');
+    COMMIT;
+  END LOOP;
+  SELECT sum(c.latency_ms) INTO model_ms FROM adk.model_calls c
+    JOIN adk.invocations i USING (invocation_id) WHERE i.session_id LIKE format('r%s-%%', round);
+  INSERT INTO timing VALUES ('run', extract(epoch FROM clock_timestamp() - t0) * 1e6, model_ms * 1000, n);
+  COMMIT;
+END $$;
+
+-- the floor, as in test/bench/append.sh
+CREATE SCHEMA floor;
+CREATE TABLE floor.sessions (LIKE adk.sessions_p0 INCLUDING DEFAULTS);
+ALTER TABLE floor.sessions ADD PRIMARY KEY (id, app_name, user_id);
+CREATE INDEX ON floor.sessions (app_name, user_id, update_time DESC);
+CREATE TABLE floor.events (LIKE adk.events_p0 INCLUDING DEFAULTS);
+ALTER TABLE floor.events ADD PRIMARY KEY (id, app_name, user_id, session_id);
+CREATE UNIQUE INDEX ON floor.events (app_name, user_id, session_id, seq);
+CREATE PROCEDURE floor_events(round int, n int) LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp(); s bigint; ts timestamptz;
+        ev jsonb := '{"author": "weather_agent", "invocation_id": "e-1", "content": {"role": "model", "parts": [{"text": "The weather in Hangzhou is sunny, 25 degrees."}]}}';
+BEGIN
+  INSERT INTO floor.sessions (id, app_name, user_id, state, create_time, update_time)
+  SELECT format('f%s-%s', round, i), 'bench', 'u', '{}', now(), now() FROM generate_series(1, n) i;
+  COMMIT;
+  t0 := clock_timestamp();
+  FOR i IN 1..n LOOP
+    FOR j IN 1..4 LOOP
+      UPDATE floor.sessions SET last_seq = last_seq + 1, last_event_time = clock_timestamp(),
+             update_time = clock_timestamp()
+       WHERE app_name = 'bench' AND user_id = 'u' AND id = format('f%s-%s', round, i)
+       RETURNING last_seq, last_event_time INTO s, ts;
+      INSERT INTO floor.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)
+      VALUES (gen_random_uuid()::text, 'bench', 'u', format('f%s-%s', round, i), 'e-1', ts, ev, s);
+    END LOOP;
+    COMMIT;
+  END LOOP;
+  INSERT INTO timing VALUES ('floor', extract(epoch FROM clock_timestamp() - t0) * 1e6, 0, n * 4);
+  COMMIT;
+END $$;
+CALL make_sessions(0, 20);
+CALL turns(0, 20);
+CALL floor_events(0, 20);
+SQL
+
+echo "weather turn (4 stored events, 2 model calls), $N turns x $ROUNDS rounds, model server at 0 ms"
+tps=(); own=(); per_event=(); floor_ev=(); ratio=()
+for r in $(seq "$ROUNDS"); do
+    $PSQL -c "TRUNCATE timing" -c "CALL make_sessions($r, $N)" -c "CALL turns($r, $N)" -c "CALL floor_events($r, $N)"
+    read -r t o e f <<<"$($PSQL -At -F ' ' -c "
+        SELECT round((r.turns / (r.total_us / 1e6))::numeric, 1),
+               round(((r.total_us - r.model_us) / r.turns / 1000)::numeric, 3),
+               round(((r.total_us - r.model_us) / r.turns / 4)::numeric, 1),
+               round((f.total_us / f.turns)::numeric, 1)
+          FROM timing r, timing f WHERE r.who = 'run' AND f.who = 'floor'")"
+    tps+=("$t"); own+=("$o"); per_event+=("$e"); floor_ev+=("$f")
+    printf 'round %d: %7s turns/s   runner own time %6s ms/turn   %7s us/stored event (floor %6s us/event)\n' \
+        "$r" "$t" "$o" "$e" "$f"
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+mt=$(median "${tps[@]}"); mo=$(median "${own[@]}"); me=$(median "${per_event[@]}"); mf=$(median "${floor_ev[@]}")
+echo "median: $mt turns/s; runner's own time $mo ms/turn (target < 1 ms); $me us per stored event vs floor $mf us ($(awk -v e="$me" -v f="$mf" 'BEGIN {printf "%.2f", e / f}')x, target <= 1.5x)"
