@@ -50,9 +50,14 @@ CREATE TABLE adk.sessions (
 
 CREATE TABLE adk.sessions_p0 PARTITION OF adk.sessions
     FOR VALUES WITH (MODULUS 1, REMAINDER 0);
--- a user's sessions, newest first (adk_list_sessions)
-CREATE INDEX sessions_p0_user_idx
-    ON adk.sessions_p0 (app_name, user_id, update_time DESC);
+-- a user's sessions (adk_list_sessions), and one session by its key in
+-- app-first order.  Deliberately not on update_time: every append moves
+-- update_time, and an index on it would make every session update a
+-- non-HOT one (and, with stale statistics, tempt the planner to find a
+-- session through a user's whole list).  Both unique indexes here find one
+-- session exactly, whichever the planner picks.
+CREATE UNIQUE INDEX sessions_p0_user_idx
+    ON adk.sessions_p0 (app_name, user_id, id);
 
 CREATE TABLE adk.events (
     id            varchar(191) NOT NULL,

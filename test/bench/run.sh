@@ -67,7 +67,7 @@ END $$;
 CREATE SCHEMA floor;
 CREATE TABLE floor.sessions (LIKE adk.sessions_p0 INCLUDING DEFAULTS);
 ALTER TABLE floor.sessions ADD PRIMARY KEY (id, app_name, user_id);
-CREATE INDEX ON floor.sessions (app_name, user_id, update_time DESC);
+CREATE UNIQUE INDEX ON floor.sessions (app_name, user_id, id);
 CREATE TABLE floor.events (LIKE adk.events_p0 INCLUDING DEFAULTS);
 ALTER TABLE floor.events ADD PRIMARY KEY (id, app_name, user_id, session_id);
 CREATE UNIQUE INDEX ON floor.events (app_name, user_id, session_id, seq);
