@@ -35,6 +35,6 @@ RESET plan_cache_mode;
 EXPLAIN (COSTS OFF) EXECUTE latest_n('big', 'u1', 's1', 5);
 EXPLAIN (COSTS OFF) EXECUTE user_sessions('big', 'u1');
 
--- the append's UPDATE of the session row finds it by primary key
+-- the append's UPDATE of the session row finds it by its full key
 EXPLAIN (COSTS OFF) UPDATE adk.sessions SET last_seq = last_seq + 1
  WHERE app_name = 'big' AND user_id = 'u1' AND id = 's1';

@@ -38,6 +38,7 @@ static char *string_field(JsonbContainer *ev, const char *field,
 static Jsonb *normalized_actions(JsonbValue *actions);
 static void push_string(JsonbParseState **st, const char *key,
 						const char *val);
+static bool actions_complete(JsonbValue *actions);
 
 /*
  * Check an event and return it normalized.  Raises 22023 for a malformed
@@ -90,6 +91,12 @@ adk_event_normalize(Jsonb *event, AdkEventKeys *keys)
 	}
 	v = adk_jsonb_get(ev, "partial");
 	keys->partial = (v != NULL && v->type == jbvBool && v->val.boolean);
+
+	/* already complete (the runner builds its events so): nothing to add */
+	if (keys->invocation_id != NULL && adk_jsonb_get(ev, "id") != NULL &&
+		adk_jsonb_get(ev, "long_running_tool_ids") != NULL &&
+		actions_complete(adk_jsonb_get(ev, "actions")))
+		return event;
 
 	actions = normalized_actions(adk_jsonb_get(ev, "actions"));
 
@@ -196,6 +203,27 @@ normalized_actions(JsonbValue *actions)
 	if ((sd = adk_jsonb_get(actions->val.binary.data, "state_delta")) != NULL)
 		require_type(sd, "actions.state_delta", true);
 	return adk_jsonb_concat(defaults, JsonbValueToJsonb(actions));
+}
+
+/*
+ * Does an actions object already hold the four maps (and a valid
+ * state_delta)?
+ */
+static bool
+actions_complete(JsonbValue *actions)
+{
+	size_t		i;
+	JsonbValue *sd;
+
+	if (actions == NULL || actions->type != jbvBinary ||
+		!adk_jsonb_is_object(actions->val.binary.data))
+		return false;
+	for (i = 0; i < lengthof(action_maps); i++)
+		if (adk_jsonb_get(actions->val.binary.data, action_maps[i]) == NULL)
+			return false;
+	sd = adk_jsonb_get(actions->val.binary.data, "state_delta");
+	require_type(sd, "actions.state_delta", true);
+	return true;
 }
 
 static void
