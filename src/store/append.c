@@ -30,6 +30,7 @@
 #include "store/append.h"
 #include "store/event.h"
 #include "store/owner.h"
+#include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
 
@@ -37,9 +38,9 @@ static SPIPlanPtr insert_plan = NULL;
 
 #define INSERT_SQL \
 	"INSERT INTO adk.events_p0" \
-	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7)" \
-	" RETURNING event_data, seq, \"timestamp\""
+	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data, seq)" \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8)" \
+	""
 
 Datum
 adk_append_event(PG_FUNCTION_ARGS)
@@ -60,6 +61,29 @@ adk_append_event(PG_FUNCTION_ARGS)
 }
 
 /*
+ * INSERT the row whose place adk_place_event gave already: the events
+ * trigger lets exactly this row through (and forgets it on any error).
+ */
+static void
+insert_placed(Datum *args, const char *event_id)
+{
+	adk_mark_placed(event_id);
+	PG_TRY();
+	{
+		if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not insert into adk.events");
+	}
+	PG_CATCH();
+	{
+		adk_mark_placed(NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	adk_mark_placed(NULL);
+}
+
+/*
  * Append "event" to a session (the identities already checked): validate
  * and normalize it, insert it as the owner of schema adk, and fill
  * "stored" with the event as stored, its seq and time.  A partial event is
@@ -71,11 +95,12 @@ adk_store_append(const char *app, const char *user, const char *session,
 {
 	AdkEventKeys keys;
 	AdkOwnerSave save;
-	Datum		args[7];
-	bool		isnull;
+	Datum		args[8];
+	Datum		ids[3];
+	AdkStateDelta split;
+	int64		seq;
+	TimestampTz ts;
 	MemoryContext caller = CurrentMemoryContext;
-	HeapTuple	row;
-	TupleDesc	desc;
 
 	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
 		ereport(ERROR,
@@ -84,44 +109,50 @@ adk_store_append(const char *app, const char *user, const char *session,
 				 errdetail("The event takes %zu bytes; \"adk.max_event_size\" allows %d kB.",
 						   (Size) VARSIZE(event), adk_max_event_size_kb)));
 
-	event = adk_event_normalize(event, &keys);
+	adk_event_check(event, &keys);
 	memset(stored, 0, sizeof(*stored));
 	if (keys.partial)
 	{
-		stored->event = event;
+		stored->event = adk_event_finish(event, &keys, 0, false);
 		return;
 	}
 
-	args[0] = CStringGetTextDatum(keys.id);
-	args[1] = CStringGetTextDatum(app);
-	args[2] = CStringGetTextDatum(user);
-	args[3] = CStringGetTextDatum(session);
-	args[4] = CStringGetTextDatum(keys.invocation_id);
-	args[5] = TimestampTzGetDatum(keys.proposed_time);
-	args[6] = JsonbPGetDatum(event);
+	ids[0] = CStringGetTextDatum(app);
+	ids[1] = CStringGetTextDatum(user);
+	ids[2] = CStringGetTextDatum(session);
+	adk_event_state_delta(event, &split);
 
 	adk_become_owner(&save);
+
+	/* its place first, then the event built once with its final time */
+	adk_place_event(ids, keys.proposed_time, &split, &seq, &ts);
+	event = adk_event_finish(event, &keys, ts, split.had_temp);
 	SPI_connect();
+
+	args[0] = CStringGetTextDatum(keys.id);
+	args[1] = ids[0];
+	args[2] = ids[1];
+	args[3] = ids[2];
+	args[4] = CStringGetTextDatum(keys.invocation_id);
+	args[5] = TimestampTzGetDatum(ts);
+	args[6] = JsonbPGetDatum(event);
+	args[7] = Int64GetDatum(seq);
+
 	if (insert_plan == NULL)
 	{
-		Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-		TIMESTAMPTZOID, JSONBOID};
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+		TIMESTAMPTZOID, JSONBOID, INT8OID};
 
-		insert_plan = SPI_prepare(INSERT_SQL, 7, types);
+		insert_plan = SPI_prepare(INSERT_SQL, 8, types);
 		if (insert_plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s",
 				 SPI_result_code_string(SPI_result));
 		SPI_keepplan(insert_plan);
 	}
-	if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING ||
-		SPI_processed != 1)
-		elog(ERROR, "could not insert into adk.events");
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	stored->seq = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
-	stored->time = DatumGetTimestampTz(SPI_getbinval(row, desc, 3, &isnull));
-	stored->event = DatumGetJsonbP(SPI_datumTransfer(SPI_getbinval(row, desc, 1, &isnull),
-													 false, -1));
+	insert_placed(args, keys.id);
+	stored->seq = seq;
+	stored->time = ts;
+	stored->event = event;
 	SPI_finish();
 	adk_restore_user(&save);
 	MemoryContextSwitchTo(caller);

@@ -41,17 +41,14 @@ static void push_string(JsonbParseState **st, const char *key,
 static bool actions_complete(JsonbValue *actions);
 
 /*
- * Check an event and return it normalized.  Raises 22023 for a malformed
- * event; the caller has already rejected NULL and oversized input.
+ * Check an event (22023 for a malformed one; the caller has rejected NULL
+ * and oversized input) and fill keys.
  */
-Jsonb *
-adk_event_normalize(Jsonb *event, AdkEventKeys *keys)
+void
+adk_event_check(Jsonb *event, AdkEventKeys *keys)
 {
 	JsonbContainer *ev = &event->root;
 	JsonbValue *v;
-	JsonbParseState *st = NULL;
-	JsonbValue	av;
-	Jsonb	   *actions;
 	char		uuid[37];
 
 	if (!adk_jsonb_is_object(ev))
@@ -60,6 +57,7 @@ adk_event_normalize(Jsonb *event, AdkEventKeys *keys)
 				 errmsg("event must be a JSON object")));
 
 	keys->id = string_field(ev, "id", ADK_MAX_ID_CHARS, false);
+	keys->id_given = keys->id != NULL;
 	if (keys->id == NULL)
 	{
 		adk_random_uuid(uuid);
@@ -67,6 +65,9 @@ adk_event_normalize(Jsonb *event, AdkEventKeys *keys)
 	}
 	keys->invocation_id = string_field(ev, "invocation_id",
 									   ADK_MAX_INVOCATION_ID_CHARS, false);
+	keys->invocation_id_given = keys->invocation_id != NULL;
+	if (keys->invocation_id == NULL)
+		keys->invocation_id = "";
 	(void) string_field(ev, "author", ADK_MAX_ID_CHARS, true);
 
 	if ((v = adk_jsonb_get(ev, "content")) != NULL)
@@ -77,6 +78,14 @@ adk_event_normalize(Jsonb *event, AdkEventKeys *keys)
 	}
 	if ((v = adk_jsonb_get(ev, "long_running_tool_ids")) != NULL)
 		require_type(v, "long_running_tool_ids", false);
+	if ((v = adk_jsonb_get(ev, "actions")) != NULL && v->type != jbvNull)
+	{
+		JsonbValue *sd;
+
+		require_type(v, "actions", true);
+		if ((sd = adk_jsonb_get(v->val.binary.data, "state_delta")) != NULL)
+			require_type(sd, "actions.state_delta", true);
+	}
 
 	keys->proposed_time = GetCurrentTimestamp();
 	if ((v = adk_jsonb_get(ev, "timestamp")) != NULL)
@@ -91,43 +100,74 @@ adk_event_normalize(Jsonb *event, AdkEventKeys *keys)
 	}
 	v = adk_jsonb_get(ev, "partial");
 	keys->partial = (v != NULL && v->type == jbvBool && v->val.boolean);
+}
 
-	/* already complete (the runner builds its events so): nothing to add */
-	if (keys->invocation_id != NULL && adk_jsonb_get(ev, "id") != NULL &&
-		adk_jsonb_get(ev, "long_running_tool_ids") != NULL &&
-		actions_complete(adk_jsonb_get(ev, "actions")))
-		return event;
+/*
+ * The event as stored, in one rebuild: what ADK fills in (id,
+ * invocation_id, the empty action maps, long_running_tool_ids), the final
+ * time as epoch milliseconds (unless time is 0: a partial event), and
+ * actions.state_delta without its temp: keys when strip_temp.
+ */
+Jsonb *
+adk_event_finish(Jsonb *event, AdkEventKeys *keys, TimestampTz time,
+				 bool strip_temp)
+{
+	JsonbContainer *ev = &event->root;
+	JsonbValue *actions = adk_jsonb_get(ev, "actions");
+	JsonbParseState *st = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+	bool		actions_ok = actions_complete(actions) && !strip_temp;
 
-	actions = normalized_actions(adk_jsonb_get(ev, "actions"));
-
-	/* The overrides: id, invocation_id, actions, long_running_tool_ids. */
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_string(&st, "id", keys->id);
-	if (keys->invocation_id == NULL)
-	{
-		keys->invocation_id = "";
+	if (!keys->id_given)
+		push_string(&st, "id", keys->id);
+	if (!keys->invocation_id_given)
 		push_string(&st, "invocation_id", "");
+	if (!actions_ok)
+	{
+		Jsonb	   *merged = normalized_actions(actions);
+
+		if (strip_temp)
+		{
+			JsonbValue *sd = adk_jsonb_get(&merged->root, "state_delta");
+			Jsonb	   *clean = adk_jsonb_without_temp(sd->val.binary.data);
+
+			v.type = jbvBinary;
+			v.val.binary.data = &clean->root;
+			v.val.binary.len = VARSIZE(clean) - VARHDRSZ;
+			merged = adk_jsonb_concat(merged, adk_jsonb_one_value("state_delta", &v));
+		}
+		k.type = jbvString;
+		k.val.string.val = "actions";
+		k.val.string.len = 7;
+		pushJsonbValue(&st, WJB_KEY, &k);
+		v.type = jbvBinary;
+		v.val.binary.data = &merged->root;
+		v.val.binary.len = VARSIZE(merged) - VARHDRSZ;
+		pushJsonbValue(&st, WJB_VALUE, &v);
 	}
-	av.type = jbvString;
-	av.val.string.val = "actions";
-	av.val.string.len = 7;
-	pushJsonbValue(&st, WJB_KEY, &av);
-	av.type = jbvBinary;
-	av.val.binary.data = &actions->root;
-	av.val.binary.len = VARSIZE(actions) - VARHDRSZ;
-	pushJsonbValue(&st, WJB_VALUE, &av);
 	if (adk_jsonb_get(ev, "long_running_tool_ids") == NULL)
 	{
-		av.type = jbvString;
-		av.val.string.val = "long_running_tool_ids";
-		av.val.string.len = strlen(av.val.string.val);
-		pushJsonbValue(&st, WJB_KEY, &av);
+		k.type = jbvString;
+		k.val.string.val = "long_running_tool_ids";
+		k.val.string.len = strlen(k.val.string.val);
+		pushJsonbValue(&st, WJB_KEY, &k);
 		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	}
+	if (time != 0)
+	{
+		k.type = jbvString;
+		k.val.string.val = "timestamp";
+		k.val.string.len = 9;
+		pushJsonbValue(&st, WJB_KEY, &k);
+		v.type = jbvNumeric;
+		v.val.numeric = int64_to_numeric(adk_timestamp_to_epoch_ms(time));
+		pushJsonbValue(&st, WJB_VALUE, &v);
+	}
 	return adk_jsonb_concat(event,
-							JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT,
-															 NULL)));
+							JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
 }
 
 static void
@@ -199,9 +239,7 @@ normalized_actions(JsonbValue *actions)
 	if (actions == NULL || actions->type == jbvNull)
 		return defaults;
 
-	require_type(actions, "actions", true);
-	if ((sd = adk_jsonb_get(actions->val.binary.data, "state_delta")) != NULL)
-		require_type(sd, "actions.state_delta", true);
+	(void) sd;
 	return adk_jsonb_concat(defaults, JsonbValueToJsonb(actions));
 }
 
@@ -221,8 +259,7 @@ actions_complete(JsonbValue *actions)
 	for (i = 0; i < lengthof(action_maps); i++)
 		if (adk_jsonb_get(actions->val.binary.data, action_maps[i]) == NULL)
 			return false;
-	sd = adk_jsonb_get(actions->val.binary.data, "state_delta");
-	require_type(sd, "actions.state_delta", true);
+	(void) sd;
 	return true;
 }
 

@@ -18,11 +18,15 @@
 typedef struct AdkEventKeys
 {
 	char	   *id;				/* event id (given or generated) */
+	bool		id_given;
 	char	   *invocation_id;	/* "" when the event has none */
+	bool		invocation_id_given;
 	TimestampTz proposed_time;	/* from "timestamp" (epoch ms), else now */
 	bool		partial;		/* "partial": true -- never stored */
 } AdkEventKeys;
 
-extern Jsonb *adk_event_normalize(Jsonb *event, AdkEventKeys *keys);
+extern void adk_event_check(Jsonb *event, AdkEventKeys *keys);
+extern Jsonb *adk_event_finish(Jsonb *event, AdkEventKeys *keys,
+							   TimestampTz time, bool strip_temp);
 
 #endif							/* ADK_EVENT_H */

@@ -42,6 +42,7 @@
 
 #include "common/jsonb_util.h"
 #include "store/event_time.h"
+#include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
 
@@ -98,6 +99,19 @@ static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 	"   SET state = u.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
 	"       update_time = GREATEST(u.update_time, EXCLUDED.update_time)"
 
+/* Set by adk_store_append for the one row it has placed itself. */
+static const char *placed_event_id = NULL;
+
+/*
+ * adk_store_append has given this row its seq and time already (and built
+ * its event_data in one pass): the trigger lets exactly that row through.
+ */
+void
+adk_mark_placed(const char *event_id)
+{
+	placed_event_id = event_id;
+}
+
 Datum
 adk_events_before_insert(PG_FUNCTION_ARGS)
 {
@@ -109,18 +123,12 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	bool		ts_null;
 	TimestampTz proposed;
 	Jsonb	   *event;
-	JsonbValue *actions;
-	JsonbValue *delta;
 	AdkStateDelta split;
-	Datum		args[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	int64		seq;
 	TimestampTz ts;
-	bool		isnull;
 	int			attnums[3];
 	Datum		values[3];
 	bool		newnulls[3] = {false, false, false};
-	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
@@ -132,6 +140,19 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	desc = RelationGetDescr(rel);
 	tuple = trigdata->tg_trigtuple;
 	lookup_cols(rel);
+
+	if (placed_event_id != NULL)
+	{
+		const char *placed = placed_event_id;
+		bool		isnull;
+		Datum		id;
+
+		placed_event_id = NULL;
+		id = heap_getattr(tuple, SPI_fnumber(desc, "id"), desc, &isnull);
+		(void) heap_getattr(tuple, cols.seq, desc, &ts_null);
+		if (!isnull && !ts_null && strcmp(TextDatumGetCString(id), placed) == 0)
+			return PointerGetDatum(tuple);
+	}
 
 	ids[0] = get_required(tuple, desc, cols.app_name);
 	ids[1] = get_required(tuple, desc, cols.user_id);
@@ -146,47 +167,9 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 												&ts_null));
 	if (ts_null)
 		proposed = GetCurrentTimestamp();
-	proposed = adk_truncate_to_ms(proposed);
 
-	actions = adk_jsonb_get(&event->root, "actions");
-	delta = (actions && actions->type == jbvBinary) ?
-		adk_jsonb_get(actions->val.binary.data, "state_delta") : NULL;
-	if (delta && delta->type == jbvBinary)
-		adk_split_state_delta(delta->val.binary.data, &split);
-	else
-		memset(&split, 0, sizeof(split));
-
-	SPI_connect();
-
-	if (bump_plan == NULL)
-		bump_plan = prepare_plan(BUMP_SQL, 5, bump_types);
-	args[0] = ids[0];
-	args[1] = ids[1];
-	args[2] = ids[2];
-	args[3] = TimestampTzGetDatum(proposed);
-	args[4] = split.session ? JsonbPGetDatum(split.session) : (Datum) 0;
-	if (split.session == NULL)
-		nulls[4] = 'n';
-	if (SPI_execute_plan(bump_plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "could not update adk.sessions");
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
-						TextDatumGetCString(ids[2]),
-						TextDatumGetCString(ids[0]),
-						TextDatumGetCString(ids[1]))));
-	seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, &isnull));
-	ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 2, &isnull));
-
-	if (split.app)
-		merge_scope_state(&app_plan, APP_SQL, 1, ids, split.app, ts);
-	if (split.user)
-		merge_scope_state(&user_plan, USER_SQL, 2, ids, split.user, ts);
-
-	SPI_finish();
+	adk_event_state_delta(event, &split);
+	adk_place_event(ids, proposed, &split, &seq, &ts);
 
 	attnums[0] = cols.seq;
 	attnums[1] = cols.timestamp;
@@ -197,6 +180,67 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 3, attnums,
 													 values, newnulls));
+}
+
+/*
+ * actions.state_delta of an event, split by scope.
+ */
+void
+adk_event_state_delta(Jsonb *event, AdkStateDelta *split)
+{
+	JsonbValue *actions = adk_jsonb_get(&event->root, "actions");
+	JsonbValue *delta = (actions && actions->type == jbvBinary) ?
+		adk_jsonb_get(actions->val.binary.data, "state_delta") : NULL;
+
+	if (delta && delta->type == jbvBinary)
+		adk_split_state_delta(delta->val.binary.data, split);
+	else
+		memset(split, 0, sizeof(*split));
+}
+
+/*
+ * Give an event its place in the session ids = (app, user, session):
+ * lock and bump the session row (seq, time at least 1 ms past the last
+ * event, update_time, the session-scope state), merge the app: and user:
+ * scopes.  Fills *seq and *ts.
+ */
+void
+adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
+				int64 *seq, TimestampTz *ts)
+{
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
+	bool		isnull;
+
+	SPI_connect();
+	if (bump_plan == NULL)
+		bump_plan = prepare_plan(BUMP_SQL, 5, bump_types);
+	args[0] = ids[0];
+	args[1] = ids[1];
+	args[2] = ids[2];
+	args[3] = TimestampTzGetDatum(adk_truncate_to_ms(proposed));
+	args[4] = split->session ? JsonbPGetDatum(split->session) : (Datum) 0;
+	if (split->session == NULL)
+		nulls[4] = 'n';
+	if (SPI_execute_plan(bump_plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not update adk.sessions");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
+						TextDatumGetCString(ids[2]),
+						TextDatumGetCString(ids[0]),
+						TextDatumGetCString(ids[1]))));
+	*seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+	*ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 2, &isnull));
+	if (split->app)
+		merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, *ts);
+	if (split->user)
+		merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, *ts);
+	SPI_finish();
 }
 
 /*
