@@ -86,3 +86,23 @@ SELECT seq, event_data ->> 'author' AS author, event_data ->> 'error_code' AS er
   FROM adk_run('fault_app', 'u', 'x1', 'try') ORDER BY seq;
 SELECT status, error_code FROM adk.invocations WHERE session_id = 'x1';
 SELECT count(*) AS stored FROM adk.events WHERE session_id = 'x1';
+
+-- an agent used as a tool (AgentTool): it answers the request; its answer
+-- is the result; the exchange is not stored in the session
+SELECT adk_define_agent('shouter_agent', model => 'local', description => 'Shouts text back.',
+                        instruction => 'ANSWER_IN_CAPS');
+SELECT adk_define_agent('writer', model => 'local', tools => ARRAY['shouter_agent']);
+SELECT adk_define_app('writer_app', 'writer');
+SELECT seq, event_data ->> 'author' AS author,
+       jsonb_path_query_first(event_data, '$.content.parts[*].function_call.name') AS call,
+       event_data #> '{content,parts,0,function_response,response}' AS result,
+       event_data #>> '{content,parts,0,text}' AS text
+  FROM adk_run('writer_app', 'u', 'w1', 'call shouter_agent({"request": "hello world"})') ORDER BY seq;
+
+-- include_contents = 'none': the model sees only the current turn
+SELECT adk_define_agent('forgetful', model => 'local', include_contents => 'none');
+SELECT adk_define_app('forgetful_app', 'forgetful');
+SELECT count(*) FROM adk_run('forgetful_app', 'u', 'n1', 'first turn');
+SELECT count(*) FROM adk_run('forgetful_app', 'u', 'n1', 'second turn');
+SELECT jsonb_path_query_array(request, '$.messages[*].content') AS sent
+  FROM adk.model_calls ORDER BY id DESC LIMIT 1;
