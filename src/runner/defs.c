@@ -34,6 +34,7 @@ typedef struct CachedApp
 	char	   *app;
 	char	   *root_name;
 	bool		auto_create;
+	bool		compaction;
 	int			max_llm_calls;
 	List	   *plugins;
 	List	   *agents;
@@ -81,6 +82,7 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 	if (run->max_llm_calls < 0)
 		run->max_llm_calls = c->max_llm_calls;
 	*auto_create = c->auto_create;
+	run->compaction_configured = c->compaction;
 }
 
 /*
@@ -138,7 +140,8 @@ load_app(const char *app)
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT root_agent, auto_create_session, plugins, max_llm_calls"
+	if (adk_spi_exec("SELECT root_agent, auto_create_session, plugins, max_llm_calls,"
+					 " compaction IS NOT NULL"
 					 " FROM adk.apps WHERE name OPERATOR(pg_catalog.=) $1",
 					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.apps");
@@ -155,6 +158,7 @@ load_app(const char *app)
 	c->auto_create = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
 	plugins = DatumGetArrayTypePCopy(SPI_getbinval(row, desc, 3, &isnull));
 	c->max_llm_calls = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
+	c->compaction = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
 	SPI_finish();
 	adk_restore_user(&save);
 

@@ -27,6 +27,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
+#include "runner/compaction.h"
 #include "runner/runner.h"
 
 typedef struct PartialCtx
@@ -93,6 +94,8 @@ adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 		}
 
 		contents = adk_build_contents(run, agent, branch);
+		if (adk_compaction_before_model(run, agent, branch, contents))
+			contents = adk_build_contents(run, agent, branch);
 		instruction = adk_build_instruction(run, agent);
 		jw_init(&w);
 		jw_begin_object(&w);

@@ -19,7 +19,9 @@
  *	- include_contents = 'none' keeps only the current turn: from the
  *	  latest user (or other agent's) event on.
  * The history is read in seq order through the (app, user, session, seq)
- * index.
+ * index, by adk._prompt_events (sql/install/65_compaction.sql): compaction
+ * summaries stand in for the events they cover, and only the events after
+ * the covered prefix are read.
  *
  * IDENTIFICATION
  *	  src/runner/prompt.c
@@ -124,11 +126,25 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 	args[2] = CStringGetTextDatum(run->session);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT event_data FROM adk.events"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND session_id OPERATOR(pg_catalog.=) $3"
-							  " ORDER BY seq", 3, types, args, NULL, 0) != SPI_OK_SELECT)
+	/*
+	 * Summaries in place of the events they cover (compaction.c); a session
+	 * that was never compacted is read directly.
+	 */
+	if (adk_spi_exec("SELECT 1 FROM adk.compactions"
+					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
+					 3, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed > 0)
+	{
+		if (adk_spi_exec("SELECT event_data FROM adk._prompt_events($1, $2, $3)",
+						 3, types, args, NULL, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the session's events");
+	}
+	else if (adk_spi_exec("SELECT event_data FROM adk.events"
+						  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+						  "   AND user_id OPERATOR(pg_catalog.=) $2"
+						  "   AND session_id OPERATOR(pg_catalog.=) $3"
+						  " ORDER BY seq", 3, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
 	for (i = 0; i < SPI_processed; i++)
 	{

@@ -45,6 +45,7 @@
 #include "common/jsonb_util.h"
 #include "model/ledger.h"
 #include "common/spi_plans.h"
+#include "runner/compaction.h"
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
@@ -326,7 +327,7 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		adk_run_agent(run, agent, NULL);
 	}
 
-	/* 7. after_run */
+	/* 7. after_run, then the sliding window (not after a failure or tail retention) */
 	if (!run->failed)
 	{
 		(void) adk_plugins_call(run, CB_AFTER_RUN,
@@ -336,6 +337,8 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		if (error)
 			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
 	}
+	if (!run->failed)
+		adk_compaction_after_run(run);
 	invocation_end(run);
 }
 

@@ -105,6 +105,11 @@ typedef struct AdkRun
 	int64		input_tokens;
 	int64		output_tokens;
 
+	/* compaction.c */
+	bool		compaction_configured;	/* adk.apps.compaction is set */
+	struct AdkCompaction *compaction;	/* the app's settings, once read */
+	bool		compacted;		/* tail retention ran: no sliding window */
+
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
 						 TimestampTz time, bool partial, void *arg);
