@@ -27,6 +27,7 @@ OBJS = \
 	src/runner/compaction.o \
 	src/runner/defs.o \
 	src/runner/flow.o \
+	src/runner/hitl.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
 	src/runner/run.o \

@@ -66,6 +66,10 @@ adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 	List	   *tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
 	Jsonb	   *decls = adk_tool_declarations(run, agent, tools);
 
+	/* HITL (hitl.c): a resumed confirmation runs the confirmed calls first */
+	if (!adk_hitl_resume_flow(run, agent, branch, tools))
+		return;
+
 	while (!run->end_invocation)
 	{
 		Jsonb	   *contents;
@@ -77,6 +81,7 @@ adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 		JsonWriter	w;
 		AdkAgent   *transfer = NULL;
 		bool		escalate = false;
+		Jsonb	   *confirmations;
 
 		if (agent->model == NULL)
 		{
@@ -157,10 +162,16 @@ adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 		}
 		jw_end_array(&w);
 		jw_end_object(&w);
-		if (transfer || escalate)
+		confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
+		if (transfer || escalate || confirmations)
 		{
 			jw_key(&w, "actions");
 			jw_begin_object(&w);
+			if (confirmations)
+			{
+				jw_key(&w, "requested_tool_confirmations");
+				jw_jsonb(&w, confirmations);
+			}
 			if (transfer)
 			{
 				jw_key(&w, "transfer_to_agent");
@@ -178,6 +189,9 @@ adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 		jw_end_object(&w);
 		adk_emit(run, jw_finish(&w));
 		if (run->end_invocation)
+			return;
+		/* HITL (hitl.c): a long-running call or a confirmation request pauses */
+		if (adk_hitl_pause(run, agent, branch))
 			return;
 
 		if (transfer)
@@ -507,7 +521,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 	{
 		AdkTool    *t = find_tool(tools, ((Call *) lfirst(lc))->name);
 
-		if (t && (t->long_running || t->require_confirmation))
+		if (t && t->long_running)
 			any_long = true;
 	}
 	if (any_long)
@@ -519,7 +533,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 			Call	   *c = (Call *) lfirst(lc);
 			AdkTool    *t = find_tool(tools, c->name);
 
-			if (t && (t->long_running || t->require_confirmation))
+			if (t && t->long_running)
 				jw_string(&w, c->id);
 		}
 		jw_end_array(&w);
@@ -631,6 +645,10 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	if (tool == NULL)
 		return error_object(psprintf("tool \"%s\" is not available to agent \"%s\"",
 									 call->name, agent->name));
+	/* HITL (hitl.c): note a long-running call; a confirmation asks first */
+	if ((tool->long_running || tool->require_confirmation) &&
+		(result = adk_hitl_before_tool(run, agent, tool, call->id, call->args)) != NULL)
+		return result;
 
 	jw_init(&w);
 	jw_begin_object(&w);

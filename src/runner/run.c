@@ -275,6 +275,9 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	/* 2. which agent; the invocation id (reused when resuming a call) */
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
 		resumed_invocation(run, message);
+	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
+	run->invocation_id = adk_hitl_begin(run, message, run->invocation_id,
+										invocation_id != NULL);
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = MemoryContextStrdup(TopTransactionContext,
@@ -639,9 +642,11 @@ invocation_end(AdkRun *run)
 	Datum		args[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
+	bool		waiting = adk_hitl_end(run);	/* HITL: run_states, still waiting? */
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
-	args[1] = CStringGetTextDatum(run->failed ? "failed" : "completed");
+	args[1] = CStringGetTextDatum(run->failed ? "failed" :
+								  waiting ? "waiting" : "completed");
 	args[2] = Int32GetDatum(run->llm_calls);
 	args[3] = Int64GetDatum(run->input_tokens);
 	args[4] = Int64GetDatum(run->output_tokens);

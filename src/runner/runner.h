@@ -95,6 +95,7 @@ typedef struct AdkRun
 	bool		yield_user_message;
 	Jsonb	   *user_content;
 	Jsonb	   *temp_state;		/* temp: keys of this invocation */
+	struct AdkHitl *hitl;		/* hitl.c: pause / resume state, or NULL */
 
 	/* outcome */
 	bool		failed;
@@ -170,6 +171,17 @@ extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 								 const char *agent, const char *key1,
 								 Jsonb *value1, const char *key2,
 								 Jsonb *value2);
+
+/* hitl.c: human in the loop -- long-running tools, confirmation, run_states */
+extern char *adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate,
+							bool explicit_id);
+extern bool adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent,
+								 const char *branch, List *tools);
+extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
+								   const char *call_id, Jsonb *args);
+extern Jsonb *adk_hitl_requested_confirmations(AdkRun *run);
+extern bool adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch);
+extern bool adk_hitl_end(AdkRun *run);
 
 /* subxact.c */
 typedef void (*AdkGuardedFn) (void *arg);

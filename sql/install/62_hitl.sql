@@ -1,0 +1,300 @@
+-- ---------------------------------------------------------------------
+-- Human in the loop and RunState (SPEC §6; 000 §四.4.3-§四.4.4).
+--
+-- A call to a long_running tool, or the adk_request_confirmation call a
+-- require_confirmation tool makes first, is an interrupt: its id is in the
+-- long_running_tool_ids of the event that made it, and it stays pending
+-- until a user event *of the same invocation* carries a function_response
+-- with that id.  (A resume stores the user's answer under the invocation
+-- it resumes; an answer that resumed nothing -- plain input, a new
+-- invocation -- answers nothing.)
+--
+-- adk.run_states holds that, one row per (session, invocation, node):
+-- node_path is '<app>/<agent>' for the agent that made the calls (ADK-Go's
+-- synthetic workflow name), interrupt_ids the pending ids, answered_ids the
+-- answered ones, status 'waiting' while anything is pending, otherwise what
+-- the node's last event of the invocation says ('failed' for an error
+-- event, 'cancelled' for error_code CANCELLED, else 'completed');
+-- 'running' only inside the transaction of a resume, between the answer
+-- and the end of the invocation.  Only invocations that made such a call
+-- have rows.  The rows are derived from adk.events alone
+-- (adk._derive_run_states) -- adk_run writes them as it goes, in the
+-- transaction of the events, and adk_rebuild_run_states() writes the same
+-- rows again from the events.  A resume derives its invocation's rows
+-- again before it checks them, so it never depends on the rows being
+-- there (000 §四.4.4: ADK-Go reconstructs the RunState every turn).
+--
+-- Resume and exactly-once: see src/runner/hitl.c.  adk_run holds the
+-- session row from its start; adk._resume_interrupts also locks the
+-- run_states row (SELECT ... FOR UPDATE) and re-checks it, so a second
+-- resume of the same interrupt -- under READ COMMITTED, the default --
+-- finds it answered and runs as plain input.  (Under REPEATABLE READ or
+-- SERIALIZABLE the second one may get a serialization failure instead;
+-- retried, it runs as plain input.)
+-- ---------------------------------------------------------------------
+
+CREATE TABLE adk.run_states (
+    app_name      text NOT NULL,
+    user_id       text NOT NULL,
+    session_id    text NOT NULL,
+    invocation_id text NOT NULL,
+    node_path     text NOT NULL,
+    status        text NOT NULL
+                  CHECK (status IN ('running', 'waiting', 'completed', 'failed', 'cancelled')),
+    interrupt_ids text[] NOT NULL DEFAULT '{}',
+    answered_ids  text[] NOT NULL DEFAULT '{}',
+    agent         text NOT NULL,
+    updated_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    CONSTRAINT run_states_pkey PRIMARY KEY (app_name, user_id, session_id, invocation_id, node_path),
+    CONSTRAINT run_states_waiting_has_ids
+        CHECK (status <> 'waiting' OR cardinality(interrupt_ids) > 0)
+);
+COMMENT ON TABLE adk.run_states IS
+    'Workflow RunState per (session, invocation, node): status, pending interrupt_ids, answered_ids; derived from adk.events (adk_rebuild_run_states)';
+COMMENT ON COLUMN adk.run_states.node_path IS '''<app>/<agent>'': the agent that made the interrupting calls';
+COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confirmation call ids, in call order';
+COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids the user has answered in this invocation, in call order';
+
+-- The rows of one invocation (or of every invocation of the session when
+-- p_invocation is NULL), computed from the session's events.
+CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
+          FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.author AS agent, ev.seq, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in the invocation they belong to
+        SELECT ev.invocation_id, ev.seq, ev.ts, p #>> '{function_response,id}' AS id
+          FROM ev
+         CROSS JOIN LATERAL adk._parts(ev.d -> 'content') p
+         WHERE ev.author = 'user' AND p ? 'function_response'
+    ), interrupts AS (
+        SELECT c.invocation_id, c.agent, c.seq, c.ord, c.id,
+               (SELECT a.ts FROM answers a
+                 WHERE a.invocation_id = c.invocation_id AND a.id = c.id AND a.seq > c.seq
+                 ORDER BY a.seq LIMIT 1) AS answered_at
+          FROM calls c
+    ), nodes AS (
+        SELECT i.invocation_id, i.agent,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NULL),
+                        '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer
+          FROM interrupts i
+         GROUP BY i.invocation_id, i.agent
+    )
+    SELECT p_app, p_user, p_session, n.invocation_id, p_app || '/' || n.agent,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                ELSE 'completed' END,
+           n.pending, n.answered, n.agent,
+           greatest(last.ts, n.last_answer)
+      FROM nodes n
+     CROSS JOIN LATERAL (SELECT ev.d, ev.ts FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.author = n.agent
+                          ORDER BY ev.seq DESC LIMIT 1) last
+$$;
+
+-- Make adk.run_states say what the events say, for one invocation (or the
+-- whole session when p_invocation is NULL): rows that changed are updated
+-- in place (so a concurrent SELECT ... FOR UPDATE re-checks the new
+-- version), rows that no longer derive are deleted.  Returns the number of
+-- interrupts still pending in that scope.
+CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
+                                        p_invocation text DEFAULT NULL)
+RETURNS integer
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+    WITH d AS MATERIALIZED (
+        SELECT * FROM adk._derive_run_states(p_app, p_user, p_session, p_invocation)
+    ), gone AS (
+        DELETE FROM adk.run_states r
+         WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+           AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+           AND NOT EXISTS (SELECT 1 FROM d
+                            WHERE d.invocation_id = r.invocation_id AND d.node_path = r.node_path)
+    ), written AS (
+        INSERT INTO adk.run_states AS r
+        SELECT * FROM d
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
+               answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
+               updated_at = EXCLUDED.updated_at
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at)
+               IS DISTINCT FROM
+               (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
+                EXCLUDED.updated_at)
+    )
+    SELECT coalesce(sum(cardinality(d.interrupt_ids)), 0)::integer FROM d
+$$;
+
+-- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
+-- message holding function responses p_ids and the invocation that made
+-- the calls: bring the invocation's rows up to date from the events, lock
+-- the rows that have any of p_ids pending (SELECT ... FOR UPDATE: a second
+-- resume of the same interrupt waits here, then finds it answered), mark
+-- those ids answered and return them with the call each answers (name,
+-- args, the agent that made it), the number of ids that node still waits
+-- for, and, for an adk_request_confirmation call, the original function
+-- call it asks about as found in the history.  No rows: nothing pending
+-- matched, the message is plain input.
+CREATE FUNCTION adk._resume_interrupts(p_app text, p_user text, p_session text,
+                                       p_invocation text, p_ids text[])
+RETURNS TABLE (r_call_id text, r_tool text, r_args jsonb, r_agent text, r_original jsonb,
+               r_left integer)
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    st record;
+    answered text[];
+    remaining text[];
+BEGIN
+    PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    FOR st IN
+        SELECT s.node_path, s.agent, s.interrupt_ids
+          FROM adk.run_states s
+         WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+           AND s.invocation_id = p_invocation AND s.interrupt_ids && p_ids
+         ORDER BY s.node_path
+           FOR UPDATE
+    LOOP
+        answered := ARRAY(SELECT u.id FROM unnest(st.interrupt_ids) WITH ORDINALITY AS u(id, n)
+                           WHERE u.id = ANY (p_ids) ORDER BY u.n);
+        remaining := ARRAY(SELECT u.id FROM unnest(st.interrupt_ids) WITH ORDINALITY AS u(id, n)
+                            WHERE u.id <> ALL (p_ids) ORDER BY u.n);
+        UPDATE adk.run_states s
+           SET status = CASE WHEN cardinality(remaining) > 0 THEN 'waiting' ELSE 'running' END,
+               interrupt_ids = remaining,
+               answered_ids = s.answered_ids || answered,
+               updated_at = clock_timestamp()
+         WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+           AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
+        RETURN QUERY
+        SELECT c.call ->> 'id', c.call ->> 'name', c.call -> 'args', st.agent, o.original,
+               cardinality(remaining)
+          FROM (SELECT DISTINCT ON (p #>> '{function_call,id}') p -> 'function_call' AS call
+                  FROM adk.events e
+                 CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.invocation_id = p_invocation
+                   AND e.event_data ->> 'author' = st.agent
+                   AND e.event_data -> 'long_running_tool_ids' ?| answered
+                   AND p #>> '{function_call,id}' = ANY (answered)
+                 ORDER BY p #>> '{function_call,id}', e.seq DESC) c
+          LEFT JOIN LATERAL (
+                SELECT p2 -> 'function_call' AS original
+                  FROM adk.events e2
+                 CROSS JOIN LATERAL adk._parts(e2.event_data -> 'content') p2
+                 WHERE c.call ->> 'name' = 'adk_request_confirmation'
+                   AND e2.app_name = p_app AND e2.user_id = p_user AND e2.session_id = p_session
+                   AND e2.invocation_id = p_invocation
+                   AND e2.event_data ->> 'author' = st.agent
+                   AND p2 #>> '{function_call,id}' = c.call #>> '{args,originalFunctionCall,id}'
+                   AND p2 #>> '{function_call,name}' <> 'adk_request_confirmation'
+                 ORDER BY e2.seq DESC LIMIT 1) o ON true
+         ORDER BY array_position(answered, c.call ->> 'id');
+    END LOOP;
+END
+$$;
+
+-- adk_rebuild_run_states(): adk.run_states again from adk.events alone, for
+-- one session, one user's or one app's sessions, or all of them.  Each
+-- session's row is locked first (as adk_run does), so a rebuild never
+-- interleaves with a run of that session.  Returns the number of rows the
+-- scope has afterwards.
+CREATE FUNCTION adk_rebuild_run_states(app_name text DEFAULT NULL, user_id text DEFAULT NULL,
+                                       session_id text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s record;
+    n bigint := 0;
+BEGIN
+    IF (session_id IS NOT NULL AND (app_name IS NULL OR user_id IS NULL))
+       OR (user_id IS NOT NULL AND app_name IS NULL) THEN
+        RAISE EXCEPTION 'a session id needs its app name and user id, and a user id its app name'
+            USING ERRCODE = '22023';
+    END IF;
+    FOR s IN
+        SELECT x.app_name, x.user_id, x.session_id
+          FROM (SELECT e.app_name::text, e.user_id::text, e.session_id::text
+                  FROM adk.events e
+                 WHERE jsonb_typeof(e.event_data -> 'long_running_tool_ids') = 'array'
+                   AND jsonb_array_length(e.event_data -> 'long_running_tool_ids') > 0
+                   AND ($1 IS NULL OR e.app_name = $1)
+                   AND ($2 IS NULL OR e.user_id = $2)
+                   AND ($3 IS NULL OR e.session_id = $3)
+                UNION
+                SELECT r.app_name, r.user_id, r.session_id
+                  FROM adk.run_states r
+                 WHERE ($1 IS NULL OR r.app_name = $1)
+                   AND ($2 IS NULL OR r.user_id = $2)
+                   AND ($3 IS NULL OR r.session_id = $3)) x
+         ORDER BY 1, 2, 3
+    LOOP
+        PERFORM 1 FROM adk.sessions ss
+         WHERE ss.app_name = s.app_name AND ss.user_id = s.user_id AND ss.id = s.session_id
+           FOR UPDATE;
+        PERFORM adk._refresh_run_states(s.app_name, s.user_id, s.session_id, NULL);
+        n := n + (SELECT count(*) FROM adk.run_states r
+                   WHERE r.app_name = s.app_name AND r.user_id = s.user_id
+                     AND r.session_id = s.session_id);
+    END LOOP;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION adk_rebuild_run_states(text, text, text) IS
+    'Rebuild adk.run_states from adk.events alone, for one session (app, user, session), one user, one app, or everything; returns the rows the scope has.';
+
+-- What every session is waiting on: one row per pending interrupt, with
+-- the call (tool, args) and when it was made -- an approval UI is one
+-- SELECT.  For a tool that asks for confirmation the call is
+-- adk_request_confirmation and args.originalFunctionCall is the call that
+-- waits for the answer.
+CREATE VIEW adk.pending_interrupts AS
+SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, i.call_id,
+       c.call ->> 'name' AS tool, c.call -> 'args' AS args, c.since, r.agent
+  FROM adk.run_states r
+ CROSS JOIN LATERAL unnest(r.interrupt_ids) WITH ORDINALITY AS i(call_id, ord)
+  LEFT JOIN LATERAL (
+        SELECT p -> 'function_call' AS call, e."timestamp" AS since
+          FROM adk.events e
+         CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+         WHERE e.app_name = r.app_name AND e.user_id = r.user_id AND e.session_id = r.session_id
+           AND e.invocation_id = r.invocation_id
+           AND e.event_data -> 'long_running_tool_ids' ? i.call_id
+           AND p #>> '{function_call,id}' = i.call_id
+         ORDER BY e.seq DESC LIMIT 1) c ON true;
+COMMENT ON VIEW adk.pending_interrupts IS
+    'Pending interrupts of every session: the call (tool, args) each waits on, since when, by which agent and invocation.';
+
+-- A session's run states go with it, whoever deletes it.
+CREATE FUNCTION adk._sessions_delete_run_states() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = OLD.app_name AND r.user_id = OLD.user_id AND r.session_id = OLD.id;
+    RETURN OLD;
+END
+$$;
+CREATE TRIGGER adk_sessions_delete_run_states
+    AFTER DELETE ON adk.sessions
+    FOR EACH ROW EXECUTE FUNCTION adk._sessions_delete_run_states();
+
+GRANT SELECT ON adk.run_states, adk.pending_interrupts TO adk_user;
+-- Not marked for pg_dump: the rows derive from adk.events, which is.
+-- After a restore, SELECT adk_rebuild_run_states(); (a resume derives the
+-- rows of its own invocation anyway).

@@ -1,0 +1,757 @@
+/*-------------------------------------------------------------------------
+ *
+ * hitl.c
+ *	  Human in the loop (SPEC §6; 000 §四.4.3-§四.4.4): long-running tools,
+ *	  tool confirmation, the RunState rows in adk.run_states, and resuming
+ *	  an invocation exactly once.
+ *
+ * Pause.  A call to a long_running tool runs (it files the ticket, say)
+ * and its id is in the model event's long_running_tool_ids (flow.c).  A
+ * call to a require_confirmation tool does not run: it gets ADK's
+ * placeholder response, {"error": "This tool call requires confirmation,
+ * please approve or reject."}, the function-response event carries
+ * actions.requested_tool_confirmations, and the agent then emits ADK's
+ * adk_request_confirmation call -- its own "adk-" id, listed in
+ * long_running_tool_ids, args {"originalFunctionCall": {id, name, args},
+ * "toolConfirmation": {hint, confirmed: false, payload: null}}.  Either
+ * way, once the function-response event is stored the flow stops (ADK's
+ * ErrNodeInterrupted: a pause, not a failure; workflow agents above stop
+ * too), adk.run_states gets the invocation's row 'waiting' with the pending
+ * ids, in the same transaction as the events, and the invocation ends
+ * 'waiting'.
+ *
+ * Resume.  run.c finds the invocation of the call a function response
+ * answers (resolveInvocationID); adk_hitl_begin then asks
+ * adk._resume_interrupts, which brings that invocation's run_states rows
+ * up to date from the events, locks the rows holding one of the message's
+ * ids as pending (SELECT ... FOR UPDATE) and marks those ids answered.  A
+ * match resumes: the invocation id is reused, the user event is stored
+ * under it, and the LLM flow of the agent that made the call runs again --
+ * the model sees its call with the (moved-up) response.  No match -- an
+ * unknown id, or one answered already -- and the message is plain input
+ * in a new invocation (ADK: wf.Run, not wf.Resume).  Several interrupts
+ * may be answered one per turn.  Each answer is stored and marked, but the
+ * model is called only once the agent's last pending id is answered: until
+ * then the resumed run stops before the model call and the invocation
+ * stays 'waiting'.  (ADK-Go reruns the node as soon as the answered set is
+ * non-empty; a model call per partial answer would see the other calls
+ * with only their provisional responses.  Waiting for the whole batch is
+ * what a parallel function call is -- and the model sees every answer
+ * next to its call in one request.)  Confirmed tools run at once, though.
+ *
+ * Exactly once.  adk_run holds the session row lock from its start, so a
+ * second resume of the same interrupt waits for the first to commit and
+ * then finds the id answered: it runs as plain input.  The run_states row
+ * lock makes the check-and-mark atomic on its own, also against writers
+ * that do not take the session lock (an UPDATE of the row, a rebuild).
+ * The answer, the continuation and the row are one transaction: a crash
+ * in between rolls the answer back too, and the interrupt stays pending.
+ *
+ * Confirmation.  The answer to an adk_request_confirmation call
+ * ({"confirmed": true}, also {"response": "<json>"} as ADK clients send
+ * it) maps back to the original call through the confirmation call's
+ * originalFunctionCall, checked against the call in the history.  At the
+ * start of that agent's flow the original tool runs (before_tool,
+ * after_tool and on_tool_error plugins as usual) -- or, unconfirmed,
+ * answers {"error": "This tool call is rejected."} -- in a function-
+ * response event with the ORIGINAL call id; then the model is called.
+ *
+ * IDENTIFICATION
+ *	  src/runner/hitl.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "nodes/value.h"
+#include "utils/array.h"
+#define json_object pg_json_object_sqlfn
+#include "utils/builtins.h"
+#undef json_object
+#include "utils/memutils.h"
+
+#include <json-c/json.h>
+
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "common/spi_plans.h"
+#include "runner/runner.h"
+#include "store/owner.h"
+
+#define CONFIRMATION_CALL "adk_request_confirmation"
+#define NEEDS_CONFIRMATION "This tool call requires confirmation, please approve or reject."
+#define REJECTED "This tool call is rejected."
+
+/* A function call HITL keeps: asked about, or answered and to run */
+typedef struct HitlCall
+{
+	char	   *agent;			/* the agent that made the call */
+	char	   *id;
+	char	   *name;
+	Jsonb	   *args;
+	bool		confirmed;
+	char	   *error;			/* the answer cannot be used: this error */
+} HitlCall;
+
+struct AdkHitl
+{
+	bool		involved;		/* refresh run_states when the run ends */
+	List	   *confirmed;		/* HitlCall *: answered confirmations */
+	List	   *holding;		/* String *: resumed agents that still wait */
+	List	   *requests;		/* HitlCall *: this round asks about these */
+	bool		long_running;	/* this round made a long-running call */
+};
+
+/* A function_response part of the user's message */
+typedef struct HitlResponse
+{
+	char	   *id;
+	Jsonb	   *response;
+} HitlResponse;
+
+static struct AdkHitl *hitl_of(AdkRun *run);
+static List *message_responses(Jsonb *message);
+static bool confirmation_answer(Jsonb *response);
+static int	refresh(AdkRun *run);
+static Jsonb *error_object(const char *message);
+static char *jstr(JsonbContainer *c, const char *key);
+static AdkTool *find_tool(List *tools, const char *name);
+static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
+							HitlCall *call, AdkTool *tool, bool *stop);
+static void stop_here(AdkRun *run);
+
+#define RESUME_SQL \
+	"SELECT r_call_id, r_tool, r_args, r_agent, r_original, r_left" \
+	"  FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
+#define REFRESH_SQL \
+	"SELECT adk._refresh_run_states($1, $2, $3, $4)"
+
+static struct AdkHitl *
+hitl_of(AdkRun *run)
+{
+	if (run->hitl == NULL)
+		run->hitl = MemoryContextAllocZero(GetMemoryChunkContext(run),
+										   sizeof(struct AdkHitl));
+	return run->hitl;
+}
+
+/*
+ * Step 2 of adk_run, after run.c has found the invocation of the call the
+ * message answers (candidate; NULL when it answers none or is no function
+ * response).  Returns the invocation id to run under: candidate when the
+ * message answers an interrupt of it that is still pending (a resume),
+ * else NULL -- plain input gets a new invocation -- unless the id was
+ * given by the caller (explicit_id: a queued job), which is kept.
+ */
+char *
+adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
+{
+	List	   *responses;
+	Datum	   *ids;
+	int			n = 0;
+	ListCell   *lc;
+	AdkOwnerSave save;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[5];
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		i;
+	uint64		matched;
+
+	if (candidate == NULL || (responses = message_responses(message)) == NIL)
+		return candidate;
+
+	ids = palloc(sizeof(Datum) * list_length(responses));
+	foreach(lc, responses)
+		ids[n++] = CStringGetTextDatum(((HitlResponse *) lfirst(lc))->id);
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(candidate);
+	args[4] = PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT));
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec(RESUME_SQL, 5, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the session's pending interrupts");
+	matched = SPI_processed;
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *call_id = SPI_getvalue(row, desc, 1);
+		char	   *tool = SPI_getvalue(row, desc, 2);
+		bool		isnull;
+		Datum		original;
+		MemoryContext spi;
+		HitlCall   *c;
+		HitlResponse *answer = NULL;
+
+		if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
+		{
+			/* that agent waits for more answers: it goes on once all are in */
+			char	   *agent = SPI_getvalue(row, desc, 4);
+
+			spi = MemoryContextSwitchTo(caller);
+			if (!list_member(hitl_of(run)->holding, makeString(agent)))
+				hitl_of(run)->holding = lappend(hitl_of(run)->holding,
+												makeString(pstrdup(agent)));
+			MemoryContextSwitchTo(spi);
+		}
+		if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
+			continue;			/* a long-running call: the answer is its result */
+		foreach(lc, responses)
+			if (strcmp(((HitlResponse *) lfirst(lc))->id, call_id) == 0)
+				answer = (HitlResponse *) lfirst(lc);
+		original = SPI_getbinval(row, desc, 5, &isnull);
+
+		spi = MemoryContextSwitchTo(caller);
+		c = palloc0(sizeof(HitlCall));
+		c->agent = SPI_getvalue(row, desc, 4);
+		if (isnull)
+		{
+			/* ADK raises; here the model hears why nothing ran */
+			Datum		a = SPI_getbinval(row, desc, 3, &isnull);
+			Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
+			JsonbValue *o = asked ? adk_jsonb_get(&asked->root, "originalFunctionCall") : NULL;
+
+			c->id = o && o->type == jbvBinary ? jstr(o->val.binary.data, "id") : NULL;
+			c->name = o && o->type == jbvBinary ? jstr(o->val.binary.data, "name") : NULL;
+			c->error = psprintf("the call confirmation %s asks about is not in the session's history",
+								call_id);
+		}
+		else
+		{
+			Jsonb	   *call = DatumGetJsonbPCopy(original);
+			JsonbValue *a = adk_jsonb_get(&call->root, "args");
+
+			c->id = jstr(&call->root, "id");
+			c->name = jstr(&call->root, "name");
+			c->args = a && a->type == jbvBinary ? JsonbValueToJsonb(a) : NULL;
+			c->confirmed = answer != NULL && confirmation_answer(answer->response);
+		}
+		if (c->id != NULL && c->name != NULL)
+			hitl_of(run)->confirmed = lappend(hitl_of(run)->confirmed, c);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+
+	if (matched == 0)
+		return explicit_id ? candidate : NULL;
+	hitl_of(run)->involved = true;
+	return candidate;
+}
+
+/*
+ * The function_response parts of a message.
+ */
+static List *
+message_responses(Jsonb *message)
+{
+	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	List	   *result = NIL;
+
+	if (parts == NULL || parts->type != jbvBinary)
+		return NIL;
+	it = JsonbIteratorInit(parts->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *f;
+		JsonbValue *r;
+		HitlResponse *h;
+
+		if (tok != WJB_ELEM || v.type != jbvBinary ||
+			(f = adk_jsonb_get(v.val.binary.data, "function_response")) == NULL ||
+			f->type != jbvBinary)
+			continue;
+		h = palloc0(sizeof(HitlResponse));
+		h->id = jstr(f->val.binary.data, "id");
+		if (h->id == NULL)
+			continue;
+		r = adk_jsonb_get(f->val.binary.data, "response");
+		h->response = r && r->type == jbvBinary ? JsonbValueToJsonb(r) : NULL;
+		result = lappend(result, h);
+	}
+	return result;
+}
+
+/*
+ * Whether an answer to adk_request_confirmation confirms: a ToolConfirmation
+ * {"confirmed": true, ...}, or ADK clients' {"response": "<that as JSON
+ * text>"} (or the object itself under "response").  Anything else --
+ * false, a malformed payload -- is a rejection, as ADK's strict parse
+ * makes it.
+ */
+static bool
+confirmation_answer(Jsonb *response)
+{
+	JsonbValue *v;
+
+	if (response == NULL || !adk_jsonb_is_object(&response->root))
+		return false;
+	if ((v = adk_jsonb_get(&response->root, "confirmed")) != NULL)
+		return v->type == jbvBool && v->val.boolean;
+	if ((v = adk_jsonb_get(&response->root, "response")) == NULL)
+		return false;
+	if (v->type == jbvBinary)
+	{
+		JsonbValue *c = adk_jsonb_get(v->val.binary.data, "confirmed");
+
+		return c != NULL && c->type == jbvBool && c->val.boolean;
+	}
+	if (v->type == jbvString)
+	{
+		/* parsed with json-c: text that is not JSON is a "no", not an ERROR */
+		char	   *text = pnstrdup(v->val.string.val, v->val.string.len);
+		struct json_object *obj = json_tokener_parse(text);
+		struct json_object *c;
+		bool		yes;
+
+		yes = obj != NULL && json_object_is_type(obj, json_type_object) &&
+			json_object_object_get_ex(obj, "confirmed", &c) &&
+			json_object_is_type(c, json_type_boolean) && json_object_get_boolean(c);
+		if (obj != NULL)
+			json_object_put(obj);
+		return yes;
+	}
+	return false;
+}
+
+/*
+ * At the start of an LLM agent's flow in a resumed invocation.  First the
+ * confirmations this agent asked for and the user answered: the original
+ * tool runs (or is rejected), in one function-response event with the
+ * original call ids.  Then, if the agent still waits for answers to other
+ * interrupts, it stops here (the invocation stays waiting; the model is
+ * called once every answer is in).  Returns false when the flow must not
+ * go on.
+ */
+bool
+adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *tools)
+{
+	struct AdkHitl *h = run->hitl;
+	List	   *mine = NIL;
+	List	   *others = NIL;
+	ListCell   *lc;
+	bool		hold;
+	bool		stop = false;
+
+	if (h == NULL || (h->confirmed == NIL && h->holding == NIL))
+		return true;
+	hold = list_member(h->holding, makeString(agent->name));
+	h->holding = list_delete(h->holding, makeString(agent->name));
+	foreach(lc, h->confirmed)
+	{
+		HitlCall   *c = (HitlCall *) lfirst(lc);
+
+		if (strcmp(c->agent, agent->name) == 0)
+			mine = lappend(mine, c);
+		else
+			others = lappend(others, c);
+	}
+	h->confirmed = others;
+
+	if (mine != NIL)
+	{
+		JsonWriter	w;
+
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, run->invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent->name);
+		if (branch)
+		{
+			jw_key(&w, "branch");
+			jw_string(&w, branch);
+		}
+		jw_key(&w, "content");
+		jw_begin_object(&w);
+		jw_key(&w, "role");
+		jw_string(&w, "user");
+		jw_key(&w, "parts");
+		jw_begin_array(&w);
+		foreach(lc, mine)
+		{
+			HitlCall   *c = (HitlCall *) lfirst(lc);
+			AdkTool    *tool = find_tool(tools, c->name);
+			Jsonb	   *result;
+
+			if (c->error)
+				result = error_object(c->error);
+			else if (tool == NULL || !tool->require_confirmation)
+				result = error_object(psprintf("tool \"%s\" is not available to agent \"%s\" as a tool that needs confirmation",
+											   c->name, agent->name));
+			else if (!c->confirmed)
+				result = error_object(REJECTED);
+			else
+			{
+				result = run_confirmed(run, agent, branch, c, tool, &stop);
+				if (run->end_invocation)
+					return false;
+			}
+			jw_begin_object(&w);
+			jw_key(&w, "function_response");
+			jw_begin_object(&w);
+			jw_key(&w, "id");
+			jw_string(&w, c->id);
+			jw_key(&w, "name");
+			jw_string(&w, c->name);
+			jw_key(&w, "response");
+			jw_jsonb(&w, result);
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
+		jw_end_array(&w);
+		jw_end_object(&w);
+		jw_end_object(&w);
+		adk_emit(run, jw_finish(&w));
+		if (run->end_invocation)
+			return false;
+	}
+	if (stop || hold)
+	{
+		/*
+		 * A confirmed tool that is itself long-running waits for its own
+		 * answer now; a node with interrupts still pending waits for them.
+		 */
+		stop_here(run);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A confirmed call: the SQL tool with its plugins, as flow.c runs tools.
+ */
+static Jsonb *
+run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch, HitlCall *call,
+			  AdkTool *tool, bool *stop)
+{
+	JsonWriter	w;
+	Jsonb	   *tool_info;
+	Jsonb	   *args = call->args;
+	Jsonb	   *result;
+	Jsonb	   *replaced;
+	char	   *error;
+	char	   *plugin_error;
+
+	if (args == NULL)
+	{
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_end_object(&w);
+		args = jw_finish(&w);
+	}
+	if (tool->long_running)
+		*stop = true;
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "name");
+	jw_string(&w, tool->name);
+	jw_key(&w, "id");
+	jw_string(&w, call->id);
+	jw_key(&w, "args");
+	jw_jsonb(&w, args);
+	jw_end_object(&w);
+	tool_info = jw_finish(&w);
+
+	result = adk_plugins_call(run, CB_BEFORE_TOOL,
+							  adk_plugin_context(run, CB_BEFORE_TOOL, agent->name,
+												 "tool", tool_info, NULL, NULL),
+							  &plugin_error);
+	if (plugin_error)
+	{
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+		return NULL;
+	}
+	if (result != NULL)
+		return result;
+
+	result = adk_tool_call(tool, args, &error);
+	if (result == NULL)
+	{
+		Jsonb	   *err = error_object(error);
+
+		replaced = adk_plugins_call(run, CB_ON_TOOL_ERROR,
+									adk_plugin_context(run, CB_ON_TOOL_ERROR, agent->name,
+													   "tool", tool_info, "error", err),
+									&plugin_error);
+		if (plugin_error)
+		{
+			adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+			return NULL;
+		}
+		return replaced ? replaced : err;
+	}
+	replaced = adk_plugins_call(run, CB_AFTER_TOOL,
+								adk_plugin_context(run, CB_AFTER_TOOL, agent->name,
+												   "tool", tool_info, "result", result),
+								&plugin_error);
+	if (plugin_error)
+	{
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+		return NULL;
+	}
+	return replaced ? replaced : result;
+}
+
+/*
+ * flow.c, before a long-running or require_confirmation SQL tool runs.  A
+ * long-running call is noted (the flow pauses after this round) and runs;
+ * a call that needs confirmation is noted and answered with ADK's
+ * placeholder instead of running.  NULL: run the tool.
+ */
+Jsonb *
+adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
+					 const char *call_id, Jsonb *args)
+{
+	struct AdkHitl *h = hitl_of(run);
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(run));
+	HitlCall   *c;
+
+	h->involved = true;
+	if (!tool->require_confirmation)
+	{
+		h->long_running = true;
+		MemoryContextSwitchTo(old);
+		return NULL;
+	}
+	c = palloc0(sizeof(HitlCall));
+	c->agent = pstrdup(agent->name);
+	c->id = pstrdup(call_id);
+	c->name = pstrdup(tool->name);
+	c->args = DatumGetJsonbPCopy(JsonbPGetDatum(args));
+	h->requests = lappend(h->requests, c);
+	MemoryContextSwitchTo(old);
+	return error_object(NEEDS_CONFIRMATION);
+}
+
+static char *
+confirmation_hint(const char *name)
+{
+	return psprintf("Please approve or reject the tool call %s() by responding with a FunctionResponse with an expected ToolConfirmation payload.",
+					name);
+}
+
+static void
+write_tool_confirmation(JsonWriter *w, const char *name)
+{
+	jw_begin_object(w);
+	jw_key(w, "hint");
+	jw_string(w, confirmation_hint(name));
+	jw_key(w, "confirmed");
+	jw_bool(w, false);
+	jw_key(w, "payload");
+	jw_null(w);
+	jw_end_object(w);
+}
+
+/*
+ * flow.c, for the function-response event's actions: this round's
+ * requested_tool_confirmations ({call id: ToolConfirmation}), or NULL.
+ */
+Jsonb *
+adk_hitl_requested_confirmations(AdkRun *run)
+{
+	JsonWriter	w;
+	ListCell   *lc;
+
+	if (run->hitl == NULL || run->hitl->requests == NIL)
+		return NULL;
+	jw_init(&w);
+	jw_begin_object(&w);
+	foreach(lc, run->hitl->requests)
+	{
+		HitlCall   *c = (HitlCall *) lfirst(lc);
+
+		jw_key(&w, c->id);
+		write_tool_confirmation(&w, c->name);
+	}
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+/*
+ * flow.c, once a round's function-response event is stored: when the
+ * round made a long-running call or asked for a confirmation, emit the
+ * adk_request_confirmation calls (if any), stop the invocation (a pause:
+ * workflow agents above stop too), bring run_states up to date and return
+ * true.  False: carry on.
+ */
+bool
+adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	struct AdkHitl *h = run->hitl;
+
+	if (h == NULL || (h->requests == NIL && !h->long_running))
+		return false;
+	if (h->requests != NIL)
+	{
+		JsonWriter	w;
+		ListCell   *lc;
+		List	   *ids = NIL;
+
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, run->invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent->name);
+		if (branch)
+		{
+			jw_key(&w, "branch");
+			jw_string(&w, branch);
+		}
+		jw_key(&w, "content");
+		jw_begin_object(&w);
+		jw_key(&w, "role");
+		jw_string(&w, "model");
+		jw_key(&w, "parts");
+		jw_begin_array(&w);
+		foreach(lc, h->requests)
+		{
+			HitlCall   *c = (HitlCall *) lfirst(lc);
+			char	   *id = adk_new_id("adk-");
+
+			ids = lappend(ids, id);
+			jw_begin_object(&w);
+			jw_key(&w, "function_call");
+			jw_begin_object(&w);
+			jw_key(&w, "id");
+			jw_string(&w, id);
+			jw_key(&w, "name");
+			jw_string(&w, CONFIRMATION_CALL);
+			jw_key(&w, "args");
+			jw_begin_object(&w);
+			jw_key(&w, "originalFunctionCall");
+			jw_begin_object(&w);
+			jw_key(&w, "id");
+			jw_string(&w, c->id);
+			jw_key(&w, "name");
+			jw_string(&w, c->name);
+			jw_key(&w, "args");
+			jw_jsonb(&w, c->args);
+			jw_end_object(&w);
+			jw_key(&w, "toolConfirmation");
+			write_tool_confirmation(&w, c->name);
+			jw_end_object(&w);
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
+		jw_end_array(&w);
+		jw_end_object(&w);
+		jw_key(&w, "long_running_tool_ids");
+		jw_begin_array(&w);
+		foreach(lc, ids)
+			jw_string(&w, (char *) lfirst(lc));
+		jw_end_array(&w);
+		jw_end_object(&w);
+		h->requests = NIL;
+		adk_emit(run, jw_finish(&w));
+	}
+	stop_here(run);
+	return true;
+}
+
+/*
+ * The pause itself: the invocation stops (ADK's ErrNodeInterrupted --
+ * workflow agents above stop too, after_agent is not called) and its
+ * run_states rows are brought up to date now, in the transaction of the
+ * events that made the interrupts.
+ */
+static void
+stop_here(AdkRun *run)
+{
+	struct AdkHitl *h = hitl_of(run);
+
+	h->long_running = false;
+	h->involved = true;
+	run->end_invocation = true;
+	(void) refresh(run);
+}
+
+/*
+ * run.c, as the invocation ends: bring its run_states rows up to date
+ * (only for an invocation HITL touched) and say whether it still waits.
+ */
+bool
+adk_hitl_end(AdkRun *run)
+{
+	if (run->hitl == NULL || !run->hitl->involved || run->invocation_id == NULL)
+		return false;
+	return refresh(run) > 0;
+}
+
+/*
+ * adk._refresh_run_states for this invocation; the number of interrupts
+ * still pending.
+ */
+static int
+refresh(AdkRun *run)
+{
+	AdkOwnerSave save;
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	bool		isnull;
+	int			pending = 0;
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(run->invocation_id);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec(REFRESH_SQL, 4, types, args, NULL, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not update adk.run_states");
+	pending = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	adk_restore_user(&save);
+	return isnull ? 0 : pending;
+}
+
+static Jsonb *
+error_object(const char *message)
+{
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "error");
+	jw_string(&w, message);
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+static char *
+jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue *v = adk_jsonb_get(c, key);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+static AdkTool *
+find_tool(List *tools, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, tools)
+	{
+		AdkTool    *t = (AdkTool *) lfirst(lc);
+
+		if (strcmp(t->name, name) == 0)
+			return t;
+	}
+	return NULL;
+}
