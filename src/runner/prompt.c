@@ -13,8 +13,10 @@
  *	  "For context:", "[agent] said: ...", "[agent] called tool `x` with
  *	  parameters: ...", "[agent] `x` tool returned result: ...";
  *	- a function response always directly follows its function call: a
- *	  late (long-running) response is moved up next to its call, and
- *	  several responses to one call event are merged into one content;
+ *	  late (long-running) response is moved up next to its call, several
+ *	  responses to one call event are merged into one content, and of two
+ *	  responses to one call id the later wins; when the newest event is a
+ *	  late response, the events between its call and it are left out;
  *	- ids the runner generated for calls ("adk-...") are removed;
  *	- include_contents = 'none' keeps only the current turn: from the
  *	  latest user (or other agent's) event on.
@@ -62,6 +64,9 @@ static void write_part(JsonWriter *w, JsonbValue *part);
 static void write_responses_for(JsonWriter *w, List *history, int from,
 								HistEvent *call_event, AdkAgent *agent);
 static bool part_call_id(JsonbValue *part, const char *kind, char **id);
+static bool answers(HistEvent *e, const char *kind, List *ids);
+static bool answered_later(List *history, int after, const char *id);
+static void cut_to_latest_response(List *history, int start);
 
 /*
  * The contents array of the next request for "agent" on "branch".
@@ -88,6 +93,8 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 			}
 		}
 	}
+
+	cut_to_latest_response(history, start);
 
 	jw_init(&w);
 	jw_begin_array(&w);
@@ -349,6 +356,97 @@ part_call_id(JsonbValue *part, const char *kind, char **id)
 }
 
 /*
+ * Does a part of e of the given kind ("function_call" or
+ * "function_response") carry one of ids?
+ */
+static bool
+answers(HistEvent *e, const char *kind, List *ids)
+{
+	JsonbIterator *it = JsonbIteratorInit(e->parts);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *id;
+		ListCell   *lc;
+
+		if (tok != WJB_ELEM || !part_call_id(&v, kind, &id) || !id)
+			continue;
+		foreach(lc, ids)
+			if (strcmp((char *) lfirst(lc), id) == 0)
+				return true;
+	}
+	return false;
+}
+
+static bool
+answered_later(List *history, int after, const char *id)
+{
+	List	   *ids = list_make1((void *) id);
+	int			i;
+
+	for (i = after + 1; i < list_length(history); i++)
+	{
+		HistEvent  *e = list_nth(history, i);
+
+		if (e->only_responses && answers(e, "function_response", ids))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * ADK's _rearrange_events_for_latest_function_response: when the newest
+ * event answers a call that is not the event just before it (a late,
+ * long-running answer), the events in between -- other than responses to
+ * that same call -- are left out, so the request ends with the call and
+ * its answer.
+ */
+static void
+cut_to_latest_response(List *history, int start)
+{
+	int			last = list_length(history) - 1;
+	HistEvent  *resp;
+	List	   *ids = NIL;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			c;
+	int			i;
+
+	if (last <= start)
+		return;
+	resp = list_nth(history, last);
+	if (!resp->only_responses)
+		return;
+	it = JsonbIteratorInit(resp->parts);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *id;
+
+		if (tok == WJB_ELEM && part_call_id(&v, "function_response", &id) && id)
+			ids = lappend(ids, id);
+	}
+	for (c = last - 1; c >= start; c--)
+	{
+		HistEvent  *e = list_nth(history, c);
+
+		if (e->has_calls && answers(e, "function_call", ids))
+			break;
+	}
+	if (c < start || c == last - 1)
+		return;
+	for (i = c + 1; i < last; i++)
+	{
+		HistEvent  *e = list_nth(history, i);
+
+		if (!(e->only_responses && answers(e, "function_response", ids)))
+			e->consumed = true;
+	}
+}
+
+/*
  * After a call event: the later response events that answer its calls,
  * merged into one user content (and marked so they are not repeated);
  * another agent's responses are presented as that agent's context.
@@ -413,8 +511,17 @@ write_responses_for(JsonWriter *w, List *history, int from,
 		}
 		it = JsonbIteratorInit(e->parts);
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			if (tok == WJB_ELEM)
-				write_part(w, &v);
+		{
+			char	   *id;
+
+			if (tok != WJB_ELEM)
+				continue;
+			/* a later response to the same call replaces this one (ADK) */
+			if (part_call_id(&v, "function_response", &id) && id &&
+				answered_later(history, i, id))
+				continue;
+			write_part(w, &v);
+		}
 		e->consumed = true;
 	}
 	if (opened)
