@@ -15,6 +15,7 @@ CREATE TABLE adk.invocations (
     model_calls   integer NOT NULL DEFAULT 0,
     input_tokens  bigint NOT NULL DEFAULT 0,
     output_tokens bigint NOT NULL DEFAULT 0,
+    store_ms      double precision NOT NULL DEFAULT 0,  -- time spent storing events
     error_code    text,
     error_message text,
     role_name     name NOT NULL,

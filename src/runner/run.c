@@ -35,6 +35,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -62,6 +63,7 @@ static void ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
 static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
+static void store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
@@ -321,7 +323,7 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		jw_key(&w, "content");
 		jw_jsonb(&w, replaced);
 		jw_end_object(&w);
-		adk_store_append(run->app, run->user, run->session, jw_finish(&w), &stored);
+		store_timed(run, jw_finish(&w), &stored);
 		put_row(run, &stored, false);
 	}
 	else
@@ -497,7 +499,7 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
 		jw_end_object(&w);
 	}
 	jw_end_object(&w);
-	adk_store_append(run->app, run->user, run->session, jw_finish(&w), &stored);
+	store_timed(run, jw_finish(&w), &stored);
 	if (run->yield_user_message)
 		put_row(run, &stored, false);
 }
@@ -543,7 +545,7 @@ adk_emit(AdkRun *run, Jsonb *event)
 			event = replaced;
 		}
 	}
-	adk_store_append(run->app, run->user, run->session, event, &stored);
+	store_timed(run, event, &stored);
 	put_row(run, &stored, is_partial);
 }
 
@@ -573,7 +575,7 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 	jw_key(&w, "error_message");
 	jw_string(&w, message ? message : "");
 	jw_end_object(&w);
-	adk_store_append(run->app, run->user, run->session, jw_finish(&w), &stored);
+	store_timed(run, jw_finish(&w), &stored);
 	put_row(run, &stored, false);
 	run->failed = true;
 	run->end_invocation = true;
@@ -583,6 +585,25 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 		run->error_message = pstrdup(message ? message : "");
 	}
 	return false;
+}
+
+/*
+ * Append an event, adding the time it took to the invocation's store time
+ * (adk.invocations.store_ms: what storing events cost this run).
+ */
+static void
+store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
+{
+	instr_time	start,
+				end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	adk_store_append(run->app, run->user, run->session, event, stored);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	run->store_ms += INSTR_TIME_GET_MILLISEC(end);
+	if (stored->seq > 0)
+		run->stored_events++;
 }
 
 /*
@@ -638,9 +659,9 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 static void
 invocation_end(AdkRun *run)
 {
-	Oid			types[7] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID};
-	Datum		args[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID, FLOAT8OID};
+	Datum		args[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
 	bool		waiting = adk_hitl_end(run);	/* HITL: run_states, still waiting? */
 
@@ -657,6 +678,7 @@ invocation_end(AdkRun *run)
 	}
 	else
 		nulls[5] = nulls[6] = 'n';
+	args[7] = Float8GetDatum(run->store_ms);
 	adk_become_owner(&save);
 	SPI_connect();
 	if (adk_spi_exec("UPDATE adk.invocations"
@@ -664,9 +686,10 @@ invocation_end(AdkRun *run)
 							  "       model_calls = model_calls OPERATOR(pg_catalog.+) $3,"
 							  "       input_tokens = input_tokens OPERATOR(pg_catalog.+) $4,"
 							  "       output_tokens = output_tokens OPERATOR(pg_catalog.+) $5,"
-							  "       error_code = $6, error_message = $7"
+							  "       error_code = $6, error_message = $7,"
+							  "       store_ms = store_ms OPERATOR(pg_catalog.+) $8"
 							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
-							  7, types, args, nulls, 0) != SPI_OK_UPDATE)
+							  8, types, args, nulls, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the end of the invocation");
 	SPI_finish();
 	adk_restore_user(&save);

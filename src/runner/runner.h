@@ -105,6 +105,8 @@ typedef struct AdkRun
 	char	   *error_message;
 	int64		input_tokens;
 	int64		output_tokens;
+	double		store_ms;		/* time spent appending events */
+	int			stored_events;
 
 	/* compaction.c */
 	bool		compaction_configured;	/* adk.apps.compaction is set */
