@@ -604,9 +604,6 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	AdkTool    *tool;
 	AdkAgent   *as_tool;
 	Jsonb	   *result;
-	Jsonb	   *replaced;
-	char	   *error;
-	char	   *plugin_error;
 	JsonWriter	w;
 	JsonbValue	null_value;
 
@@ -650,57 +647,75 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		(result = adk_hitl_before_tool(run, agent, tool, call->id, call->args)) != NULL)
 		return result;
 
+	return adk_call_sql_tool(run, agent, NULL, tool, call->id, call->args);
+}
+
+/*
+ * A SQL tool call wrapped in its plugins: before_tool (may answer instead),
+ * the call, on_tool_error (may replace the error), after_tool (may replace
+ * the result).  The response object the model sees; NULL when a plugin
+ * failed (an error event is stored and the invocation ends).
+ */
+Jsonb *
+adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+				  AdkTool *tool, const char *call_id, Jsonb *args)
+{
+	JsonWriter	w;
+	Jsonb	   *tool_info;
+	Jsonb	   *result;
+	Jsonb	   *replaced;
+	char	   *error;
+	char	   *plugin_error;
+
 	jw_init(&w);
 	jw_begin_object(&w);
 	jw_key(&w, "name");
 	jw_string(&w, tool->name);
 	jw_key(&w, "id");
-	jw_string(&w, call->id);
+	jw_string(&w, call_id);
 	jw_key(&w, "args");
-	jw_jsonb(&w, call->args);
+	jw_jsonb(&w, args);
 	jw_end_object(&w);
+	tool_info = jw_finish(&w);
+
+	result = adk_plugins_call(run, CB_BEFORE_TOOL,
+							  adk_plugin_context(run, CB_BEFORE_TOOL, agent->name,
+												 "tool", tool_info, NULL, NULL),
+							  &plugin_error);
+	if (plugin_error)
 	{
-		Jsonb	   *tool_info = jw_finish(&w);
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+		return NULL;
+	}
+	if (result != NULL)
+		return result;
 
-		result = adk_plugins_call(run, CB_BEFORE_TOOL,
-								  adk_plugin_context(run, CB_BEFORE_TOOL, agent->name,
-													 "tool", tool_info, NULL, NULL),
-								  &plugin_error);
-		if (plugin_error)
-		{
-			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", plugin_error);
-			return NULL;
-		}
-		if (result != NULL)
-			return result;
+	result = adk_tool_call(tool, args, &error);
+	if (result == NULL)
+	{
+		Jsonb	   *err = error_object(error);
 
-		result = adk_tool_call(tool, call->args, &error);
-		if (result == NULL)
-		{
-			Jsonb	   *err = error_object(error);
-
-			replaced = adk_plugins_call(run, CB_ON_TOOL_ERROR,
-										adk_plugin_context(run, CB_ON_TOOL_ERROR, agent->name,
-														   "tool", tool_info, "error", err),
-										&plugin_error);
-			if (plugin_error)
-			{
-				adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", plugin_error);
-				return NULL;
-			}
-			return replaced ? replaced : err;
-		}
-		replaced = adk_plugins_call(run, CB_AFTER_TOOL,
-									adk_plugin_context(run, CB_AFTER_TOOL, agent->name,
-													   "tool", tool_info, "result", result),
+		replaced = adk_plugins_call(run, CB_ON_TOOL_ERROR,
+									adk_plugin_context(run, CB_ON_TOOL_ERROR, agent->name,
+													   "tool", tool_info, "error", err),
 									&plugin_error);
 		if (plugin_error)
 		{
-			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", plugin_error);
+			adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
 			return NULL;
 		}
-		return replaced ? replaced : result;
+		return replaced ? replaced : err;
 	}
+	replaced = adk_plugins_call(run, CB_AFTER_TOOL,
+								adk_plugin_context(run, CB_AFTER_TOOL, agent->name,
+												   "tool", tool_info, "result", result),
+								&plugin_error);
+	if (plugin_error)
+	{
+		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+		return NULL;
+	}
+	return replaced ? replaced : result;
 }
 
 /*

@@ -435,12 +435,7 @@ run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch, HitlCall *call,
 			  AdkTool *tool, bool *stop)
 {
 	JsonWriter	w;
-	Jsonb	   *tool_info;
 	Jsonb	   *args = call->args;
-	Jsonb	   *result;
-	Jsonb	   *replaced;
-	char	   *error;
-	char	   *plugin_error;
 
 	if (args == NULL)
 	{
@@ -451,55 +446,7 @@ run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch, HitlCall *call,
 	}
 	if (tool->long_running)
 		*stop = true;
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "name");
-	jw_string(&w, tool->name);
-	jw_key(&w, "id");
-	jw_string(&w, call->id);
-	jw_key(&w, "args");
-	jw_jsonb(&w, args);
-	jw_end_object(&w);
-	tool_info = jw_finish(&w);
-
-	result = adk_plugins_call(run, CB_BEFORE_TOOL,
-							  adk_plugin_context(run, CB_BEFORE_TOOL, agent->name,
-												 "tool", tool_info, NULL, NULL),
-							  &plugin_error);
-	if (plugin_error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
-		return NULL;
-	}
-	if (result != NULL)
-		return result;
-
-	result = adk_tool_call(tool, args, &error);
-	if (result == NULL)
-	{
-		Jsonb	   *err = error_object(error);
-
-		replaced = adk_plugins_call(run, CB_ON_TOOL_ERROR,
-									adk_plugin_context(run, CB_ON_TOOL_ERROR, agent->name,
-													   "tool", tool_info, "error", err),
-									&plugin_error);
-		if (plugin_error)
-		{
-			adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
-			return NULL;
-		}
-		return replaced ? replaced : err;
-	}
-	replaced = adk_plugins_call(run, CB_AFTER_TOOL,
-								adk_plugin_context(run, CB_AFTER_TOOL, agent->name,
-												   "tool", tool_info, "result", result),
-								&plugin_error);
-	if (plugin_error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
-		return NULL;
-	}
-	return replaced ? replaced : result;
+	return adk_call_sql_tool(run, agent, branch, tool, call->id, args);
 }
 
 /*

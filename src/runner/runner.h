@@ -152,6 +152,8 @@ extern List *adk_transfer_targets(AdkAgent *agent);
 
 /* flow.c */
 extern void adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch);
+extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+								AdkTool *tool, const char *call_id, Jsonb *args);
 
 /* prompt.c */
 extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
