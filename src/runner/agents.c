@@ -213,33 +213,21 @@ transferable_across_tree(AdkAgent *agent)
 AdkAgent *
 adk_agent_to_run(AdkRun *run, Jsonb *message)
 {
-	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
-	char	   *response_id = NULL;
+	char	   *response_id = adk_first_response_id(message);
+	char	   *author = NULL;
 	AdkOwnerSave save;
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[4];
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
 	AdkAgent   *found = NULL;
 	uint64		i;
 
-	if (parts && parts->type == jbvBinary)
+	/* a function response goes to the agent that made the call */
+	if (response_id && adk_find_call_event(run, response_id, &author, NULL))
 	{
-		JsonbIterator *it = JsonbIteratorInit(parts->val.binary.data);
-		JsonbValue	v;
-		JsonbIteratorToken tok;
+		AdkAgent   *a = adk_find_agent(run, author);
 
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE && !response_id)
-		{
-			JsonbValue *f;
-			JsonbValue *id;
-
-			if (tok != WJB_ELEM || v.type != jbvBinary)
-				continue;
-			f = adk_jsonb_get(v.val.binary.data, "function_response");
-			if (f && f->type == jbvBinary &&
-				(id = adk_jsonb_get(f->val.binary.data, "id")) != NULL &&
-				id->type == jbvString)
-				response_id = pnstrdup(id->val.string.val, id->val.string.len);
-		}
+		if (a && in_main_tree(run, a))
+			return a;
 	}
 
 	args[0] = CStringGetTextDatum(run->app);
@@ -247,66 +235,27 @@ adk_agent_to_run(AdkRun *run, Jsonb *message)
 	args[2] = CStringGetTextDatum(run->session);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (response_id)
-	{
-		JsonWriter	w;
-
-		/* the event that made the call this answers */
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "content");
-		jw_begin_object(&w);
-		jw_key(&w, "parts");
-		jw_begin_array(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "function_call");
-		jw_begin_object(&w);
-		jw_key(&w, "id");
-		jw_string(&w, response_id);
-		jw_end_object(&w);
-		jw_end_object(&w);
-		jw_end_array(&w);
-		jw_end_object(&w);
-		jw_end_object(&w);
-		args[3] = CStringGetTextDatum(w.buf.data);
-		if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
-								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-								  "   AND user_id OPERATOR(pg_catalog.=) $2"
-								  "   AND session_id OPERATOR(pg_catalog.=) $3"
-								  "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
-								  " ORDER BY seq DESC LIMIT 1",
-								  4, types, args, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			AdkAgent   *a = adk_find_agent(run, SPI_getvalue(SPI_tuptable->vals[0],
-															 SPI_tuptable->tupdesc, 1));
-
-			if (a && in_main_tree(run, a))
-				found = a;
-		}
-	}
-	if (found == NULL &&
-		adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND session_id OPERATOR(pg_catalog.=) $3"
-							  " ORDER BY seq DESC LIMIT 200",
-							  3, types, args, NULL, 0) == SPI_OK_SELECT)
+	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND session_id OPERATOR(pg_catalog.=) $3"
+					 " ORDER BY seq DESC LIMIT 200",
+					 3, types, args, NULL, 0) == SPI_OK_SELECT)
 	{
 		for (i = 0; i < SPI_processed && found == NULL; i++)
 		{
-			char	   *author = SPI_getvalue(SPI_tuptable->vals[i],
-											  SPI_tuptable->tupdesc, 1);
+			char	   *name = SPI_getvalue(SPI_tuptable->vals[i],
+											SPI_tuptable->tupdesc, 1);
 			AdkAgent   *a;
 
-			if (author == NULL || strcmp(author, "user") == 0)
+			if (name == NULL || strcmp(name, "user") == 0)
 				continue;
-			if (strcmp(author, run->root->name) == 0)
+			if (strcmp(name, run->root->name) == 0)
 			{
 				found = run->root;
 				break;
 			}
-			a = adk_find_agent(run, author);
+			a = adk_find_agent(run, name);
 			if (a && in_main_tree(run, a) && transferable_across_tree(a))
 				found = a;
 		}
@@ -314,6 +263,98 @@ adk_agent_to_run(AdkRun *run, Jsonb *message)
 	SPI_finish();
 	adk_restore_user(&save);
 	return found ? found : run->root;
+}
+
+/*
+ * The id of the first function response in a content, or NULL.
+ */
+char *
+adk_first_response_id(Jsonb *content)
+{
+	JsonbValue *parts = adk_jsonb_get(&content->root, "parts");
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (parts == NULL || parts->type != jbvBinary)
+		return NULL;
+	it = JsonbIteratorInit(parts->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *f;
+		JsonbValue *id;
+
+		if (tok == WJB_ELEM && v.type == jbvBinary &&
+			(f = adk_jsonb_get(v.val.binary.data, "function_response")) != NULL &&
+			f->type == jbvBinary &&
+			(id = adk_jsonb_get(f->val.binary.data, "id")) != NULL &&
+			id->type == jbvString)
+			return pnstrdup(id->val.string.val, id->val.string.len);
+	}
+	return NULL;
+}
+
+/*
+ * The newest event of the session that made function call call_id: its
+ * author and invocation id (either out-pointer may be NULL).  false when
+ * there is none.
+ */
+bool
+adk_find_call_event(AdkRun *run, const char *call_id, char **author,
+					char **invocation_id)
+{
+	AdkOwnerSave save;
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	JsonWriter	w;
+	MemoryContext caller = CurrentMemoryContext;
+	bool		found = false;
+
+	/* {"content": {"parts": [{"function_call": {"id": call_id}}]}} */
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "content");
+	jw_begin_object(&w);
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "function_call");
+	jw_begin_object(&w);
+	jw_key(&w, "id");
+	jw_string(&w, call_id);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(w.buf.data);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
+					 "  FROM adk.events"
+					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND session_id OPERATOR(pg_catalog.=) $3"
+					 "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
+					 " ORDER BY seq DESC LIMIT 1",
+					 4, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		if (author)
+			*author = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (invocation_id)
+			*invocation_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		MemoryContextSwitchTo(spi);
+		found = true;
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return found;
 }
 
 /*
@@ -379,17 +420,7 @@ adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 	{
 		JsonWriter	w;
 
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "invocation_id");
-		jw_string(&w, run->invocation_id);
-		jw_key(&w, "author");
-		jw_string(&w, agent->name);
-		if (branch)
-		{
-			jw_key(&w, "branch");
-			jw_string(&w, branch);
-		}
+		adk_event_start(&w, run, agent->name, branch);
 		jw_key(&w, "content");
 		jw_jsonb(&w, content);
 		jw_end_object(&w);
@@ -409,17 +440,7 @@ adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 	{
 		JsonWriter	w;
 
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "invocation_id");
-		jw_string(&w, run->invocation_id);
-		jw_key(&w, "author");
-		jw_string(&w, agent->name);
-		if (branch)
-		{
-			jw_key(&w, "branch");
-			jw_string(&w, branch);
-		}
+		adk_event_start(&w, run, agent->name, branch);
 		jw_key(&w, "content");
 		jw_jsonb(&w, content);
 		jw_end_object(&w);

@@ -124,17 +124,7 @@ adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
 			return;
 
 		/* run the calls; one event with all their responses */
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "invocation_id");
-		jw_string(&w, run->invocation_id);
-		jw_key(&w, "author");
-		jw_string(&w, agent->name);
-		if (branch)
-		{
-			jw_key(&w, "branch");
-			jw_string(&w, branch);
-		}
+		adk_event_start(&w, run, agent->name, branch);
 		jw_key(&w, "content");
 		jw_begin_object(&w);
 		jw_key(&w, "role");
@@ -297,17 +287,7 @@ emit_partial(Jsonb *partial, void *arg)
 	PartialCtx *p = (PartialCtx *) arg;
 	JsonWriter	w;
 
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "invocation_id");
-	jw_string(&w, p->run->invocation_id);
-	jw_key(&w, "author");
-	jw_string(&w, p->agent->name);
-	if (p->branch)
-	{
-		jw_key(&w, "branch");
-		jw_string(&w, p->branch);
-	}
+	adk_event_start(&w, p->run, p->agent->name, p->branch);
 	jw_key(&w, "content");
 	jw_value(&w, adk_jsonb_get(&partial->root, "content"));
 	jw_key(&w, "partial");

@@ -360,17 +360,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 	{
 		JsonWriter	w;
 
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "invocation_id");
-		jw_string(&w, run->invocation_id);
-		jw_key(&w, "author");
-		jw_string(&w, agent->name);
-		if (branch)
-		{
-			jw_key(&w, "branch");
-			jw_string(&w, branch);
-		}
+		adk_event_start(&w, run, agent->name, branch);
 		jw_key(&w, "content");
 		jw_begin_object(&w);
 		jw_key(&w, "role");
@@ -545,17 +535,7 @@ adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch)
 		ListCell   *lc;
 		List	   *ids = NIL;
 
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "invocation_id");
-		jw_string(&w, run->invocation_id);
-		jw_key(&w, "author");
-		jw_string(&w, agent->name);
-		if (branch)
-		{
-			jw_key(&w, "branch");
-			jw_string(&w, branch);
-		}
+		adk_event_start(&w, run, agent->name, branch);
 		jw_key(&w, "content");
 		jw_begin_object(&w);
 		jw_key(&w, "role");

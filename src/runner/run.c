@@ -314,12 +314,7 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		JsonWriter	w;
 		AdkStoredEvent stored;
 
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "invocation_id");
-		jw_string(&w, run->invocation_id);
-		jw_key(&w, "author");
-		jw_string(&w, agent->name);
+		adk_event_start(&w, run, agent->name, NULL);
 		jw_key(&w, "content");
 		jw_jsonb(&w, replaced);
 		jw_end_object(&w);
@@ -407,73 +402,12 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 static char *
 resumed_invocation(AdkRun *run, Jsonb *message)
 {
-	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	char	   *id = NULL;
-	char	   *result = NULL;
+	char	   *id = adk_first_response_id(message);
+	char	   *invocation = NULL;
 
-	if (parts == NULL || parts->type != jbvBinary)
-		return NULL;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE && id == NULL)
-	{
-		JsonbValue *f;
-		JsonbValue *i;
-
-		if (tok == WJB_ELEM && v.type == jbvBinary &&
-			(f = adk_jsonb_get(v.val.binary.data, "function_response")) != NULL &&
-			f->type == jbvBinary &&
-			(i = adk_jsonb_get(f->val.binary.data, "id")) != NULL && i->type == jbvString)
-			id = pnstrdup(i->val.string.val, i->val.string.len);
-	}
 	if (id != NULL)
-	{
-		AdkOwnerSave save;
-		Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-		Datum		args[4];
-		JsonWriter	w;
-		MemoryContext caller = CurrentMemoryContext;
-
-		jw_init(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "content");
-		jw_begin_object(&w);
-		jw_key(&w, "parts");
-		jw_begin_array(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "function_call");
-		jw_begin_object(&w);
-		jw_key(&w, "id");
-		jw_string(&w, id);
-		jw_end_object(&w);
-		jw_end_object(&w);
-		jw_end_array(&w);
-		jw_end_object(&w);
-		jw_end_object(&w);
-		args[0] = CStringGetTextDatum(run->app);
-		args[1] = CStringGetTextDatum(run->user);
-		args[2] = CStringGetTextDatum(run->session);
-		args[3] = CStringGetTextDatum(w.buf.data);
-		adk_become_owner(&save);
-		SPI_connect();
-		if (adk_spi_exec("SELECT invocation_id FROM adk.events"
-								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-								  "   AND user_id OPERATOR(pg_catalog.=) $2"
-								  "   AND session_id OPERATOR(pg_catalog.=) $3"
-								  "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
-								  " ORDER BY seq DESC LIMIT 1",
-								  4, types, args, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			MemoryContextSwitchTo(caller);
-			result = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		}
-		SPI_finish();
-		adk_restore_user(&save);
-	}
-	return result;
+		(void) adk_find_call_event(run, id, NULL, &invocation);
+	return invocation;
 }
 
 static void
@@ -482,12 +416,7 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
 	JsonWriter	w;
 	AdkStoredEvent stored;
 
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "invocation_id");
-	jw_string(&w, run->invocation_id);
-	jw_key(&w, "author");
-	jw_string(&w, "user");
+	adk_event_start(&w, run, "user", NULL);
 	jw_key(&w, "content");
 	jw_jsonb(&w, content);
 	if (state_delta)
@@ -502,6 +431,27 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
 	store_timed(run, jw_finish(&w), &stored);
 	if (run->yield_user_message)
 		put_row(run, &stored, false);
+}
+
+/*
+ * Open an event object: {"invocation_id", "author"[, "branch"] -- the
+ * caller adds the rest and closes it.
+ */
+void
+adk_event_start(JsonWriter *w, AdkRun *run, const char *author,
+				const char *branch)
+{
+	jw_init(w);
+	jw_begin_object(w);
+	jw_key(w, "invocation_id");
+	jw_string(w, run->invocation_id);
+	jw_key(w, "author");
+	jw_string(w, author);
+	if (branch)
+	{
+		jw_key(w, "branch");
+		jw_string(w, branch);
+	}
 }
 
 /*
@@ -559,17 +509,7 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 	JsonWriter	w;
 	AdkStoredEvent stored;
 
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "invocation_id");
-	jw_string(&w, run->invocation_id);
-	jw_key(&w, "author");
-	jw_string(&w, author);
-	if (branch)
-	{
-		jw_key(&w, "branch");
-		jw_string(&w, branch);
-	}
+	adk_event_start(&w, run, author, branch);
 	jw_key(&w, "error_code");
 	jw_string(&w, code ? code : "UNKNOWN_ERROR");
 	jw_key(&w, "error_message");

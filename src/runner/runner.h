@@ -135,6 +135,9 @@ extern void adk_execute_run(const char *app, const char *user,
 extern Jsonb *adk_text_content(const char *text);
 
 /* run.c */
+struct JsonWriter;
+extern void adk_event_start(struct JsonWriter *w, AdkRun *run,
+							const char *author, const char *branch);
 extern void adk_emit(AdkRun *run, Jsonb *event);
 extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
@@ -147,6 +150,9 @@ extern void adk_load_definitions(AdkRun *run, bool *auto_create);
 extern void adk_load_agents(AdkRun *run, const char *root_name);
 extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
 extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
+extern char *adk_first_response_id(Jsonb *content);
+extern bool adk_find_call_event(AdkRun *run, const char *call_id,
+								char **author, char **invocation_id);
 extern void adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch);
 extern List *adk_transfer_targets(AdkAgent *agent);
 
