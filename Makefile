@@ -37,7 +37,14 @@ OBJS = \
 	src/store/event_trigger.o \
 	src/store/owner.o \
 	src/store/session_trigger.o \
-	src/store/append.o
+	src/store/append.o \
+	src/worker/cancel.o \
+	src/worker/job.o \
+	src/worker/launcher.o \
+	src/worker/notify.o \
+	src/worker/shmem.o \
+	src/worker/submit.o \
+	src/worker/trigger.o
 
 # The install script is assembled from pieces under sql/install/, grouped by
 # concern and concatenated in file-name order.

@@ -52,6 +52,24 @@ SELECT partial, seq IS NULL AS no_seq, event_data #>> '{content,parts,0,text}' A
   FROM adk_run('weather_app', 'user-1', 'run-3', 'stream this please', NULL, '{"stream": true}');
 SELECT count(*) AS stored FROM adk.events WHERE session_id = 'run-3';
 
+-- rows come out as the run makes them: through a cursor, the first FETCH
+-- returns the model's call while the second model call has not been made
+BEGIN;
+DECLARE run_cursor NO SCROLL CURSOR FOR
+  SELECT (r).seq, (r).event_data ->> 'author' AS author, (r).event_data #>> '{content,parts,0,text}' AS text
+    FROM (SELECT adk_run('weather_app', 'user-1', 'run-4', 'What is the weather in Paris?') AS r) s;
+FETCH 1 FROM run_cursor;
+SELECT count(*) AS model_calls_so_far FROM adk.model_calls
+ WHERE invocation_id = (SELECT invocation_id FROM adk.events WHERE session_id = 'run-4' ORDER BY seq LIMIT 1);
+FETCH ALL FROM run_cursor;
+SELECT count(*) AS model_calls_at_the_end FROM adk.model_calls
+ WHERE invocation_id = (SELECT invocation_id FROM adk.events WHERE session_id = 'run-4' ORDER BY seq LIMIT 1);
+COMMIT;
+-- a caller that stops reading stops the run: the invocation ends cancelled
+SELECT (adk_run('weather_app', 'user-1', 'run-5', 'What is the weather in Rome?')).seq LIMIT 1;
+SELECT status, model_calls, error_code FROM adk.invocations WHERE session_id = 'run-5';
+SELECT count(*) AS stored FROM adk.events WHERE session_id = 'run-5';
+
 -- bad input raises
 SELECT expect_error($q$SELECT * FROM adk_run('nope', 'u', 's', 'hi')$q$);
 SELECT expect_error($q$SELECT * FROM adk_run('weather_app', '', 's', 'hi')$q$);

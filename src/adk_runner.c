@@ -25,6 +25,7 @@
 #include "model/http.h"
 #include "model/ledger.h"
 #include "model/model_def.h"
+#include "worker/worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -91,6 +92,9 @@ _PG_init(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	/* background workers: settings, and with preload shmem + the launcher */
+	adk_workers_init();
 
 	MarkGUCPrefixReserved("adk");
 

@@ -16,6 +16,7 @@
  * branch; parallel gives each sub-agent a branch of its own
  * ("parent.child") -- they run one after another, which ADK allows; loop
  * repeats its sub-agents until one escalates (exit_loop) or max_iterations.
+ * All of it is driven one step at a time (adk_agent_step, at the end).
  *
  * IDENTIFICATION
  *	  src/runner/agents.c
@@ -36,7 +37,6 @@
 
 static void load_tree(AdkRun *run, const char *root, bool main_tree);
 static bool transferable_across_tree(AdkAgent *agent);
-static void run_workflow(AdkRun *run, AdkAgent *agent, const char *branch);
 static char *text_array_get(ArrayType *a, List **out);
 
 #define TREE_SQL \
@@ -389,100 +389,215 @@ adk_transfer_targets(AdkAgent *agent)
 }
 
 /*
- * Run one agent: before_agent (may answer instead), the agent itself,
- * after_agent (may add an answer).
+ * The agents of a run are driven as a stack of frames, one unit of work at
+ * a time (adk_agent_step), so that adk_run can hand each event back as soon
+ * as it is stored.  A frame goes through: before_agent (which may answer
+ * instead of the agent), the agent itself -- an LLM agent one model round
+ * per step; a workflow agent pushes its sub-agents one by one; a transfer
+ * pushes the agent transferred to -- and after_agent.
  */
-void
-adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch)
+typedef enum FramePhase
 {
-	Jsonb	   *content;
-	char	   *error;
+	F_START,
+	F_LLM,
+	F_WORKFLOW,
+	F_TRANSFERRED,
+	F_AFTER
+} FramePhase;
 
-	if (run->end_invocation)
-		return;
-	content = adk_plugins_call(run, CB_BEFORE_AGENT,
-							   adk_plugin_context(run, CB_BEFORE_AGENT, agent->name,
-												  NULL, NULL, NULL, NULL),
-							   &error);
-	if (error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
-		return;
-	}
-	if (content == NULL)
-	{
-		if (strcmp(agent->kind, "llm") == 0)
-			adk_llm_flow(run, agent, branch);
-		else
-			run_workflow(run, agent, branch);
-	}
-	else
-	{
-		JsonWriter	w;
+typedef struct Frame
+{
+	AdkAgent   *agent;
+	const char *branch;
+	FramePhase	phase;
+	int			index;			/* workflow: next sub-agent */
+	int			iteration;		/* loop: passes completed */
+	List	   *tools;			/* llm */
+	Jsonb	   *decls;			/* llm */
+} Frame;
 
-		adk_event_start(&w, run, agent->name, branch);
-		jw_key(&w, "content");
-		jw_jsonb(&w, content);
-		jw_end_object(&w);
-		adk_emit(run, jw_finish(&w));
-		return;
-	}
-	if (run->end_invocation)
-		return;
+static void step_start(AdkRun *run, Frame *f);
+static void step_workflow(AdkRun *run, Frame *f);
+static void step_after(AdkRun *run, Frame *f);
+static void emit_content(AdkRun *run, Frame *f, Jsonb *content);
 
-	content = adk_plugins_call(run, CB_AFTER_AGENT,
-							   adk_plugin_context(run, CB_AFTER_AGENT, agent->name,
-												  NULL, NULL, NULL, NULL),
-							   &error);
-	if (error)
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
-	else if (content != NULL)
-	{
-		JsonWriter	w;
+void
+adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	Frame	   *f = palloc0(sizeof(Frame));
 
-		adk_event_start(&w, run, agent->name, branch);
-		jw_key(&w, "content");
-		jw_jsonb(&w, content);
-		jw_end_object(&w);
-		adk_emit(run, jw_finish(&w));
-	}
+	f->agent = agent;
+	f->branch = branch;
+	f->phase = F_START;
+	run->frames = lappend(run->frames, f);
 }
 
 static void
-run_workflow(AdkRun *run, AdkAgent *agent, const char *branch)
+pop_frame(AdkRun *run)
 {
-	ListCell   *lc;
-	int			iteration = 0;
+	run->frames = list_delete_last(run->frames);
+}
+
+/*
+ * One unit of work of the innermost agent.  false when no agent is left.
+ */
+bool
+adk_agent_step(AdkRun *run)
+{
+	Frame	   *f;
+	AdkAgent   *transfer = NULL;
+
+	if (run->frames == NIL)
+		return false;
+	f = (Frame *) llast(run->frames);
+	if (run->end_invocation)
+	{
+		/* a failure or an early end: no after_agent anywhere */
+		pop_frame(run);
+		return true;
+	}
+	switch (f->phase)
+	{
+		case F_START:
+			step_start(run, f);
+			break;
+		case F_LLM:
+			switch (adk_llm_round(run, f->agent, f->branch, f->tools, f->decls,
+								  &transfer))
+			{
+				case ROUND_AGAIN:
+					break;
+				case ROUND_TRANSFER:
+					f->phase = F_TRANSFERRED;
+					adk_push_agent(run, transfer, f->branch);
+					break;
+				case ROUND_DONE:
+					f->phase = F_AFTER;
+					break;
+			}
+			break;
+		case F_WORKFLOW:
+			step_workflow(run, f);
+			break;
+		case F_TRANSFERRED:
+			/* the agent transferred to has finished */
+			f->phase = F_AFTER;
+			break;
+		case F_AFTER:
+			step_after(run, f);
+			break;
+	}
+	return true;
+}
+
+/*
+ * before_agent: it may answer instead of the agent.
+ */
+static void
+step_start(AdkRun *run, Frame *f)
+{
+	char	   *error;
+	Jsonb	   *content;
+
+	content = adk_plugins_call(run, CB_BEFORE_AGENT,
+							   adk_plugin_context(run, CB_BEFORE_AGENT, f->agent->name,
+												  NULL, NULL, NULL, NULL),
+							   &error);
+	if (error)
+	{
+		adk_emit_error(run, f->agent->name, f->branch, "PLUGIN_ERROR", error);
+		pop_frame(run);
+		return;
+	}
+	if (content != NULL)
+	{
+		emit_content(run, f, content);
+		pop_frame(run);
+		return;
+	}
+	if (strcmp(f->agent->kind, "llm") != 0)
+		f->phase = F_WORKFLOW;
+	else if (adk_llm_begin(run, f->agent, f->branch, &f->tools, &f->decls))
+		f->phase = F_LLM;
+	else
+		f->phase = F_AFTER;
+}
+
+/*
+ * Workflow agents: the next sub-agent.  Sequential and parallel run each
+ * once (parallel: on a branch of its own, "parent.child" -- one after
+ * another, which ADK allows); loop repeats them until one escalates or
+ * max_iterations passes are done.  An escalation stops a sequential agent
+ * and passes up to the enclosing loop, which consumes it.
+ */
+static void
+step_workflow(AdkRun *run, Frame *f)
+{
+	AdkAgent   *agent = f->agent;
+	int			n = list_length(agent->sub_agents);
+	AdkAgent   *child;
+	const char *child_branch = f->branch;
 
 	if (strcmp(agent->kind, "loop") == 0)
 	{
-		while (!run->end_invocation &&
-			   (agent->max_iterations == 0 || iteration < agent->max_iterations))
+		if (run->escalated)
 		{
-			iteration++;
-			foreach(lc, agent->sub_agents)
-			{
-				adk_run_agent(run, (AdkAgent *) lfirst(lc), branch);
-				if (run->escalated || run->end_invocation)
-					break;
-			}
-			if (run->escalated)
-				break;
+			run->escalated = false;
+			f->phase = F_AFTER;
+			return;
 		}
-		run->escalated = false;
+		if (f->index >= n)
+		{
+			f->index = 0;
+			f->iteration++;
+		}
+		if (agent->max_iterations > 0 && f->iteration >= agent->max_iterations)
+		{
+			f->phase = F_AFTER;
+			return;
+		}
+	}
+	else if (run->escalated || f->index >= n)
+	{
+		f->phase = F_AFTER;
 		return;
 	}
 
-	foreach(lc, agent->sub_agents)
-	{
-		AdkAgent   *child = (AdkAgent *) lfirst(lc);
-		const char *child_branch = branch;
+	child = (AdkAgent *) list_nth(agent->sub_agents, f->index++);
+	if (strcmp(agent->kind, "parallel") == 0)
+		child_branch = f->branch ? psprintf("%s.%s", f->branch, child->name) :
+			psprintf("%s.%s", agent->name, child->name);
+	adk_push_agent(run, child, child_branch);
+}
 
-		if (strcmp(agent->kind, "parallel") == 0)
-			child_branch = branch ? psprintf("%s.%s", branch, child->name) :
-				psprintf("%s.%s", agent->name, child->name);
-		adk_run_agent(run, child, child_branch);
-		if (run->end_invocation || run->escalated)
-			break;
-	}
+/*
+ * after_agent: it may add an answer.
+ */
+static void
+step_after(AdkRun *run, Frame *f)
+{
+	char	   *error;
+	Jsonb	   *content;
+
+	content = adk_plugins_call(run, CB_AFTER_AGENT,
+							   adk_plugin_context(run, CB_AFTER_AGENT, f->agent->name,
+												  NULL, NULL, NULL, NULL),
+							   &error);
+	if (error)
+		adk_emit_error(run, f->agent->name, f->branch, "PLUGIN_ERROR", error);
+	else if (content != NULL)
+		emit_content(run, f, content);
+	pop_frame(run);
+}
+
+static void
+emit_content(AdkRun *run, Frame *f, Jsonb *content)
+{
+	JsonWriter	w;
+
+	adk_event_start(&w, run, f->agent->name, f->branch);
+	jw_key(&w, "content");
+	jw_jsonb(&w, content);
+	jw_end_object(&w);
+	adk_emit(run, jw_finish(&w));
 }

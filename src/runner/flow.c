@@ -60,141 +60,156 @@ static AdkTool *find_tool(List *tools, const char *name);
 static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
 
-void
-adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch)
+/*
+ * Before the first round: the agent's tools, and HITL's resumed calls.
+ * false: the flow has nothing more to do.
+ */
+bool
+adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
+			  List **tools, Jsonb **decls)
 {
-	List	   *tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
-	Jsonb	   *decls = adk_tool_declarations(run, agent, tools);
+	*tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
+	*decls = adk_tool_declarations(run, agent, *tools);
 
 	/* HITL (hitl.c): a resumed confirmation runs the confirmed calls first */
-	if (!adk_hitl_resume_flow(run, agent, branch, tools))
-		return;
+	return adk_hitl_resume_flow(run, agent, branch, *tools);
+}
 
-	while (!run->end_invocation)
+/*
+ * One round of the flow: a model call, its event, the function calls and
+ * their responses' event.  ROUND_AGAIN when the model must be called again,
+ * ROUND_TRANSFER (with *transfer) when control passes to another agent,
+ * ROUND_DONE otherwise (a final answer, an escalation, a pause, a failure).
+ */
+AdkRoundResult
+adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
+			  Jsonb *decls, AdkAgent **transfer_to)
+{
+	Jsonb	   *contents;
+	Jsonb	   *config;
+	char	   *instruction;
+	Jsonb	   *response;
+	List	   *calls;
+	ListCell   *lc;
+	JsonWriter	w;
+	AdkAgent   *transfer = NULL;
+	bool		escalate = false;
+	Jsonb	   *confirmations;
+
+	if (run->end_invocation)
+		return ROUND_DONE;
+	if (agent->model == NULL)
 	{
-		Jsonb	   *contents;
-		Jsonb	   *config;
-		char	   *instruction;
-		Jsonb	   *response;
-		List	   *calls;
-		ListCell   *lc;
-		JsonWriter	w;
-		AdkAgent   *transfer = NULL;
-		bool		escalate = false;
-		Jsonb	   *confirmations;
+		adk_emit_error(run, agent->name, branch, "NO_MODEL",
+					   psprintf("agent \"%s\" has no model, and neither has any agent above it",
+								agent->name));
+		return ROUND_DONE;
+	}
+	if (run->llm_calls >= run->max_llm_calls)
+	{
+		adk_emit_error(run, agent->name, branch, "MAX_LLM_CALLS_EXCEEDED",
+					   psprintf("Max number of llm calls limit of %d exceeded",
+								run->max_llm_calls));
+		return ROUND_DONE;
+	}
 
-		if (agent->model == NULL)
-		{
-			adk_emit_error(run, agent->name, branch, "NO_MODEL",
-						   psprintf("agent \"%s\" has no model, and neither has any agent above it",
-									agent->name));
-			return;
-		}
-		if (run->llm_calls >= run->max_llm_calls)
-		{
-			adk_emit_error(run, agent->name, branch, "MAX_LLM_CALLS_EXCEEDED",
-						   psprintf("Max number of llm calls limit of %d exceeded",
-									run->max_llm_calls));
-			return;
-		}
-
+	contents = adk_build_contents(run, agent, branch);
+	if (adk_compaction_before_model(run, agent, branch, contents))
 		contents = adk_build_contents(run, agent, branch);
-		if (adk_compaction_before_model(run, agent, branch, contents))
-			contents = adk_build_contents(run, agent, branch);
-		instruction = adk_build_instruction(run, agent);
-		jw_init(&w);
-		jw_begin_object(&w);
-		if (instruction)
-		{
-			jw_key(&w, "system_instruction");
-			jw_string(&w, instruction);
-		}
-		jw_end_object(&w);
-		config = jw_finish(&w);
-		if (agent->generate_config)
-			config = adk_jsonb_concat(agent->generate_config, config);
+	instruction = adk_build_instruction(run, agent);
+	jw_init(&w);
+	jw_begin_object(&w);
+	if (instruction)
+	{
+		jw_key(&w, "system_instruction");
+		jw_string(&w, instruction);
+	}
+	jw_end_object(&w);
+	config = jw_finish(&w);
+	if (agent->generate_config)
+		config = adk_jsonb_concat(agent->generate_config, config);
 
-		response = call_model(run, agent, branch, contents, decls, config);
-		if (response == NULL)
-			return;				/* an error event was stored */
+	response = call_model(run, agent, branch, contents, decls, config);
+	if (response == NULL)
+		return ROUND_DONE;		/* an error event was stored */
 
-		calls = response_calls(response);
-		adk_emit(run, model_event(run, agent, branch, response, calls, tools));
-		if (calls == NIL || run->end_invocation)
-			return;
+	calls = response_calls(response);
+	adk_emit(run, model_event(run, agent, branch, response, calls, tools));
+	if (calls == NIL || run->end_invocation)
+		return ROUND_DONE;
 
-		/* run the calls; one event with all their responses */
-		adk_event_start(&w, run, agent->name, branch);
-		jw_key(&w, "content");
-		jw_begin_object(&w);
-		jw_key(&w, "role");
-		jw_string(&w, "user");
-		jw_key(&w, "parts");
-		jw_begin_array(&w);
-		foreach(lc, calls)
-		{
-			Call	   *call = (Call *) lfirst(lc);
-			Jsonb	   *result = run_call(run, agent, call, tools, &transfer, &escalate);
+	/* run the calls; one event with all their responses */
+	adk_event_start(&w, run, agent->name, branch);
+	jw_key(&w, "content");
+	jw_begin_object(&w);
+	jw_key(&w, "role");
+	jw_string(&w, "user");
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	foreach(lc, calls)
+	{
+		Call	   *call = (Call *) lfirst(lc);
+		Jsonb	   *result = run_call(run, agent, call, tools, &transfer, &escalate);
 
-			if (run->end_invocation)
-				return;
-			jw_begin_object(&w);
-			jw_key(&w, "function_response");
-			jw_begin_object(&w);
-			jw_key(&w, "id");
-			jw_string(&w, call->id);
-			jw_key(&w, "name");
-			jw_string(&w, call->name);
-			jw_key(&w, "response");
-			jw_jsonb(&w, result);
-			jw_end_object(&w);
-			jw_end_object(&w);
-		}
-		jw_end_array(&w);
-		jw_end_object(&w);
-		confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
-		if (transfer || escalate || confirmations)
-		{
-			jw_key(&w, "actions");
-			jw_begin_object(&w);
-			if (confirmations)
-			{
-				jw_key(&w, "requested_tool_confirmations");
-				jw_jsonb(&w, confirmations);
-			}
-			if (transfer)
-			{
-				jw_key(&w, "transfer_to_agent");
-				jw_string(&w, transfer->name);
-			}
-			if (escalate)
-			{
-				jw_key(&w, "escalate");
-				jw_bool(&w, true);
-				jw_key(&w, "skip_summarization");
-				jw_bool(&w, true);
-			}
-			jw_end_object(&w);
-		}
-		jw_end_object(&w);
-		adk_emit(run, jw_finish(&w));
 		if (run->end_invocation)
-			return;
-		/* HITL (hitl.c): a long-running call or a confirmation request pauses */
-		if (adk_hitl_pause(run, agent, branch))
-			return;
-
+			return ROUND_DONE;
+		jw_begin_object(&w);
+		jw_key(&w, "function_response");
+		jw_begin_object(&w);
+		jw_key(&w, "id");
+		jw_string(&w, call->id);
+		jw_key(&w, "name");
+		jw_string(&w, call->name);
+		jw_key(&w, "response");
+		jw_jsonb(&w, result);
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_end_object(&w);
+	confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
+	if (transfer || escalate || confirmations)
+	{
+		jw_key(&w, "actions");
+		jw_begin_object(&w);
+		if (confirmations)
+		{
+			jw_key(&w, "requested_tool_confirmations");
+			jw_jsonb(&w, confirmations);
+		}
 		if (transfer)
 		{
-			adk_run_agent(run, transfer, branch);
-			return;
+			jw_key(&w, "transfer_to_agent");
+			jw_string(&w, transfer->name);
 		}
 		if (escalate)
 		{
-			run->escalated = true;
-			return;
+			jw_key(&w, "escalate");
+			jw_bool(&w, true);
+			jw_key(&w, "skip_summarization");
+			jw_bool(&w, true);
 		}
+		jw_end_object(&w);
 	}
+	jw_end_object(&w);
+	adk_emit(run, jw_finish(&w));
+	if (run->end_invocation)
+		return ROUND_DONE;
+	/* HITL (hitl.c): a long-running call or a confirmation request pauses */
+	if (adk_hitl_pause(run, agent, branch))
+		return ROUND_DONE;
+
+	if (transfer)
+	{
+		*transfer_to = transfer;
+		return ROUND_TRANSFER;
+	}
+	if (escalate)
+	{
+		run->escalated = true;
+		return ROUND_DONE;
+	}
+	return ROUND_AGAIN;
 }
 
 /*

@@ -33,11 +33,13 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "access/htup_details.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "adk_runner.h"
@@ -50,15 +52,27 @@
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
+#include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_run_text);
 PG_FUNCTION_INFO_V1(adk_run_content);
 
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
-static void run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-						   const char *extschema, const char *invocation_id);
-static void tuplestore_sink(AdkRun *run, Jsonb *event, int64 seq,
-							TimestampTz time, bool partial, void *arg);
+typedef struct RunState RunState;
+typedef struct QueuedRow QueuedRow;
+static void start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
+					  const char *extschema, const char *invocation_id);
+static void finish_run(AdkRun *run);
+static AdkRun *new_run(const char *app, const char *user, const char *session,
+					   Jsonb *state_delta, Jsonb *options, AdkEventSink sink,
+					   void *sink_arg);
+static void guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
+						  const char *extschema);
+static bool guarded_step(AdkRun *run);
+static void queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
+					   bool partial, void *arg);
+static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
+static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
@@ -131,34 +145,86 @@ adk_text_content(const char *text)
 	return jw_finish(&w);
 }
 
+/* adk_run's state between calls */
+typedef struct RunState
+{
+	AdkRun	   *run;
+	List	   *queue;			/* QueuedRow *: events not yet returned */
+	bool		finished;
+} RunState;
+
+typedef struct QueuedRow
+{
+	Jsonb	   *event;
+	int64		seq;
+	TimestampTz time;
+	bool		partial;
+} QueuedRow;
+
+/*
+ * adk_run's rows.  A value-per-call set-returning function: each call does
+ * the work up to the next stored (or streamed) event and returns it, so in
+ * a select list the events come out as the run makes them -- through a
+ * cursor (psql: \set FETCH_COUNT 1) each FETCH returns as soon as its event
+ * is stored, while the run waits for the next FETCH.  (In FROM,
+ * PostgreSQL collects all rows before returning any.)
+ */
 static Datum
 run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
-	char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
-	char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
-	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
-	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
-	char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+	FuncCallContext *funcctx;
+	RunState   *st;
+	MemoryContext old;
 
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
-	adk_execute_run(app, user, session, message, state_delta, options, NULL,
-					extschema, tuplestore_sink, rsinfo);
-	return (Datum) 0;
+	if (SRF_IS_FIRSTCALL())
+	{
+		char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+		char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+		char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+		Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
+		Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
+		char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+		TupleDesc	desc;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "adk_run must return a composite type");
+		funcctx->tuple_desc = BlessTupleDesc(desc);
+		st = palloc0(sizeof(RunState));
+		funcctx->user_fctx = st;
+		st->run = new_run(app, user, session, state_delta, options, queue_sink, st);
+		/* a caller that stops reading early (LIMIT, a closed cursor) */
+		RegisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
+									stop_run, PointerGetDatum(st));
+		message = DatumGetJsonbPCopy(PointerGetDatum(message));
+		guarded_start(st->run, message, state_delta ?
+					  DatumGetJsonbPCopy(PointerGetDatum(state_delta)) : NULL,
+					  extschema);
+		MemoryContextSwitchTo(old);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	st = (RunState *) funcctx->user_fctx;
+
+	old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+	while (st->queue == NIL && !st->finished)
+		st->finished = !guarded_step(st->run);
+	MemoryContextSwitchTo(old);
+
+	if (st->queue != NIL)
+	{
+		QueuedRow  *r = (QueuedRow *) linitial(st->queue);
+
+		st->queue = list_delete_first(st->queue);
+		SRF_RETURN_NEXT(funcctx, row_datum(funcctx->tuple_desc, st->run, r));
+	}
+	SRF_RETURN_DONE(funcctx);
 }
 
-/*
- * One invocation of app's agents for message.  invocation_id: the id to
- * use (a queued job has one already), or NULL to make one (or reuse the
- * one a function response resumes).  extschema: the schema of the adk_*
- * functions.  Each event goes to sink as it is stored.
- */
-void
-adk_execute_run(const char *app, const char *user, const char *session,
-				Jsonb *message, Jsonb *state_delta, Jsonb *options,
-				const char *invocation_id, const char *extschema,
-				AdkEventSink sink, void *sink_arg)
+static AdkRun *
+new_run(const char *app, const char *user, const char *session,
+		Jsonb *state_delta, Jsonb *options, AdkEventSink sink, void *sink_arg)
 {
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
@@ -172,10 +238,21 @@ adk_execute_run(const char *app, const char *user, const char *session,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("state_delta must be a JSON object")));
 	parse_options(run, options);
+	adk_run_registry_enter(app, user, session);	/* adk_cancel finds it */
+	return run;
+}
 
+/*
+ * start_run / one step / finish_run, with the ledger told which invocation
+ * is running (and forgetting it whatever happens).
+ */
+static void
+guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
+			  const char *extschema)
+{
 	PG_TRY();
 	{
-		run_invocation(run, message, state_delta, extschema, invocation_id);
+		start_run(run, message, state_delta, extschema, NULL);
 	}
 	PG_CATCH();
 	{
@@ -186,17 +263,110 @@ adk_execute_run(const char *app, const char *user, const char *session,
 	adk_current_invocation_id = NULL;
 }
 
-static void
-tuplestore_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
-				bool partial, void *arg)
+/*
+ * One step of the agents, or, when none is left, the end of the run.
+ * false when the run is over.
+ */
+static bool
+guarded_step(AdkRun *run)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	volatile bool more = true;
+
+	adk_current_invocation_id = run->invocation_id;
+	PG_TRY();
+	{
+		if (!adk_agent_step(run))
+		{
+			finish_run(run);
+			more = false;
+		}
+	}
+	PG_CATCH();
+	{
+		adk_current_invocation_id = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	adk_current_invocation_id = NULL;
+	return more;
+}
+
+/*
+ * One invocation of app's agents for message, run to its end: for
+ * background workers.  invocation_id: the id to use (a queued job has one
+ * already), or NULL to make one (or reuse the one a function response
+ * resumes).  extschema: the schema of the adk_* functions.  Each event goes
+ * to sink as it is stored.
+ */
+void
+adk_execute_run(const char *app, const char *user, const char *session,
+				Jsonb *message, Jsonb *state_delta, Jsonb *options,
+				const char *invocation_id, const char *extschema,
+				AdkEventSink sink, void *sink_arg)
+{
+	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink, sink_arg);
+
+	PG_TRY();
+	{
+		start_run(run, message, state_delta, extschema, invocation_id);
+		adk_current_invocation_id = run->invocation_id;
+		while (adk_agent_step(run))
+			;
+		finish_run(run);
+	}
+	PG_CATCH();
+	{
+		adk_current_invocation_id = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	adk_current_invocation_id = NULL;
+}
+
+/*
+ * The query ended before the run did (called only on a normal end, never
+ * on an error): nothing more is run; the invocation ends 'cancelled' with
+ * what it stored so far.
+ */
+static void
+stop_run(Datum arg)
+{
+	RunState   *st = (RunState *) DatumGetPointer(arg);
+
+	if (st->finished || st->run->invocation_id == NULL)
+		return;
+	st->finished = true;
+	st->run->stopped = true;
+	/* executor shutdown has no snapshot of its own */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	invocation_end(st->run);
+	PopActiveSnapshot();
+	adk_run_registry_leave();
+}
+
+static void
+queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
+		   bool partial, void *arg)
+{
+	RunState   *st = (RunState *) arg;
+	QueuedRow  *r = palloc(sizeof(QueuedRow));
+
+	r->event = event;
+	r->seq = seq;
+	r->time = time;
+	r->partial = partial;
+	st->queue = lappend(st->queue, r);
+}
+
+static Datum
+row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r)
+{
 	Datum		values[9];
 	bool		nulls[9];
 	JsonbValue *v;
 
 	memset(nulls, 0, sizeof(nulls));
-	v = adk_jsonb_get(&event->root, "id");
+	v = adk_jsonb_get(&r->event->root, "id");
 	if (v && v->type == jbvString)
 		values[0] = PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
 	else
@@ -205,13 +375,13 @@ tuplestore_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
 	values[2] = CStringGetTextDatum(run->user);
 	values[3] = CStringGetTextDatum(run->session);
 	values[4] = CStringGetTextDatum(run->invocation_id);
-	values[5] = TimestampTzGetDatum(time);
-	nulls[5] = partial;
-	values[6] = JsonbPGetDatum(event);
-	values[7] = Int64GetDatum(seq);
-	nulls[7] = partial;
-	values[8] = BoolGetDatum(partial);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	values[5] = TimestampTzGetDatum(r->time);
+	nulls[5] = r->partial;
+	values[6] = JsonbPGetDatum(r->event);
+	values[7] = Int64GetDatum(r->seq);
+	nulls[7] = r->partial;
+	values[8] = BoolGetDatum(r->partial);
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 
 static void
@@ -261,9 +431,13 @@ parse_options(AdkRun *run, Jsonb *options)
 	}
 }
 
+/*
+ * Steps 1 to 4, and the root agent pushed for step 5 (unless the run ended
+ * early).  Then adk_agent_step until it returns false, then finish_run.
+ */
 static void
-run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-			   const char *extschema, const char *invocation_id)
+start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
+		  const char *extschema, const char *invocation_id)
 {
 	bool		auto_create;
 	AdkAgent   *agent;
@@ -282,9 +456,9 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 										invocation_id != NULL);
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
-	adk_current_invocation_id = MemoryContextStrdup(TopTransactionContext,
-													run->invocation_id);
+	adk_current_invocation_id = run->invocation_id;
 	agent = adk_agent_to_run(run, message);
+	run->first_agent = agent;
 	invocation_start(run, agent->name, NULL);
 
 	/* 3. the user event */
@@ -296,7 +470,6 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	{
 		append_user_event(run, message, state_delta);
 		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
-		invocation_end(run);
 		return;
 	}
 	run->user_content = replaced ? replaced : message;
@@ -322,24 +495,31 @@ run_invocation(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		put_row(run, &stored, false);
 	}
 	else
-	{
-		/* 5, 6. the agent */
-		adk_run_agent(run, agent, NULL);
-	}
+		adk_push_agent(run, agent, NULL);	/* 5, 6: the agent */
+}
 
-	/* 7. after_run, then the sliding window (not after a failure or tail retention) */
+/*
+ * Step 7: after_run, then the sliding window (not after a failure or tail
+ * retention); the invocation's row.
+ */
+static void
+finish_run(AdkRun *run)
+{
+	char	   *error;
+
 	if (!run->failed)
 	{
 		(void) adk_plugins_call(run, CB_AFTER_RUN,
-								adk_plugin_context(run, CB_AFTER_RUN, agent->name,
+								adk_plugin_context(run, CB_AFTER_RUN, run->first_agent->name,
 												   NULL, NULL, NULL, NULL),
 								&error);
 		if (error)
-			adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
+			adk_emit_error(run, run->first_agent->name, NULL, "PLUGIN_ERROR", error);
 	}
 	if (!run->failed)
 		adk_compaction_after_run(run);
 	invocation_end(run);
+	adk_run_registry_leave();
 }
 
 #define LOCK_SESSION_SQL \
@@ -607,6 +787,7 @@ invocation_end(AdkRun *run)
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(run->failed ? "failed" :
+								  run->stopped ? "cancelled" :
 								  waiting ? "waiting" : "completed");
 	args[2] = Int32GetDatum(run->llm_calls);
 	args[3] = Int64GetDatum(run->input_tokens);
@@ -615,6 +796,11 @@ invocation_end(AdkRun *run)
 	{
 		args[5] = CStringGetTextDatum(run->error_code);
 		args[6] = CStringGetTextDatum(run->error_message);
+	}
+	else if (run->stopped)
+	{
+		args[5] = CStringGetTextDatum("CANCELLED");
+		args[6] = CStringGetTextDatum("the caller stopped reading adk_run's rows before the run ended");
 	}
 	else
 		nulls[5] = nulls[6] = 'n';

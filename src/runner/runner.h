@@ -101,6 +101,7 @@ typedef struct AdkRun
 	bool		failed;
 	bool		end_invocation; /* stop everything (failure, early exit) */
 	bool		escalated;		/* exit_loop / escalate seen */
+	bool		stopped;		/* the caller stopped reading (adk_run) */
 	char	   *error_code;
 	char	   *error_message;
 	int64		input_tokens;
@@ -112,6 +113,10 @@ typedef struct AdkRun
 	bool		compaction_configured;	/* adk.apps.compaction is set */
 	struct AdkCompaction *compaction;	/* the app's settings, once read */
 	bool		compacted;		/* tail retention ran: no sliding window */
+
+	/* the agents being run, innermost last (agents.c) */
+	List	   *frames;
+	AdkAgent   *first_agent;	/* the agent the run started with */
 
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
@@ -153,11 +158,23 @@ extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
 extern char *adk_first_response_id(Jsonb *content);
 extern bool adk_find_call_event(AdkRun *run, const char *call_id,
 								char **author, char **invocation_id);
-extern void adk_run_agent(AdkRun *run, AdkAgent *agent, const char *branch);
+extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
+extern bool adk_agent_step(AdkRun *run);
 extern List *adk_transfer_targets(AdkAgent *agent);
 
 /* flow.c */
-extern void adk_llm_flow(AdkRun *run, AdkAgent *agent, const char *branch);
+typedef enum AdkRoundResult
+{
+	ROUND_AGAIN,
+	ROUND_TRANSFER,
+	ROUND_DONE
+} AdkRoundResult;
+
+extern bool adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
+						  List **tools, Jsonb **decls);
+extern AdkRoundResult adk_llm_round(AdkRun *run, AdkAgent *agent,
+									const char *branch, List *tools,
+									Jsonb *decls, AdkAgent **transfer_to);
 extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 								AdkTool *tool, const char *call_id, Jsonb *args);
 

@@ -27,10 +27,12 @@
 
 #include "adk_runner.h"
 #include "common/ids.h"
+#include "model/ledger.h"
 #include "store/append.h"
 #include "store/event.h"
 #include "store/owner.h"
 #include "store/place.h"
+#include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
 
@@ -158,4 +160,10 @@ adk_store_append(const char *app, const char *user, const char *session,
 	MemoryContextSwitchTo(caller);
 	stored->id = pstrdup(keys.id);
 	stored->invocation_id = pstrdup(keys.invocation_id);
+
+	/* LISTEN adk_events sees it at commit; adk_cancel can find the run */
+	adk_notify_event(app, user, session, stored->seq, stored->invocation_id,
+					 stored->event);
+	if (adk_current_invocation_id != NULL)
+		adk_run_registry_note(adk_current_invocation_id);
 }

@@ -1,0 +1,120 @@
+-- ---------------------------------------------------------------------
+-- Background workers (SPEC §8): queued runs, triggers that queue runs,
+-- waiting, cancellation.  The launcher and the job workers need
+-- shared_preload_libraries = 'adk_runner'; see README "Background runs".
+-- ---------------------------------------------------------------------
+
+CREATE TABLE adk.jobs (
+    id            bigserial PRIMARY KEY,
+    invocation_id text NOT NULL UNIQUE,
+    app_name      text NOT NULL,
+    user_id       text NOT NULL,
+    session_id    text NOT NULL,
+    message       jsonb NOT NULL,           -- a Content
+    state_delta   jsonb,
+    options       jsonb,                    -- adk_run's options (retries taken out)
+    role_oid      oid NOT NULL,             -- the job runs as this role
+    role_name     name NOT NULL,
+    source        text NOT NULL,            -- adk_submit, or the trigger that queued it
+    status        text NOT NULL DEFAULT 'queued'
+                  CHECK (status IN ('queued', 'running', 'completed', 'failed', 'cancelled', 'waiting')),
+    attempts      integer NOT NULL DEFAULT 0,
+    max_attempts  integer NOT NULL DEFAULT 1 CHECK (max_attempts >= 1),
+    submitted_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+    started_at    timestamptz,
+    finished_at   timestamptz,
+    worker_pid    integer,
+    error         text
+);
+-- claiming (status = 'queued' in id order) and recovery (status = 'running')
+CREATE INDEX jobs_status_idx ON adk.jobs (status, id);
+-- the jobs of one session, in submit order
+CREATE INDEX jobs_session_idx ON adk.jobs (app_name, user_id, session_id, id);
+-- retention
+CREATE INDEX jobs_finished_idx ON adk.jobs (finished_at) WHERE finished_at IS NOT NULL;
+COMMENT ON TABLE adk.jobs IS 'Queued runs for the background workers: one row per adk_submit or trigger firing; finished rows are kept for adk.job_retention';
+COMMENT ON COLUMN adk.jobs.max_attempts IS '1 + options.retries: how often a job is started again after its worker died or the run raised';
+
+GRANT SELECT ON adk.jobs TO adk_user;
+-- Not marked for pg_dump: a queue is transient state (a restored dump would
+-- run its queued jobs again elsewhere); the runs' events are kept.
+
+-- The claim, in one place: the job workers run exactly this, and so does
+-- the isolation test.  The first queued job, in submit order, that no
+-- earlier queued or running job of its session holds back; SKIP LOCKED
+-- passes over a job another worker is claiming right now.  Runs as the
+-- owner of schema adk (a worker switches to it); nobody else may update
+-- adk.jobs.
+CREATE FUNCTION adk._claim_job(worker_pid integer)
+RETURNS SETOF adk.jobs
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+    WITH next AS (
+        SELECT j.id FROM adk.jobs j
+         WHERE j.status = 'queued'
+           AND NOT EXISTS (SELECT 1 FROM adk.jobs e
+                            WHERE e.app_name = j.app_name AND e.user_id = j.user_id
+                              AND e.session_id = j.session_id AND e.id < j.id
+                              AND e.status IN ('queued', 'running'))
+         ORDER BY j.id
+         LIMIT 1
+           FOR UPDATE OF j SKIP LOCKED)
+    UPDATE adk.jobs j
+       SET status = 'running', attempts = j.attempts + 1, worker_pid = _claim_job.worker_pid,
+           started_at = clock_timestamp(), error = NULL
+      FROM next
+     WHERE j.id = next.id
+    RETURNING j.*
+$$;
+COMMENT ON FUNCTION adk._claim_job(integer) IS
+    'The job workers'' claim: mark the next claimable job running and return it (no row: nothing to claim).';
+
+CREATE FUNCTION adk_submit(app_name text, user_id text, session_id text, message text,
+                           state_delta jsonb DEFAULT NULL, options jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'adk_submit_text' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_submit(text, text, text, text, jsonb, jsonb) IS
+    'Queue a run for the background workers; returns its invocation id.  It runs after commit, as the current role.  Options: adk_run''s, and retries.';
+
+CREATE FUNCTION adk_submit(app_name text, user_id text, session_id text, message jsonb,
+                           state_delta jsonb DEFAULT NULL, options jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'adk_submit_content' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_submit(text, text, text, jsonb, jsonb, jsonb) IS
+    'adk_submit with a whole Content as the message.';
+
+CREATE FUNCTION adk_wait(invocation_id text, timeout interval DEFAULT NULL)
+RETURNS SETOF adk.run_event
+AS 'MODULE_PATHNAME', 'adk_wait' LANGUAGE C VOLATILE ROWS 8;
+COMMENT ON FUNCTION adk_wait(text, interval) IS
+    'Wait until a queued run ends (completed, failed, cancelled or waiting), then return its stored events; raises SQLSTATE 03000 after timeout.';
+
+CREATE FUNCTION adk_cancel(invocation_id text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'adk_cancel' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION adk_cancel(text) IS
+    'Cancel a run: a queued job never starts; a running one (in a worker or another backend) is stopped.  true: there was something to cancel.';
+
+CREATE FUNCTION adk_interrupt(app_name text, user_id text, session_id text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'adk_interrupt' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION adk_interrupt(text, text, text) IS
+    'Cancel every queued and running run of one session; returns how many.';
+
+CREATE FUNCTION adk._job_trigger() RETURNS trigger
+AS 'MODULE_PATHNAME', 'adk_job_trigger' LANGUAGE C;
+COMMENT ON FUNCTION adk._job_trigger() IS
+    'Row trigger made by adk_create_trigger: queues a run per row change.  Arguments: app, message template, user id column, session id column.';
+
+CREATE FUNCTION adk_create_trigger(tbl regclass, app_name text, message_template text,
+                                   user_id_column text, session_id_column text,
+                                   events text[] DEFAULT '{INSERT}')
+RETURNS text
+AS 'MODULE_PATHNAME', 'adk_create_trigger' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_create_trigger(regclass, text, text, text, text, text[]) IS
+    'Queue a run of an app for each row inserted, updated or deleted; the message is rendered from the row ({{column}}, {{row}}, {{op}}, {{table}}).  Returns the trigger''s name.';
+
+CREATE FUNCTION adk_drop_trigger(tbl regclass, name text DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'adk_drop_trigger' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_drop_trigger(regclass, text) IS
+    'Drop a trigger made by adk_create_trigger (all of them on the table when name is NULL); returns how many.';

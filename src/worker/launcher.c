@@ -1,0 +1,491 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The "adk_runner launcher" background worker: keeps up to
+ *	  adk.max_workers job workers busy for the database adk.database.
+ *
+ * Each round, in one short transaction: recover jobs left 'running' by a
+ * worker that is gone (failed, or queued again while attempts remain),
+ * purge finished jobs older than adk.job_retention (once a minute, or
+ * once per retention period if shorter), and
+ * count the jobs that can be claimed now.  Then, outside the transaction,
+ * wake idle workers and start new ones (dynamic background workers that
+ * notify the launcher when they stop) until each claimable job has a
+ * worker or adk.max_workers run.  Between rounds the launcher sleeps on
+ * its latch, which is set at the commit of every transaction that queues a
+ * job, when a worker stops, and on SIGHUP; a timeout (10 s) is the safety
+ * net for jobs queued by prepared transactions.
+ *
+ * Locking: adk_workers->lock for the slots; row locks on adk.jobs for the
+ * recovery (an UPDATE that re-checks status and attempts, so a job a live
+ * worker has since finished or claimed again is left alone).
+ *
+ * IDENTIFICATION
+ *	  src/worker/launcher.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "store/owner.h"
+#include "worker/worker.h"
+
+#define NAPTIME_MS		10000	/* the safety net */
+#define RETRY_MS		1000	/* a worker could not be started */
+#define PURGE_EVERY_MS	60000
+#define STARTING_GRACE_MS 60000 /* a STARTING slot without a handle */
+
+/* launcher-local: the handles of the workers it started, per slot */
+static BackgroundWorkerHandle **handles = NULL;
+static TimestampTz last_purge = 0;
+static bool first_round = true;
+
+static void launcher_detach(int code, Datum arg);
+static void reap_workers(void);
+static int	database_round(void);
+static bool extension_ready(void);
+static void recover_jobs(void);
+static void purge_jobs(void);
+static int	count_claimable(void);
+static bool dispatch(int claimable);
+static bool start_worker(int slotno);
+
+void
+adk_launcher_main(Datum arg)
+{
+	MemoryContext round_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(adk_database, NULL, 0);
+	pgstat_report_appname("adk_runner launcher");
+
+	handles = MemoryContextAllocZero(TopMemoryContext,
+									 sizeof(BackgroundWorkerHandle *) * adk_workers->nslots);
+	round_cxt = AllocSetContextCreate(TopMemoryContext, "adk_runner launcher round",
+									  ALLOCSET_DEFAULT_SIZES);
+
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	adk_workers->launcher_pid = MyProcPid;
+	adk_workers->launcher_latch = MyLatch;
+	LWLockRelease(adk_workers->lock);
+	on_shmem_exit(launcher_detach, (Datum) 0);
+
+	ereport(LOG,
+			(errmsg("adk_runner launcher started for database \"%s\"", adk_database)));
+
+	for (;;)
+	{
+		int			claimable;
+		long		timeout = NAPTIME_MS;
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		MemoryContextReset(round_cxt);
+		MemoryContextSwitchTo(round_cxt);
+		reap_workers();
+		claimable = database_round();
+		if (claimable > 0 && !dispatch(claimable))
+			timeout = RETRY_MS;
+		pgstat_report_stat(false);
+		pgstat_report_activity(STATE_IDLE, NULL);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+	}
+}
+
+static void
+launcher_detach(int code, Datum arg)
+{
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	if (adk_workers->launcher_pid == MyProcPid)
+	{
+		adk_workers->launcher_pid = 0;
+		adk_workers->launcher_latch = NULL;
+	}
+	LWLockRelease(adk_workers->lock);
+}
+
+/*
+ * Free the slots of workers that stopped (a worker frees its own slot as it
+ * exits; this covers a worker that never started), and of workers started
+ * by an earlier launcher that never attached.
+ */
+static void
+reap_workers(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			i;
+
+	for (i = 0; i < adk_workers->nslots; i++)
+	{
+		AdkWorkerSlot *slot = &adk_workers->slots[i];
+		pid_t		pid;
+		bool		stopped = false;
+
+		if (handles[i] != NULL)
+		{
+			if (GetBackgroundWorkerPid(handles[i], &pid) == BGWH_STOPPED)
+			{
+				pfree(handles[i]);
+				handles[i] = NULL;
+				stopped = true;
+			}
+		}
+		LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+		if (slot->state != ADK_SLOT_FREE &&
+			(stopped ||
+			 (handles[i] == NULL && slot->state == ADK_SLOT_STARTING &&
+			  TimestampDifferenceExceeds(slot->since, now, STARTING_GRACE_MS))))
+		{
+			slot->state = ADK_SLOT_FREE;
+			slot->pid = 0;
+			slot->latch = NULL;
+			slot->job_id = 0;
+		}
+		LWLockRelease(adk_workers->lock);
+	}
+}
+
+/*
+ * One transaction against adk.database: recovery, purge, and how many
+ * jobs could be claimed now (at most adk.max_workers).
+ */
+static int
+database_round(void)
+{
+	int			claimable = 0;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (extension_ready())
+	{
+		pgstat_report_activity(STATE_RUNNING, "adk_runner launcher: looking for queued runs");
+		recover_jobs();
+		purge_jobs();
+		claimable = count_claimable();
+		first_round = false;
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return claimable;
+}
+
+/*
+ * Whether the extension is installed in this database (and not being
+ * dropped right now).
+ */
+static bool
+extension_ready(void)
+{
+	Oid			nsp = get_namespace_oid("adk", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp));
+}
+
+/*
+ * Jobs left 'running' whose worker is gone.  The rows are read first and
+ * the live workers' jobs after, so a job claimed in between is seen as
+ * live; the UPDATE re-checks status and attempts on the newest row
+ * version, so a job finished (or claimed again) meanwhile is left alone.
+ */
+static void
+recover_jobs(void)
+{
+	AdkOwnerSave save;
+	uint64		n;
+	uint64		i;
+	int64	   *ids;
+	int32	   *attempts;
+	int32	   *pids;
+	int64	   *live;
+	int			nlive = 0;
+	int			s;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute("SELECT id, attempts, worker_pid FROM adk.jobs"
+					" WHERE status OPERATOR(pg_catalog.=) 'running'", false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read adk.jobs");
+	n = SPI_processed;
+	if (n == 0)
+	{
+		SPI_finish();
+		adk_restore_user(&save);
+		return;
+	}
+	ids = palloc(sizeof(int64) * n);
+	attempts = palloc(sizeof(int32) * n);
+	pids = palloc(sizeof(int32) * n);
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		ids[i] = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+		attempts[i] = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+		pids[i] = DatumGetInt32(SPI_getbinval(row, desc, 3, &isnull));
+		if (isnull)
+			pids[i] = 0;
+	}
+
+	live = palloc(sizeof(int64) * adk_workers->nslots);
+	LWLockAcquire(adk_workers->lock, LW_SHARED);
+	for (s = 0; s < adk_workers->nslots; s++)
+	{
+		if (adk_workers->slots[s].state != ADK_SLOT_FREE && adk_workers->slots[s].job_id != 0)
+			live[nlive++] = adk_workers->slots[s].job_id;
+	}
+	LWLockRelease(adk_workers->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		Oid			types[3] = {INT8OID, INT4OID, TEXTOID};
+		Datum		args[3];
+		bool		alive = false;
+		char	   *reason;
+
+		for (s = 0; s < nlive; s++)
+			alive = alive || live[s] == ids[i];
+		if (alive)
+			continue;
+		if (first_round)
+			reason = psprintf("the server restarted while the job was running (worker pid %d)", pids[i]);
+		else
+			reason = psprintf("the worker running the job (pid %d) stopped before the job ended", pids[i]);
+		args[0] = Int64GetDatum(ids[i]);
+		args[1] = Int32GetDatum(attempts[i]);
+		args[2] = CStringGetTextDatum(reason);
+		if (SPI_execute_with_args("WITH j AS ("
+								  " UPDATE adk.jobs SET"
+								  "  status = CASE WHEN attempts OPERATOR(pg_catalog.<) max_attempts"
+								  "                THEN 'queued' ELSE 'failed' END,"
+								  "  finished_at = CASE WHEN attempts OPERATOR(pg_catalog.<) max_attempts"
+								  "                THEN NULL ELSE pg_catalog.clock_timestamp() END,"
+								  "  worker_pid = NULL, error = $3"
+								  " WHERE id OPERATOR(pg_catalog.=) $1"
+								  "   AND status OPERATOR(pg_catalog.=) 'running'"
+								  "   AND attempts OPERATOR(pg_catalog.=) $2"
+								  " RETURNING invocation_id, status)"
+								  " UPDATE adk.invocations i SET status = 'failed',"
+								  "  ended_at = pg_catalog.clock_timestamp(),"
+								  "  error_code = 'WORKER_LOST', error_message = $3"
+								  " FROM j WHERE i.invocation_id OPERATOR(pg_catalog.=) j.invocation_id"
+								  "   AND i.status OPERATOR(pg_catalog.=) 'running'"
+								  " RETURNING j.status",
+								  3, types, args, NULL, false, 0) < 0)
+			elog(ERROR, "could not recover adk.jobs");
+		ereport(LOG,
+				(errmsg("adk_runner: job %lld recovered: %s", (long long) ids[i], reason)));
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+static void
+purge_jobs(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	AdkOwnerSave save;
+	Oid			type = INT4OID;
+	Datum		arg;
+	long		every = Min(PURGE_EVERY_MS, Max(1000, adk_job_retention_s * 1000L));
+
+	if (adk_job_retention_s < 0 ||
+		(last_purge != 0 && !TimestampDifferenceExceeds(last_purge, now, every)))
+		return;
+	last_purge = now;
+	arg = Int32GetDatum(adk_job_retention_s);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM adk.jobs"
+							  " WHERE finished_at OPERATOR(pg_catalog.<)"
+							  "  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-)"
+							  "   pg_catalog.make_interval(secs => $1))",
+							  1, &type, &arg, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not purge adk.jobs");
+	if (SPI_processed > 0)
+		elog(DEBUG1, "adk_runner: purged %llu finished jobs", (unsigned long long) SPI_processed);
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+/*
+ * Queued jobs that no earlier job of their session holds back: one per
+ * session at most, which is what a worker can claim now.
+ */
+static int
+count_claimable(void)
+{
+	AdkOwnerSave save;
+	Oid			type = INT4OID;
+	Datum		arg = Int32GetDatum(Max(adk_max_workers, 1));
+	bool		isnull;
+	int			n;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*)::integer FROM ("
+							  " SELECT 1 FROM adk.jobs j"
+							  "  WHERE j.status OPERATOR(pg_catalog.=) 'queued'"
+							  "    AND NOT EXISTS (SELECT 1 FROM adk.jobs e"
+							  "     WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name"
+							  "       AND e.user_id OPERATOR(pg_catalog.=) j.user_id"
+							  "       AND e.session_id OPERATOR(pg_catalog.=) j.session_id"
+							  "       AND e.id OPERATOR(pg_catalog.<) j.id"
+							  "       AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))"
+							  "  LIMIT $1) c",
+							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count queued jobs");
+	n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	adk_restore_user(&save);
+	return n;
+}
+
+/*
+ * Give each claimable job a worker: wake idle ones first, then start new
+ * ones up to adk.max_workers.  false: a worker should have been started
+ * but could not be (no free background worker slot); retry soon.
+ */
+static bool
+dispatch(int claimable)
+{
+	int			need = claimable;
+	int			alive = 0;
+	int			active = 0;
+	int			i;
+	int			max = Min(adk_max_workers, adk_workers->nslots);
+	bool		ok = true;
+
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	for (i = 0; i < adk_workers->nslots; i++)
+	{
+		AdkWorkerSlot *slot = &adk_workers->slots[i];
+
+		if (slot->state == ADK_SLOT_FREE)
+			continue;
+		alive++;
+		if (slot->state != ADK_SLOT_IDLE)
+			active++;
+		if (slot->state == ADK_SLOT_STARTING)
+			need--;
+	}
+	for (i = 0; i < adk_workers->nslots && need > 0 && active < max; i++)
+	{
+		AdkWorkerSlot *slot = &adk_workers->slots[i];
+
+		if (slot->state == ADK_SLOT_IDLE)
+		{
+			slot->state = ADK_SLOT_BUSY;
+			slot->since = GetCurrentTimestamp();
+			SetLatch(slot->latch);
+			need--;
+			active++;
+		}
+	}
+	LWLockRelease(adk_workers->lock);
+
+	for (i = 0; i < adk_workers->nslots && need > 0 && alive < max; i++)
+	{
+		AdkWorkerSlot *slot = &adk_workers->slots[i];
+		bool		mine = false;
+
+		LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+		if (slot->state == ADK_SLOT_FREE && handles[i] == NULL)
+		{
+			slot->state = ADK_SLOT_STARTING;
+			slot->since = GetCurrentTimestamp();
+			slot->pid = 0;
+			slot->latch = NULL;
+			slot->job_id = 0;
+			mine = true;
+		}
+		LWLockRelease(adk_workers->lock);
+		if (!mine)
+			continue;
+		if (!start_worker(i))
+		{
+			LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+			slot->state = ADK_SLOT_FREE;
+			LWLockRelease(adk_workers->lock);
+			ok = false;
+			break;
+		}
+		alive++;
+		need--;
+	}
+	return ok;
+}
+
+static bool
+start_worker(int slotno)
+{
+	BackgroundWorker worker;
+	static TimestampTz last_warning = 0;
+	MemoryContext old;
+	bool		ok;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "adk_runner");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "adk_job_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "adk_runner job worker %d", slotno);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "adk_runner job worker");
+	worker.bgw_main_arg = Int32GetDatum(slotno);
+	memcpy(worker.bgw_extra, &MyDatabaseId, sizeof(Oid));
+	worker.bgw_notify_pid = MyProcPid;
+
+	/* the handle lives as long as the launcher, not the round */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	ok = RegisterDynamicBackgroundWorker(&worker, &handles[slotno]);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		handles[slotno] = NULL;
+		if (TimestampDifferenceExceeds(last_warning, now, 60000))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("could not start an adk_runner job worker"),
+					 errhint("Raise max_worker_processes: it must leave room for adk.max_workers job workers and the launcher.")));
+			last_warning = now;
+		}
+		return false;
+	}
+	return true;
+}

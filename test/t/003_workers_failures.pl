@@ -1,0 +1,277 @@
+# Background workers when things go wrong: cancelling a run during a slow
+# model call (in a worker, queued, and adk_run in another backend); a job
+# worker killed with SIGKILL (crash restart) or pg_terminate_backend in the
+# middle of a run; retries; a run that raises; a server restart with jobs
+# queued; adk.max_workers lowered; retention of finished jobs.  No job is
+# ever left 'running', and sessions stay consistent.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $tmp = tempdir(CLEANUP => 1);
+my $server = IPC::Run::start(
+	[
+		'/usr/bin/python3', 'test/model_server/server.py',
+		'--port', '0', '--port-file', "$tmp/port",
+		'--log', "$tmp/model_server.log"
+	],
+	'>', "$tmp/server.out", '2>&1');
+for (1 .. 200) { last if -s "$tmp/port"; select(undef, undef, undef, 0.05); }
+my $port = slurp_file("$tmp/port");
+chomp $port;
+ok($port =~ /^\d+$/, 'local model server started');
+my $url = "http://127.0.0.1:$port/v1";
+
+my $node = PostgreSQL::Test::Cluster->new('failures');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'adk_runner'
+adk.database = 'postgres'
+adk.max_workers = 4
+max_worker_processes = 16
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql(
+	'postgres', qq{
+	CREATE EXTENSION adk_runner;
+	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
+	SELECT adk_define_model('m', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
+	SELECT adk_define_model('slow', 'openai', '$url', 'gpt-latency-4000', api_key_secret => 'k');
+	SELECT adk_define_model('broken', 'openai', '$url', 'fault-500', api_key_secret => 'k',
+	                        options => '{"retries": 0}');
+	SELECT adk_define_agent('echo', model => 'm');
+	SELECT adk_define_app('echo_app', 'echo');
+	SELECT adk_define_agent('slowpoke', model => 'slow');
+	SELECT adk_define_app('slow_app', 'slowpoke');
+	SELECT adk_define_agent('broken_agent', model => 'broken');
+	SELECT adk_define_app('broken_app', 'broken_agent');
+	CREATE ROLE outsider IN ROLE adk_user;
+});
+
+# The run of $inv has stored its user event and is in its model call.
+sub wait_in_model_call
+{
+	my ($inv) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT EXISTS (SELECT 1 FROM adk.events WHERE invocation_id = '$inv')")
+	  or die "run $inv never started";
+	select(undef, undef, undef, 0.3);
+}
+
+# seq is 1, 2, 3, ... and the session's last_seq is the last of them
+sub session_consistent
+{
+	my ($app, $session) = @_;
+	my $ok = $node->safe_psql(
+		'postgres', qq{
+	SELECT (SELECT coalesce(bool_and(seq = n), true)
+	          FROM (SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM adk.events
+	                 WHERE app_name = '$app' AND session_id = '$session') e)
+	   AND (SELECT last_seq FROM adk.sessions WHERE app_name = '$app' AND id = '$session')
+	       = (SELECT count(*) FROM adk.events WHERE app_name = '$app' AND session_id = '$session')});
+	diag $node->safe_psql('postgres',
+		"SELECT seq, invocation_id, event_data ->> 'author' FROM adk.events WHERE app_name = '$app' AND session_id = '$session' ORDER BY seq")
+	  if $ok ne 't';
+	return $ok;
+}
+
+# --- cancel a running job during a slow model call
+my $inv = $node->safe_psql('postgres',
+	"SELECT adk_submit('slow_app', 'u', 'c1', 'take your time')");
+wait_in_model_call($inv);
+my ($ret, $out, $err) = $node->psql(
+	'postgres', qq{
+	DO \$\$
+	DECLARE t0 timestamptz := clock_timestamp(); ok boolean;
+	BEGIN
+		ok := adk_cancel('$inv');
+		LOOP
+			EXIT WHEN (SELECT status FROM adk.jobs WHERE invocation_id = '$inv') <> 'running'
+			       OR clock_timestamp() - t0 > interval '30 s';
+			PERFORM pg_sleep(0.005);
+		END LOOP;
+		RAISE NOTICE 'cancelled=% cancel_ms=%', ok, round(extract(epoch FROM clock_timestamp() - t0) * 1000);
+	END \$\$;});
+my ($cancelled, $cancel_ms) = $err =~ /cancelled=(\w+) cancel_ms=(\d+)/;
+is($cancelled, 't', 'adk_cancel of a running job returns true');
+ok(defined $cancel_ms && $cancel_ms < 1000,
+	"the job stopped within a fraction of a second of adk_cancel (${cancel_ms} ms; the model call takes 4 s)");
+diag "cancel latency (worker, in-flight model call): ${cancel_ms} ms";
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT j.status || ',' || i.status || ',' || j.error || ',' || i.error_code
+	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'}),
+	'cancelled,cancelled,cancelled,CANCELLED',
+	'the job and the invocation end cancelled');
+is( $node->safe_psql(
+		'postgres', qq{SELECT string_agg(event_data ->> 'author', ',') FROM adk_wait('$inv')}),
+	'user', 'the events committed before the cancel are kept (adk_wait returns them)');
+is(session_consistent('slow_app', 'c1'), 't', 'the session is consistent');
+is($node->safe_psql('postgres', "SELECT adk_cancel('$inv')"),
+	'f', 'adk_cancel of an ended run returns false');
+
+# --- a queued job, then adk_interrupt on the session
+my $first = $node->safe_psql('postgres',
+	"SELECT adk_submit('slow_app', 'u', 'c2', 'first')");
+my $second = $node->safe_psql('postgres',
+	"SELECT adk_submit('slow_app', 'u', 'c2', 'second')");
+wait_in_model_call($first);
+is($node->safe_psql('postgres', "SELECT status FROM adk.jobs WHERE invocation_id = '$second'"),
+	'queued', 'the second job of a session waits for the first');
+($ret, $out, $err) = $node->psql('postgres', "SET ROLE outsider; SELECT adk_cancel('$second')");
+like($err, qr/permission denied to cancel run/, 'another role may not cancel the job');
+is($node->safe_psql('postgres', "SELECT adk_cancel('$second')"),
+	't', 'adk_cancel of a queued job');
+is($node->safe_psql('postgres', "SELECT status FROM adk.jobs WHERE invocation_id = '$second'"),
+	'cancelled', 'the queued job is cancelled at once');
+is($node->safe_psql('postgres', "SELECT adk_interrupt('slow_app', 'u', 'c2')"),
+	'1', 'adk_interrupt stops the running job of the session');
+$node->poll_query_until('postgres',
+	"SELECT status = 'cancelled' FROM adk.jobs WHERE invocation_id = '$first'")
+  or die 'not cancelled';
+pass('the interrupted job ends cancelled');
+is( $node->safe_psql('postgres',
+		"SELECT EXISTS (SELECT 1 FROM adk.events WHERE invocation_id = '$second')"),
+	'f', 'the cancelled queued job never ran');
+
+# --- adk_interrupt stops adk_run in another backend
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe("SET application_name = 'sync_runner'");
+$bg->query_until(qr/^$/,
+	"SELECT count(*) FROM adk_run('slow_app', 'u', 'c3', 'synchronous');\n");
+$node->poll_query_until('postgres',
+	"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE application_name = 'sync_runner' AND state = 'active'"
+) or die 'adk_run never waited';
+is($node->safe_psql('postgres', "SELECT adk_interrupt('slow_app', 'u', 'c3')"),
+	'1', 'adk_interrupt finds the run of adk_run in another backend');
+my ($o2, $e2) = $bg->query("SELECT 'alive'");
+like($bg->{stderr} . ($e2 // ''), qr/canceling statement due to user request/,
+	'adk_run there raised 57014');
+$bg->quit;
+
+# a backend whose runs have ended (normally, by error in a savepoint,
+# stopped early by LIMIT) is not signalled by adk_interrupt
+$bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe(q{SELECT count(*) FROM adk_run('echo_app', 'u', 'c6', 'one')});
+$bg->query_safe(q{SELECT (adk_run('echo_app', 'u', 'c6', 'two', NULL, '{"yield_user_message": true}')).seq LIMIT 1});
+$bg->query_safe(q{DO $$ BEGIN PERFORM count(*) FROM adk_run('no_such_app', 'u', 'c6', 'bad');
+	EXCEPTION WHEN others THEN NULL; END $$});
+$bg->query_safe(q{BEGIN; SAVEPOINT a; SELECT count(*) FROM adk_run('echo_app', 'u', 'c6', 'three')});
+is( $node->safe_psql(
+		'postgres', "SELECT adk_interrupt('echo_app', 'u', 'c6') + adk_interrupt('no_such_app', 'u', 'c6')"),
+	'0', 'adk_interrupt finds no run in a backend whose runs have ended');
+is($bg->query_safe("SELECT 'still here'; COMMIT;"), 'still here', 'that backend was not signalled');
+$bg->quit;
+
+# --- adk_wait timeout: SQLSTATE 03000, the run goes on
+$inv = $node->safe_psql('postgres',
+	"SELECT adk_submit('slow_app', 'u', 'c4', 'wait for me')");
+($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT * FROM adk_wait('$inv', '200 ms')");
+like($err, qr/03000: run "\Q$inv\E" did not end within 00:00:00.2/,
+	'adk_wait raises SQLSTATE 03000 after its timeout');
+is($node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')"),
+	'2', 'the run went on, and a second adk_wait returns its events');
+
+# --- a run that raises: failed with the message; retries re-queue it
+$inv = $node->safe_psql('postgres',
+	q{SELECT adk_submit('echo_app', 'u', 'e1', 'x', NULL, '{"strem": true, "retries": 1}')});
+$node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')");
+is( $node->safe_psql(
+		'postgres', "SELECT status || ',' || attempts || ',' || error FROM adk.jobs WHERE invocation_id = '$inv'"),
+	'failed,2,invalid option "strem"',
+	'a run that raises fails with the message, after its retries');
+$inv = $node->safe_psql('postgres', "SELECT adk_submit('broken_app', 'u', 'e2', 'x')");
+$node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')");
+like( $node->safe_psql(
+		'postgres', "SELECT j.status || ',' || i.status || ',' || j.error FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'"),
+	qr/^failed,failed,server_error: /,
+	'a failed invocation (model error) fails its job');
+
+# --- pg_terminate_backend of a worker mid-run
+$inv = $node->safe_psql('postgres',
+	"SELECT adk_submit('slow_app', 'u', 't1', 'terminate me')");
+wait_in_model_call($inv);
+my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM adk.jobs WHERE invocation_id = '$inv'");
+ok($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)") eq 't', 'worker terminated');
+$node->poll_query_until('postgres',
+	"SELECT status <> 'running' FROM adk.jobs WHERE invocation_id = '$inv'")
+  or die 'still running';
+like( $node->safe_psql(
+		'postgres', "SELECT j.status || ',' || i.status || ',' || i.error_code || ',' || j.error FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'"),
+	qr/^failed,failed,WORKER_LOST,the worker running the job \(pid $pid\) stopped/,
+	'a terminated worker\'s job fails, with the reason');
+is(session_consistent('slow_app', 't1'), 't', 'the session is consistent');
+
+# --- SIGKILL a worker mid-run: crash restart, recovery, a retry
+my $k1 = $node->safe_psql('postgres', "SELECT adk_submit('slow_app', 'u', 'k1', 'kill me')");
+my $k2 = $node->safe_psql('postgres',
+	q{SELECT adk_submit('slow_app', 'u', 'k2', 'kill me twice', NULL, '{"retries": 1}')});
+wait_in_model_call($k1);
+wait_in_model_call($k2);
+$pid = $node->safe_psql('postgres', "SELECT worker_pid FROM adk.jobs WHERE invocation_id = '$k1'");
+kill 'KILL', $pid;
+# the postmaster restarts everything; the launcher recovers the jobs
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM adk.jobs WHERE invocation_id = '$k1' AND status = 'running'")
+  or die 'k1 still running';
+like( $node->safe_psql(
+		'postgres', "SELECT j.status || ',' || i.status || ',' || j.error FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$k1'"),
+	qr/^failed,failed,the server restarted while the job was running/,
+	'after a worker is killed, its job fails (the server restarted), never left running');
+is(session_consistent('slow_app', 'k1'), 't', 'the killed job\'s session is consistent');
+$node->poll_query_until('postgres',
+	"SELECT status = 'completed' FROM adk.jobs WHERE invocation_id = '$k2'")
+  or diag $node->safe_psql('postgres', "SELECT * FROM adk.jobs WHERE invocation_id = '$k2'");
+is( $node->safe_psql(
+		'postgres', "SELECT status || ',' || attempts FROM adk.jobs WHERE invocation_id = '$k2'"),
+	'completed,2', 'the job with retries left ran again and completed');
+is(session_consistent('slow_app', 'k2'), 't', 'its session is consistent');
+
+# --- adk.max_workers lowered to 0: workers leave; queued jobs wait ...
+$node->safe_psql('postgres', 'ALTER SYSTEM SET adk.max_workers = 0; SELECT pg_reload_conf();');
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'adk_runner job worker'")
+  or die 'workers stayed';
+pass('with adk.max_workers = 0 the job workers exit');
+$node->safe_psql('postgres',
+	"SELECT adk_submit('echo_app', 'u', 'r' || i, 'after restart') FROM generate_series(1, 3) i");
+sleep 1;
+is($node->safe_psql('postgres', "SELECT count(*) FROM adk.jobs WHERE session_id LIKE 'r_' AND status = 'queued'"),
+	'3', 'jobs stay queued while no worker may run');
+# ... and run after a restart
+$node->safe_psql('postgres', 'ALTER SYSTEM SET adk.max_workers = 2');
+$node->restart;
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 3 FROM adk.jobs WHERE session_id LIKE 'r_' AND status = 'completed'")
+  or die 'queued jobs did not run after the restart';
+pass('jobs queued before a restart run after it');
+is($node->safe_psql('postgres', "SELECT count(*) FROM adk.jobs WHERE status IN ('running', 'queued')"),
+	'0', 'no job is left running or queued');
+
+# --- retention
+$node->safe_psql('postgres', "ALTER SYSTEM SET adk.job_retention = '1s'; SELECT pg_reload_conf();");
+sleep 2;
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM adk_wait(adk_submit('echo_app', 'u', 'late', 'x'), '30 s')");
+like($err, qr/cannot wait for a run queued in the same transaction/,
+	'adk_wait refuses to wait for a job its own transaction queued');
+$inv = $node->safe_psql('postgres', "SELECT adk_submit('echo_app', 'u', 'late', 'x')");
+$node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')");
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM adk.jobs WHERE finished_at < clock_timestamp() - interval '5 s'")
+  or die 'old jobs kept';
+pass('finished jobs older than adk.job_retention are purged');
+
+$node->stop;
+my $log = slurp_file($node->logfile);
+unlike($log, qr/TRAP|terminated by signal 11|PANIC/, 'no crash in the server log (other than the SIGKILL)');
+$server->kill_kill;
+done_testing();
