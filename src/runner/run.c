@@ -209,7 +209,24 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 
 	old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 	while (st->queue == NIL && !st->finished)
+	{
+		/*
+		 * adk_cancel / adk_interrupt from another backend while this run
+		 * waited for its caller (between FETCHes): it ends here, cancelled,
+		 * with what it stored.
+		 */
+		if (adk_run_registry_cancel_requested())
+		{
+			st->finished = true;
+			st->run->stopped = true;
+			st->run->error_code = pstrdup("CANCELLED");
+			st->run->error_message = pstrdup("adk_cancel or adk_interrupt stopped the run between FETCHes");
+			invocation_end(st->run);
+			adk_run_registry_leave();
+			break;
+		}
 		st->finished = !guarded_step(st->run);
+	}
 	MemoryContextSwitchTo(old);
 
 	if (st->queue != NIL)

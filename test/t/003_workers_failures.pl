@@ -156,6 +156,25 @@ like($bg->{stderr} . ($e2 // ''), qr/canceling statement due to user request/,
 	'adk_run there raised 57014');
 $bg->quit;
 
+# adk_interrupt while adk_run waits between FETCHes of a cursor: the
+# signal finds the backend idle (PostgreSQL drops it then), so the run
+# sees the request at the next FETCH and ends there, cancelled, keeping
+# what it stored
+$bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe(q{BEGIN; DECLARE c CURSOR FOR SELECT (adk_run('echo_app', 'u', 'c7', 'cursor',
+	NULL, '{"yield_user_message": true}')).event_data ->> 'author'});
+is($bg->query_safe('FETCH 1 FROM c'), 'user', 'the cursor returns the user message first');
+is($node->safe_psql('postgres', "SELECT adk_interrupt('echo_app', 'u', 'c7')"),
+	'1', 'adk_interrupt finds the run waiting between FETCHes');
+is($bg->query_safe('FETCH ALL FROM c'), '', 'the next FETCH returns no more rows');
+$bg->query_safe('COMMIT');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT i.status || ',' || i.error_code || ',' || (SELECT count(*) FROM adk.events e WHERE e.invocation_id = i.invocation_id)
+		   FROM adk.invocations i WHERE i.app_name = 'echo_app' AND i.session_id = 'c7'"),
+	'cancelled,CANCELLED,1', 'the invocation ends cancelled with the user message kept');
+$bg->quit;
+
 # a backend whose runs have ended (normally, by error in a savepoint,
 # stopped early by LIMIT) is not signalled by adk_interrupt
 $bg = $node->background_psql('postgres', on_error_stop => 0);
