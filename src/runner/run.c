@@ -88,11 +88,7 @@ static void parse_options(AdkRun *run, Jsonb *options);
 Datum
 adk_run_text(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("message must not be null")));
-	return run_entry(fcinfo, adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(3))));
+	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, true));
 }
 
 /*
@@ -103,14 +99,26 @@ adk_run_text(PG_FUNCTION_ARGS)
 Datum
 adk_run_content(PG_FUNCTION_ARGS)
 {
+	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, false));
+}
+
+/*
+ * The message argument of adk_run / adk_submit as a Content: text becomes
+ * a user text part; jsonb must already be a Content with parts.
+ */
+Jsonb *
+adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text)
+{
 	Jsonb	   *message;
 	JsonbValue *parts;
 
-	if (PG_ARGISNULL(3))
+	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("message must not be null")));
-	message = PG_GETARG_JSONB_P(3);
+	if (is_text)
+		return adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(argno)));
+	message = PG_GETARG_JSONB_P(argno);
 	if (!adk_jsonb_is_object(&message->root) ||
 		(parts = adk_jsonb_get(&message->root, "parts")) == NULL ||
 		parts->type != jbvBinary || !JsonContainerIsArray(parts->val.binary.data) ||
@@ -119,7 +127,7 @@ adk_run_content(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
 				 errhint("Pass text as text, or build function responses with adk_function_response().")));
-	return run_entry(fcinfo, message);
+	return message;
 }
 
 /*

@@ -138,6 +138,7 @@ extern void adk_execute_run(const char *app, const char *user,
 							const char *invocation_id, const char *extschema,
 							AdkEventSink sink, void *sink_arg);
 extern Jsonb *adk_text_content(const char *text);
+extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 
 /* run.c */
 struct JsonWriter;

@@ -79,11 +79,7 @@ static SPIPlanPtr insert_plan = NULL;
 Datum
 adk_submit_text(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("message must not be null")));
-	return submit_entry(fcinfo, adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(3))));
+	return submit_entry(fcinfo, adk_message_arg(fcinfo, 3, true));
 }
 
 /*
@@ -93,23 +89,7 @@ adk_submit_text(PG_FUNCTION_ARGS)
 Datum
 adk_submit_content(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *message;
-	JsonbValue *parts;
-
-	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("message must not be null")));
-	message = PG_GETARG_JSONB_P(3);
-	if (!adk_jsonb_is_object(&message->root) ||
-		(parts = adk_jsonb_get(&message->root, "parts")) == NULL ||
-		parts->type != jbvBinary || !JsonContainerIsArray(parts->val.binary.data) ||
-		JsonContainerSize(parts->val.binary.data) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
-				 errhint("Pass text as text, or build function responses with adk_function_response().")));
-	return submit_entry(fcinfo, message);
+	return submit_entry(fcinfo, adk_message_arg(fcinfo, 3, false));
 }
 
 static Datum
