@@ -82,3 +82,11 @@ SELECT seq, event_data ->> 'error_code' AS error_code, event_data ->> 'error_mes
   FROM adk_run('explode_app', 'u', 'g9', 'hi');
 SELECT author, error FROM adk.event_log WHERE session_id = 'g9' ORDER BY seq;
 SELECT status, error_code FROM adk.invocations WHERE session_id = 'g9';
+
+-- a before_run plugin that raises: the user event and the error event are
+-- stored, the agent never runs (no model call)
+SELECT adk_define_plugin('exploding_early', before_run => 'explode(jsonb)');
+SELECT adk_define_app('explode_early_app', 'weather_agent', plugins => ARRAY['exploding_early']);
+SELECT count(*) FROM adk_run('explode_early_app', 'u', 'g10', 'hi');
+SELECT author, error FROM adk.event_log WHERE session_id = 'g10' ORDER BY seq;
+SELECT i.status, i.error_code, i.model_calls FROM adk.invocations i WHERE i.session_id = 'g10';

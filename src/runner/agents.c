@@ -496,16 +496,11 @@ adk_agent_step(AdkRun *run)
 static void
 step_start(AdkRun *run, Frame *f)
 {
-	char	   *error;
 	Jsonb	   *content;
 
-	content = adk_plugins_call(run, CB_BEFORE_AGENT,
-							   adk_plugin_context(run, CB_BEFORE_AGENT, f->agent->name,
-												  NULL, NULL, NULL, NULL),
-							   &error);
-	if (error)
+	if (!adk_plugins_hook(run, CB_BEFORE_AGENT, f->agent->name, f->branch,
+						  NULL, NULL, NULL, NULL, &content))
 	{
-		adk_emit_error(run, f->agent->name, f->branch, "PLUGIN_ERROR", error);
 		pop_frame(run);
 		return;
 	}
@@ -576,16 +571,11 @@ step_workflow(AdkRun *run, Frame *f)
 static void
 step_after(AdkRun *run, Frame *f)
 {
-	char	   *error;
 	Jsonb	   *content;
 
-	content = adk_plugins_call(run, CB_AFTER_AGENT,
-							   adk_plugin_context(run, CB_AFTER_AGENT, f->agent->name,
-												  NULL, NULL, NULL, NULL),
-							   &error);
-	if (error)
-		adk_emit_error(run, f->agent->name, f->branch, "PLUGIN_ERROR", error);
-	else if (content != NULL)
+	if (adk_plugins_hook(run, CB_AFTER_AGENT, f->agent->name, f->branch,
+						 NULL, NULL, NULL, NULL, &content) &&
+		content != NULL)
 		emit_content(run, f, content);
 	pop_frame(run);
 }

@@ -153,17 +153,7 @@ adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 
 		if (run->end_invocation)
 			return ROUND_DONE;
-		jw_begin_object(&w);
-		jw_key(&w, "function_response");
-		jw_begin_object(&w);
-		jw_key(&w, "id");
-		jw_string(&w, call->id);
-		jw_key(&w, "name");
-		jw_string(&w, call->name);
-		jw_key(&w, "response");
-		jw_jsonb(&w, result);
-		jw_end_object(&w);
-		jw_end_object(&w);
+		adk_jw_function_response(&w, call->id, call->name, result);
 	}
 	jw_end_array(&w);
 	jw_end_object(&w);
@@ -225,7 +215,6 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	Jsonb	   *request;
 	Jsonb	   *response;
 	Jsonb	   *replaced;
-	char	   *error;
 	JsonbValue *code;
 	PartialCtx	pctx;
 
@@ -242,15 +231,9 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	jw_end_object(&w);
 	request = jw_finish(&w);
 
-	response = adk_plugins_call(run, CB_BEFORE_MODEL,
-								adk_plugin_context(run, CB_BEFORE_MODEL, agent->name,
-												   "request", request, NULL, NULL),
-								&error);
-	if (error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+	if (!adk_plugins_hook(run, CB_BEFORE_MODEL, agent->name, branch,
+						  "request", request, NULL, NULL, &response))
 		return NULL;
-	}
 	if (response != NULL)
 		return response;
 
@@ -265,16 +248,9 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code != NULL && code->type == jbvString)
 	{
-		replaced = adk_plugins_call(run, CB_ON_MODEL_ERROR,
-									adk_plugin_context(run, CB_ON_MODEL_ERROR, agent->name,
-													   "request", request,
-													   "error", response),
-									&error);
-		if (error)
-		{
-			adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+		if (!adk_plugins_hook(run, CB_ON_MODEL_ERROR, agent->name, branch,
+							  "request", request, "error", response, &replaced))
 			return NULL;
-		}
 		if (replaced == NULL)
 		{
 			adk_emit_error(run, agent->name, branch, jstr(&response->root, "error_code"),
@@ -284,16 +260,31 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 		response = replaced;
 	}
 
-	replaced = adk_plugins_call(run, CB_AFTER_MODEL,
-								adk_plugin_context(run, CB_AFTER_MODEL, agent->name,
-												   "response", response, NULL, NULL),
-								&error);
-	if (error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", error);
+	if (!adk_plugins_hook(run, CB_AFTER_MODEL, agent->name, branch,
+						  "response", response, NULL, NULL, &replaced))
 		return NULL;
-	}
 	return replaced ? replaced : response;
+}
+
+/*
+ * One part {"function_response": {"id", "name", "response"}} of a tool
+ * response event.
+ */
+void
+adk_jw_function_response(JsonWriter *w, const char *id, const char *name,
+						 Jsonb *response)
+{
+	jw_begin_object(w);
+	jw_key(w, "function_response");
+	jw_begin_object(w);
+	jw_key(w, "id");
+	jw_string(w, id);
+	jw_key(w, "name");
+	jw_string(w, name);
+	jw_key(w, "response");
+	jw_jsonb(w, response);
+	jw_end_object(w);
+	jw_end_object(w);
 }
 
 static void
@@ -660,7 +651,6 @@ adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 	Jsonb	   *result;
 	Jsonb	   *replaced;
 	char	   *error;
-	char	   *plugin_error;
 
 	jw_init(&w);
 	jw_begin_object(&w);
@@ -673,15 +663,9 @@ adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 	jw_end_object(&w);
 	tool_info = jw_finish(&w);
 
-	result = adk_plugins_call(run, CB_BEFORE_TOOL,
-							  adk_plugin_context(run, CB_BEFORE_TOOL, agent->name,
-												 "tool", tool_info, NULL, NULL),
-							  &plugin_error);
-	if (plugin_error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+	if (!adk_plugins_hook(run, CB_BEFORE_TOOL, agent->name, branch,
+						  "tool", tool_info, NULL, NULL, &result))
 		return NULL;
-	}
 	if (result != NULL)
 		return result;
 
@@ -690,26 +674,14 @@ adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 	{
 		Jsonb	   *err = error_object(error);
 
-		replaced = adk_plugins_call(run, CB_ON_TOOL_ERROR,
-									adk_plugin_context(run, CB_ON_TOOL_ERROR, agent->name,
-													   "tool", tool_info, "error", err),
-									&plugin_error);
-		if (plugin_error)
-		{
-			adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+		if (!adk_plugins_hook(run, CB_ON_TOOL_ERROR, agent->name, branch,
+							  "tool", tool_info, "error", err, &replaced))
 			return NULL;
-		}
 		return replaced ? replaced : err;
 	}
-	replaced = adk_plugins_call(run, CB_AFTER_TOOL,
-								adk_plugin_context(run, CB_AFTER_TOOL, agent->name,
-												   "tool", tool_info, "result", result),
-								&plugin_error);
-	if (plugin_error)
-	{
-		adk_emit_error(run, agent->name, branch, "PLUGIN_ERROR", plugin_error);
+	if (!adk_plugins_hook(run, CB_AFTER_TOOL, agent->name, branch,
+						  "tool", tool_info, "result", result, &replaced))
 		return NULL;
-	}
 	return replaced ? replaced : result;
 }
 

@@ -386,17 +386,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 				if (run->end_invocation)
 					return false;
 			}
-			jw_begin_object(&w);
-			jw_key(&w, "function_response");
-			jw_begin_object(&w);
-			jw_key(&w, "id");
-			jw_string(&w, c->id);
-			jw_key(&w, "name");
-			jw_string(&w, c->name);
-			jw_key(&w, "response");
-			jw_jsonb(&w, result);
-			jw_end_object(&w);
-			jw_end_object(&w);
+			adk_jw_function_response(&w, c->id, c->name, result);
 		}
 		jw_end_array(&w);
 		jw_end_object(&w);

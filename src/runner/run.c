@@ -501,13 +501,10 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	append_user_event(run, run->user_content, state_delta);
 
 	/* 4. before_run: an early end with the plugin's content */
-	replaced = adk_plugins_call(run, CB_BEFORE_RUN,
-								adk_plugin_context(run, CB_BEFORE_RUN, agent->name,
-												   "user_content", run->user_content, NULL, NULL),
-								&error);
-	if (error)
-		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
-	else if (replaced != NULL)
+	if (!adk_plugins_hook(run, CB_BEFORE_RUN, agent->name, NULL,
+						  "user_content", run->user_content, NULL, NULL, &replaced))
+		return;					/* its error event ends the run */
+	if (replaced != NULL)
 	{
 		JsonWriter	w;
 		AdkStoredEvent stored;
@@ -530,16 +527,12 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 static void
 finish_run(AdkRun *run)
 {
-	char	   *error;
-
 	if (!run->failed)
 	{
-		(void) adk_plugins_call(run, CB_AFTER_RUN,
-								adk_plugin_context(run, CB_AFTER_RUN, run->first_agent->name,
-												   NULL, NULL, NULL, NULL),
-								&error);
-		if (error)
-			adk_emit_error(run, run->first_agent->name, NULL, "PLUGIN_ERROR", error);
+		Jsonb	   *ignored;
+
+		(void) adk_plugins_hook(run, CB_AFTER_RUN, run->first_agent->name, NULL,
+								NULL, NULL, NULL, NULL, &ignored);
 	}
 	if (!run->failed)
 		adk_compaction_after_run(run);

@@ -142,6 +142,8 @@ extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 
 /* run.c */
 struct JsonWriter;
+extern void adk_jw_function_response(struct JsonWriter *w, const char *id,
+									 const char *name, Jsonb *response);
 extern void adk_event_start(struct JsonWriter *w, AdkRun *run,
 							const char *author, const char *branch);
 extern void adk_emit(AdkRun *run, Jsonb *event);
@@ -195,6 +197,10 @@ extern List *adk_load_plugins(ArrayType *names);
 extern bool adk_plugins_have(AdkRun *run, AdkCallback cb);
 extern Jsonb *adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context,
 							   char **error);
+extern bool adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
+							 const char *branch, const char *key1,
+							 Jsonb *value1, const char *key2, Jsonb *value2,
+							 Jsonb **result);
 extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 								 const char *agent, const char *key1,
 								 Jsonb *value1, const char *key2,
