@@ -12,22 +12,15 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use AdkTest;
 
 my $tmp = tempdir(CLEANUP => 1);
 
 # the bundled local model server, on a free port
-my $server = IPC::Run::start(
-	[
-		'/usr/bin/python3', 'test/model_server/server.py',
-		'--port', '0', '--port-file', "$tmp/port",
-		'--log', "$tmp/model_server.log"
-	],
-	'>', "$tmp/server.out", '2>&1');
-for (1 .. 200) { last if -s "$tmp/port"; select(undef, undef, undef, 0.05); }
-my $port = slurp_file("$tmp/port");
-chomp $port;
-ok($port =~ /^\d+$/, 'local model server started');
-my $url = "http://127.0.0.1:$port/v1";
+my ($server, $url) = start_model_server($tmp);
+$url .= "/v1";
 
 my $node = PostgreSQL::Test::Cluster->new('workers');
 $node->init;
