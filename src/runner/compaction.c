@@ -45,6 +45,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/lsyscache.h"
 
 #include <json-c/json.h>
@@ -95,6 +96,8 @@ static int64 append_summary(const char *app, const char *user,
 							const char *session, Jsonb *plan,
 							const char *summary, const char *kind,
 							const char *invocation_id, char **refused);
+static bool summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
+								 const char *kind, const char *what);
 static void tail_step(void *arg);
 static void sliding_step(void *arg);
 static int64 estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents);
@@ -169,9 +172,6 @@ tail_step(void *arg)
 	bool		isnull;
 	Datum		d;
 	Jsonb	   *plan;
-	char	   *summary;
-	char	   *error;
-	char	   *refused;
 
 	if (!cfg->enabled || cfg->threshold <= 0)
 		return;
@@ -188,20 +188,8 @@ tail_step(void *arg)
 	plan = read_plan(run->app, run->user, run->session, 1, DatumGetInt64(d), true);
 	if (plan == NULL)
 		return;
-	summary = summarize(cfg->summarizer,
-						cfg->own_summarizer ? NULL : run->root->generate_config,
-						plan, &error);
-	if (summary == NULL)
-	{
-		record_problem(run, "tail retention failed", error);
+	if (!summarize_and_append(run, cfg, plan, "tail_retention", "tail retention"))
 		return;
-	}
-	if (append_summary(run->app, run->user, run->session, plan, summary,
-					   "tail_retention", run->invocation_id, &refused) == 0)
-	{
-		record_problem(run, "tail retention summary refused", refused);
-		return;
-	}
 	run->compacted = true;
 	s->done = true;
 }
@@ -216,11 +204,9 @@ sliding_step(void *arg)
 	Datum		args[5];
 	bool		isnull;
 	Datum		d;
-	int64		from;
+	Datum	   *range;
+	int			n;
 	Jsonb	   *plan;
-	char	   *summary;
-	char	   *error;
-	char	   *refused;
 
 	if (!cfg->enabled || cfg->interval <= 0)
 		return;
@@ -229,29 +215,52 @@ sliding_step(void *arg)
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = Int32GetDatum(cfg->interval);
 	args[4] = Int32GetDatum(cfg->overlap);
-	d = owner_query("SELECT r.from_seq FROM adk._sliding_window_range($1, $2, $3, $4, $5) r",
+	/* one call of the range function: [from_seq, to_seq], no row if none */
+	d = owner_query("SELECT ARRAY[r.from_seq, r.to_seq]"
+					"  FROM adk._sliding_window_range($1, $2, $3, $4, $5) r"
+					" WHERE r.from_seq IS NOT NULL AND r.to_seq IS NOT NULL",
 					5, types, args, NULL, 1, &isnull);
 	if (isnull)
 		return;
-	from = DatumGetInt64(d);
-	d = owner_query("SELECT r.to_seq FROM adk._sliding_window_range($1, $2, $3, $4, $5) r",
-					5, types, args, NULL, 1, &isnull);
-	if (isnull)
-		return;
-	plan = read_plan(run->app, run->user, run->session, from, DatumGetInt64(d), false);
+	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, sizeof(int64), true,
+					  TYPALIGN_DOUBLE, &range, NULL, &n);
+	Assert(n == 2);
+	plan = read_plan(run->app, run->user, run->session,
+					 DatumGetInt64(range[0]), DatumGetInt64(range[1]), false);
 	if (plan == NULL)
 		return;
+	(void) summarize_and_append(run, cfg, plan, "sliding_window",
+								"sliding window compaction");
+}
+
+/*
+ * Summarize the events of plan and append the summary as a compaction of
+ * the given kind; a failure or a refused append is recorded on the
+ * invocation (what names the compaction in that record).
+ */
+static bool
+summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
+					 const char *kind, const char *what)
+{
+	char	   *summary;
+	char	   *error;
+	char	   *refused;
+
 	summary = summarize(cfg->summarizer,
 						cfg->own_summarizer ? NULL : run->root->generate_config,
 						plan, &error);
 	if (summary == NULL)
 	{
-		record_problem(run, "sliding window compaction failed", error);
-		return;
+		record_problem(run, psprintf("%s failed", what), error);
+		return false;
 	}
 	if (append_summary(run->app, run->user, run->session, plan, summary,
-					   "sliding_window", run->invocation_id, &refused) == 0)
-		record_problem(run, "sliding window summary refused", refused);
+					   kind, run->invocation_id, &refused) == 0)
+	{
+		record_problem(run, psprintf("%s summary refused", what), refused);
+		return false;
+	}
+	return true;
 }
 
 /*
