@@ -196,7 +196,7 @@ SELECT expect_error($q$SELECT adk_define_agent('regress_y', 'parallel', sub_agen
 SELECT expect_error($q$SELECT adk_define_agent('regress_y', 'loop', sub_agents => ARRAY['regress_x'], output_key => 'k', generate_config => '{"seed": 1}')$q$);
 SELECT expect_error($q$SELECT adk_define_agent('regress_y', max_iterations => 2)$q$);
 SELECT expect_error($q$SELECT adk_define_agent('regress_y', 'loop', sub_agents => ARRAY['regress_x'], max_iterations => 0)$q$);
--- llm agents may have sub-agents (transfer targets)
+-- a workflow agent with sub-agents and no llm settings is accepted
 SELECT adk_define_agent('regress_y', 'parallel', sub_agents => ARRAY['regress_x']);
 SELECT count(*) AS agents FROM adk.agents;
 

@@ -618,10 +618,11 @@ BEGIN
             RAISE EXCEPTION 'agent "%" is still a sub-agent of agent %', OLD.name, users USING ERRCODE = '23503',
                 HINT = 'Remove it from the parent''s sub_agents first.';
         END IF;
-        SELECT string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO users
-          FROM adk.agents a WHERE OLD.name = ANY (a.tools);
+        SELECT CASE WHEN count(*) = 1 THEN 'agent ' ELSE 'agents ' END
+               || string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO users
+          FROM adk.agents a WHERE OLD.name = ANY (a.tools) HAVING count(*) > 0;
         IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'agent "%" is still used as a tool by agent %', OLD.name, users USING ERRCODE = '23503',
+            RAISE EXCEPTION 'agent "%" is still used as a tool by %', OLD.name, users USING ERRCODE = '23503',
                 HINT = 'Remove it from those agents'' tools first.';
         END IF;
     END IF;
@@ -885,7 +886,12 @@ BEGIN
                 names[i], NEW.name USING ERRCODE = '22023',
                 DETAIL = format('%s %s.', fns[i]::regprocedure,
                                 CASE WHEN p.prokind <> 'f' THEN 'is not a plain function'
-                                     ELSE 'returns ' || CASE WHEN p.proretset THEN 'setof ' ELSE '' END
+                                     ELSE CASE WHEN p.provariadic <> 0 THEN 'is variadic and '
+                                               WHEN p.pronargs <> 1 THEN format('takes %s arguments and ', p.pronargs)
+                                               WHEN p.proargtypes[0] <> 'pg_catalog.jsonb'::pg_catalog.regtype
+                                                    THEN format('takes %s and ', format_type(p.proargtypes[0], NULL))
+                                               ELSE '' END
+                                          || 'returns ' || CASE WHEN p.proretset THEN 'setof ' ELSE '' END
                                           || format_type(p.prorettype, NULL) END);
         END IF;
         IF adk._check_references() AND NOT has_function_privilege(current_user, fns[i], 'EXECUTE') THEN
