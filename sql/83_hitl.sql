@@ -92,8 +92,8 @@ SELECT node_path, status, interrupt_ids, answered_ids = ARRAY[(SELECT call_id FR
        updated_at = (SELECT max("timestamp") FROM adk.events WHERE session_id = 'h1') AS updated_at_last_event
   FROM adk.run_states WHERE session_id = 'h1';
 SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'h1';
--- the resumed request: the call, then the tool's own response and the
--- person's answer under the same call id
+-- the resumed request: the call, then only the person's answer (of two
+-- responses to one call id the later replaces the tool's own, as in ADK)
 SELECT m ->> 'role' AS role, hitl_mask(m ->> 'content') AS content,
        hitl_mask(m #>> '{tool_calls,0,id}') AS call_id, hitl_mask(m ->> 'tool_call_id') AS tool_call_id
   FROM adk.model_calls c, jsonb_array_elements(c.request -> 'messages') WITH ORDINALITY AS x(m, n)

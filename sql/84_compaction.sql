@@ -111,9 +111,13 @@ SELECT adk_define_app('comp_tail', 'comp_agent',
 SELECT i, comp_turn('comp_tail', 'tail', format('turn %s: %s', i, repeat('words ', 12)))
   FROM generate_series(1, 7) i;
 SELECT * FROM comp_ranges('comp_tail', 'tail');
--- the rolling summary was seeded with the previous one
+-- every rolling summary after the first of this session was seeded with
+-- the previous one
 SELECT count(*) AS seeded FROM adk.model_calls
- WHERE model = 'comp_summ' AND request #>> '{messages,0,content}' LIKE '%Summary of the conversation before this part:%';
+ WHERE model = 'comp_summ' AND request #>> '{messages,0,content}' LIKE '%Summary of the conversation before this part:%'
+   AND invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE app_name = 'comp_tail' AND session_id = 'tail');
+SELECT count(*) AS tail_summaries FROM adk.compactions
+ WHERE app_name = 'comp_tail' AND session_id = 'tail' AND kind = 'tail_retention';
 SELECT * FROM comp_prompt('comp_tail', 'tail');
 SELECT count(*) FILTER (WHERE compaction_error IS NOT NULL) AS compaction_errors
   FROM adk.invocations WHERE app_name = 'comp_tail';

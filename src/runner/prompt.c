@@ -399,9 +399,10 @@ answered_later(List *history, int after, const char *id)
 /*
  * ADK's _rearrange_events_for_latest_function_response: when the newest
  * event answers a call that is not the event just before it (a late,
- * long-running answer), the events in between -- other than responses to
- * that same call -- are left out, so the request ends with the call and
- * its answer.
+ * long-running answer), the events in between are left out, except
+ * responses to any call of that call event (an answer given in an earlier
+ * turn to another call of the same event stays), so the request ends with
+ * the call event and its answers.
  */
 static void
 cut_to_latest_response(List *history, int start)
@@ -437,6 +438,17 @@ cut_to_latest_response(List *history, int start)
 	}
 	if (c < start || c == last - 1)
 		return;
+
+	/* every call of that event, not only those the newest event answers */
+	ids = NIL;
+	it = JsonbIteratorInit(((HistEvent *) list_nth(history, c))->parts);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *id;
+
+		if (tok == WJB_ELEM && part_call_id(&v, "function_call", &id) && id)
+			ids = lappend(ids, id);
+	}
 	for (i = c + 1; i < last; i++)
 	{
 		HistEvent  *e = list_nth(history, i);
