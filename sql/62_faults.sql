@@ -1,5 +1,7 @@
 -- Provider and transport faults: each one a clear error response (never a
--- lost transaction), recorded in the ledger, and the backend lives on.
+-- lost transaction), recorded in the ledger, and the backend lives on.  A
+-- call stopped by a query cancel or statement_timeout raises 57014 instead,
+-- and its ledger row goes with the statement it was part of.
 SELECT adk_define_model('fault-' || f, 'openai', current_setting('adk_test.model_url') || '/v1',
                         'fault-' || f, api_key_secret => 'test-key', options => '{"retries": 2}')
   FROM unnest(ARRAY['500', '429', '429-always', 'malformed', 'truncated', 'oversized', 'badutf8', 'hang']) f;

@@ -371,7 +371,11 @@ set_transport_error(AdkHttpResponse *resp, CURLcode rc, Transfer *t,
 		resp->error_code = "HTTP_CLIENT_ERROR";
 		resp->error_message = psprintf("HTTP request failed: %s", what);
 	}
-	resp->status = 0;
+
+	/*
+	 * resp->status stays what the server answered before the transfer broke
+	 * off (0 when it never answered), so the ledger shows it.
+	 */
 }
 
 /*
