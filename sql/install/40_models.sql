@@ -36,6 +36,7 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     k text;
     v jsonb;
+    hdr text;
 BEGIN
     IF NEW.name IS NULL OR NEW.name = '' THEN
         RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
@@ -83,11 +84,18 @@ BEGIN
                    SELECT 1 FROM jsonb_each(v) h
                     WHERE jsonb_typeof(h.value) <> 'string'
                        OR h.key !~ '^[A-Za-z0-9!#$%&''*+.^_`|~-]+$'
-                       OR h.value #>> '{}' ~ '[\r\n]'
-                       OR lower(h.key) IN ('authorization', 'x-api-key', 'x-goog-api-key', 'content-type', 'content-length', 'host')) THEN
+                       OR h.value #>> '{}' ~ '[\r\n]') THEN
                 RAISE EXCEPTION 'model option "headers" must be an object of header names to string values'
                     USING ERRCODE = '22023',
-                          DETAIL = 'Names must be HTTP tokens, values must not contain line breaks, and the key and framing headers are set by adk_runner.';
+                          DETAIL = 'Names must be HTTP tokens and values must not contain line breaks.';
+            END IF;
+            SELECT h.key INTO hdr FROM jsonb_each(v) h
+             WHERE lower(h.key) IN ('authorization', 'x-api-key', 'x-goog-api-key', 'content-type', 'content-length', 'host')
+             ORDER BY h.key LIMIT 1;
+            IF hdr IS NOT NULL THEN
+                RAISE EXCEPTION 'model option "headers" may not set header "%"', hdr
+                    USING ERRCODE = '22023',
+                          HINT = 'adk_runner sets the API key and framing headers itself; keep the key with adk_set_secret().';
             END IF;
         ELSIF k = 'system_instruction' THEN
             IF jsonb_typeof(v) <> 'string' THEN
