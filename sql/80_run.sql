@@ -65,7 +65,9 @@ FETCH ALL FROM run_cursor;
 SELECT count(*) AS model_calls_at_the_end FROM adk.model_calls
  WHERE invocation_id = (SELECT invocation_id FROM adk.events WHERE session_id = 'run-4' ORDER BY seq LIMIT 1);
 COMMIT;
--- a caller that stops reading stops the run: the invocation ends cancelled
+-- a caller that stops reading stops the run: the invocation ends cancelled;
+-- it stopped after the model's call event, so the tool never ran (2 events:
+-- the user's and the call)
 SELECT (adk_run('weather_app', 'user-1', 'run-5', 'What is the weather in Rome?')).seq LIMIT 1;
 SELECT status, model_calls, error_code FROM adk.invocations WHERE session_id = 'run-5';
 SELECT count(*) AS stored FROM adk.events WHERE session_id = 'run-5';

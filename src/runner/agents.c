@@ -392,14 +392,15 @@ adk_transfer_targets(AdkAgent *agent)
  * The agents of a run are driven as a stack of frames, one unit of work at
  * a time (adk_agent_step), so that adk_run can hand each event back as soon
  * as it is stored.  A frame goes through: before_agent (which may answer
- * instead of the agent), the agent itself -- an LLM agent one model round
- * per step; a workflow agent pushes its sub-agents one by one; a transfer
+ * instead of the agent), the agent itself -- an LLM agent a model call
+ * (and its event) per step, then its function calls in the next; a workflow agent pushes its sub-agents one by one; a transfer
  * pushes the agent transferred to -- and after_agent.
  */
 typedef enum FramePhase
 {
 	F_START,
-	F_LLM,
+	F_LLM,						/* a model call and its event */
+	F_CALLS,					/* the model's calls and their responses */
 	F_WORKFLOW,
 	F_TRANSFERRED,
 	F_AFTER
@@ -414,6 +415,7 @@ typedef struct Frame
 	int			iteration;		/* loop: passes completed */
 	List	   *tools;			/* llm */
 	Jsonb	   *decls;			/* llm */
+	List	   *calls;			/* llm: the model's calls, run next step */
 } Frame;
 
 static void step_start(AdkRun *run, Frame *f);
@@ -462,10 +464,19 @@ adk_agent_step(AdkRun *run)
 			step_start(run, f);
 			break;
 		case F_LLM:
-			switch (adk_llm_round(run, f->agent, f->branch, f->tools, f->decls,
-								  &transfer))
+			if (adk_llm_round(run, f->agent, f->branch, f->tools, f->decls,
+							  &f->calls) == ROUND_CALLS)
+				f->phase = F_CALLS;
+			else
+				f->phase = F_AFTER;
+			break;
+		case F_CALLS:
+			switch (adk_llm_run_calls(run, f->agent, f->branch, f->tools,
+									  f->calls, &transfer))
 			{
 				case ROUND_AGAIN:
+				case ROUND_CALLS:
+					f->phase = F_LLM;
 					break;
 				case ROUND_TRANSFER:
 					f->phase = F_TRANSFERRED;

@@ -76,26 +76,24 @@ adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 }
 
 /*
- * One round of the flow: a model call, its event, the function calls and
- * their responses' event.  ROUND_AGAIN when the model must be called again,
- * ROUND_TRANSFER (with *transfer) when control passes to another agent,
- * ROUND_DONE otherwise (a final answer, an escalation, a pause, a failure).
+ * The first half of a round of the flow: a model call and its event.
+ * ROUND_CALLS (with *calls) when the model asked for function calls, which
+ * adk_llm_run_calls runs in the next step -- after the caller has had the
+ * model's event, as ADK yields it before running the tools (a caller that
+ * stops reading there runs no tool); ROUND_DONE otherwise (a final answer,
+ * a failure).
  */
 AdkRoundResult
 adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
-			  Jsonb *decls, AdkAgent **transfer_to)
+			  Jsonb *decls, List **calls)
 {
 	Jsonb	   *contents;
 	Jsonb	   *config;
 	char	   *instruction;
 	Jsonb	   *response;
-	List	   *calls;
-	ListCell   *lc;
 	JsonWriter	w;
-	AdkAgent   *transfer = NULL;
-	bool		escalate = false;
-	Jsonb	   *confirmations;
 
+	*calls = NIL;
 	if (run->end_invocation)
 		return ROUND_DONE;
 	if (agent->model == NULL)
@@ -133,12 +131,33 @@ adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	if (response == NULL)
 		return ROUND_DONE;		/* an error event was stored */
 
-	calls = response_calls(response);
-	adk_emit(run, model_event(run, agent, branch, response, calls, tools));
-	if (calls == NIL || run->end_invocation)
+	*calls = response_calls(response);
+	adk_emit(run, model_event(run, agent, branch, response, *calls, tools));
+	if (*calls == NIL || run->end_invocation)
+		return ROUND_DONE;
+	return ROUND_CALLS;
+}
+
+/*
+ * The second half of a round: run the model's function calls, store one
+ * event with all their responses.  ROUND_AGAIN when the model must be
+ * called again, ROUND_TRANSFER (with *transfer_to) when control passes to
+ * another agent, ROUND_DONE otherwise (an escalation, a pause, a failure).
+ */
+AdkRoundResult
+adk_llm_run_calls(AdkRun *run, AdkAgent *agent, const char *branch,
+				  List *tools, List *calls, AdkAgent **transfer_to)
+{
+	ListCell   *lc;
+	JsonWriter	w;
+	AdkAgent   *transfer = NULL;
+	bool		escalate = false;
+	Jsonb	   *confirmations;
+
+	if (run->end_invocation)
 		return ROUND_DONE;
 
-	/* run the calls; one event with all their responses */
+	/* one event with all their responses */
 	adk_event_start(&w, run, agent->name, branch);
 	jw_key(&w, "content");
 	jw_begin_object(&w);

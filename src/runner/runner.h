@@ -169,6 +169,7 @@ extern List *adk_transfer_targets(AdkAgent *agent);
 typedef enum AdkRoundResult
 {
 	ROUND_AGAIN,
+	ROUND_CALLS,
 	ROUND_TRANSFER,
 	ROUND_DONE
 } AdkRoundResult;
@@ -177,7 +178,10 @@ extern bool adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 						  List **tools, Jsonb **decls);
 extern AdkRoundResult adk_llm_round(AdkRun *run, AdkAgent *agent,
 									const char *branch, List *tools,
-									Jsonb *decls, AdkAgent **transfer_to);
+									Jsonb *decls, List **calls);
+extern AdkRoundResult adk_llm_run_calls(AdkRun *run, AdkAgent *agent,
+										const char *branch, List *tools,
+										List *calls, AdkAgent **transfer_to);
 extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 								AdkTool *tool, const char *call_id, Jsonb *args);
 
