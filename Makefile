@@ -17,6 +17,7 @@ OBJS = \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
+	src/model/buf.o \
 	src/model/generate.o \
 	src/model/http.o \
 	src/model/ledger.o \

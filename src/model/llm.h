@@ -156,18 +156,8 @@ extern int	llm_is_generated_call_id(const char *id);
  */
 #include <stdint.h>
 
+#include "buf.h"
 #include "sse.h"
-
-/* Growable byte buffer; data is always NUL-terminated once allocated */
-typedef struct LlmBuf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-} LlmBuf;
-
-extern int	llm_buf_append(LlmBuf *b, const char *s, size_t n);
-extern void llm_buf_free(LlmBuf *b);
 
 extern void llm_set_errmsg(char **errmsg, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));

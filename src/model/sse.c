@@ -20,24 +20,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "sse.h"
-
-typedef struct SseBuf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-} SseBuf;
 
 struct SseParser
 {
 	sse_event_cb cb;
 	void	   *arg;
 	size_t		max_event;
-	SseBuf		line;
-	SseBuf		data;
-	SseBuf		type;
-	SseBuf		id;
+	LlmBuf		line;
+	LlmBuf		data;
+	LlmBuf		type;
+	LlmBuf		id;
 	int			bom_matched;	/* BOM bytes seen so far; -1 once decided */
 	int			after_cr;		/* last byte was a CR ending a line */
 	size_t		events;
@@ -47,7 +41,6 @@ struct SseParser
 
 static const unsigned char sse_bom[3] = {0xEF, 0xBB, 0xBF};
 
-static int	sse_buf_put(SseBuf *b, const char *s, size_t n);
 static int	sse_fail(SseParser *p, const char *msg);
 static int	sse_consume(SseParser *p, const char *buf, size_t len);
 static int	sse_skip_bom(SseParser *p, const char **buf, size_t *len);
@@ -56,31 +49,6 @@ static int	sse_field(SseParser *p, const char *name, size_t nlen,
 					  const char *value, size_t vlen);
 static int	sse_dispatch(SseParser *p);
 
-/*
- * Append n bytes to b, keeping it NUL-terminated.  0 ok, -1 out of memory.
- */
-static int
-sse_buf_put(SseBuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap)
-	{
-		size_t		cap = b->cap ? b->cap : 64;
-		char	   *nd;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		nd = realloc(b->data, cap);
-		if (nd == NULL)
-			return -1;
-		b->data = nd;
-		b->cap = cap;
-	}
-	if (n > 0)
-		memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return 0;
-}
 
 /*
  * Stop the parser for good; returns -1 for the caller to pass on.
@@ -206,7 +174,7 @@ sse_consume(SseParser *p, const char *buf, size_t len)
 					 "event exceeds %zu bytes", p->max_event);
 			return sse_fail(p, p->errbuf);
 		}
-		if (sse_buf_put(&p->line, buf + i, j - i) < 0)
+		if (llm_buf_append(&p->line, buf + i, j - i) < 0)
 			return sse_fail(p, "out of memory");
 		i = j;
 	}
@@ -263,14 +231,14 @@ sse_field(SseParser *p, const char *name, size_t nlen,
 					 "event exceeds %zu bytes", p->max_event);
 			return sse_fail(p, p->errbuf);
 		}
-		if (sse_buf_put(&p->data, value, vlen) < 0 ||
-			sse_buf_put(&p->data, "\n", 1) < 0)
+		if (llm_buf_append(&p->data, value, vlen) < 0 ||
+			llm_buf_append(&p->data, "\n", 1) < 0)
 			return sse_fail(p, "out of memory");
 	}
 	else if (nlen == 5 && memcmp(name, "event", 5) == 0)
 	{
 		p->type.len = 0;
-		if (sse_buf_put(&p->type, value, vlen) < 0)
+		if (llm_buf_append(&p->type, value, vlen) < 0)
 			return sse_fail(p, "out of memory");
 	}
 	else if (nlen == 2 && memcmp(name, "id", 2) == 0)
@@ -278,7 +246,7 @@ sse_field(SseParser *p, const char *name, size_t nlen,
 		if (memchr(value, '\0', vlen) != NULL)
 			return 0;
 		p->id.len = 0;
-		if (sse_buf_put(&p->id, value, vlen) < 0)
+		if (llm_buf_append(&p->id, value, vlen) < 0)
 			return sse_fail(p, "out of memory");
 	}
 	return 0;
