@@ -50,6 +50,16 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     SELECT pg_catalog.pg_advisory_xact_lock(1633971039, 1684366963)  -- 'adk_', 'defs'
 $$;
 
+-- 'agent "a"' or 'agents "a", "b"' (sorted, without duplicates) for an
+-- error message; NULL for no names.
+CREATE FUNCTION adk._name_list(singular text, plural text, names text[]) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN count(*) = 1 THEN singular ELSE plural END || ' '
+           || string_agg(format('"%s"', n), ', ' ORDER BY n)
+      FROM (SELECT DISTINCT n FROM unnest(names) AS n) AS d
+    HAVING count(*) > 0
+$$;
+
 -- Are references between definitions checked?  Not while a dump is being
 -- restored (check_function_bodies = off).
 CREATE FUNCTION adk._check_references() RETURNS boolean
@@ -301,10 +311,10 @@ BEGIN
     IF TG_OP = 'UPDATE' AND NEW.name = OLD.name THEN
         RETURN NULL;
     END IF;
-    SELECT string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO users
-      FROM adk.agents a WHERE OLD.name = ANY (a.tools);
+    users := adk._name_list('agent', 'agents',
+                            ARRAY(SELECT a.name FROM adk.agents a WHERE OLD.name = ANY (a.tools)));
     IF users IS NOT NULL THEN
-        RAISE EXCEPTION 'tool "%" is still used by agent %', OLD.name, users USING ERRCODE = '23503',
+        RAISE EXCEPTION 'tool "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
             HINT = 'Remove it from the agents'' tools first.';
     END IF;
     RETURN NULL;
@@ -618,9 +628,8 @@ BEGIN
             RAISE EXCEPTION 'agent "%" is still a sub-agent of agent %', OLD.name, users USING ERRCODE = '23503',
                 HINT = 'Remove it from the parent''s sub_agents first.';
         END IF;
-        SELECT CASE WHEN count(*) = 1 THEN 'agent ' ELSE 'agents ' END
-               || string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO users
-          FROM adk.agents a WHERE OLD.name = ANY (a.tools) HAVING count(*) > 0;
+        users := adk._name_list('agent', 'agents',
+                                ARRAY(SELECT a.name FROM adk.agents a WHERE OLD.name = ANY (a.tools)));
         IF users IS NOT NULL THEN
             RAISE EXCEPTION 'agent "%" is still used as a tool by %', OLD.name, users USING ERRCODE = '23503',
                 HINT = 'Remove it from those agents'' tools first.';
@@ -917,10 +926,10 @@ BEGIN
     IF TG_OP = 'UPDATE' AND NEW.name = OLD.name THEN
         RETURN NULL;
     END IF;
-    SELECT string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO users
-      FROM adk.apps a WHERE OLD.name = ANY (a.plugins);
+    users := adk._name_list('app', 'apps',
+                            ARRAY(SELECT a.name FROM adk.apps a WHERE OLD.name = ANY (a.plugins)));
     IF users IS NOT NULL THEN
-        RAISE EXCEPTION 'plugin "%" is still used by app %', OLD.name, users USING ERRCODE = '23503',
+        RAISE EXCEPTION 'plugin "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
             HINT = 'Remove it from the apps'' plugins first.';
     END IF;
     RETURN NULL;
@@ -1059,19 +1068,19 @@ DECLARE
     users text;
 BEGIN
     IF TG_TABLE_NAME = 'tools' THEN
-        SELECT string_agg(DISTINCT format('"%s"', a.name), ', ') INTO users
-          FROM adk.agents a, unnest(a.tools) t
-         WHERE NOT t = ANY (adk._builtin_tools())
-           AND NOT EXISTS (SELECT 1 FROM adk.agents b WHERE b.name = t);
+        users := adk._name_list('agent', 'agents',
+                                ARRAY(SELECT a.name FROM adk.agents a, unnest(a.tools) t
+                                       WHERE NOT t = ANY (adk._builtin_tools())
+                                         AND NOT EXISTS (SELECT 1 FROM adk.agents b WHERE b.name = t)));
         IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot truncate adk.tools: tools are still used by agent %', users
+            RAISE EXCEPTION 'cannot truncate adk.tools: tools are still used by %', users
                 USING ERRCODE = '23503';
         END IF;
     ELSE
-        SELECT string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO users
-          FROM adk.apps a WHERE cardinality(a.plugins) > 0;
+        users := adk._name_list('app', 'apps',
+                                ARRAY(SELECT a.name FROM adk.apps a WHERE cardinality(a.plugins) > 0));
         IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot truncate adk.plugins: plugins are still used by app %', users
+            RAISE EXCEPTION 'cannot truncate adk.plugins: plugins are still used by %', users
                 USING ERRCODE = '23503';
         END IF;
     END IF;
@@ -1086,6 +1095,26 @@ CREATE TRIGGER adk_plugins_after_truncate
     FOR EACH STATEMENT EXECUTE FUNCTION adk._definitions_after_truncate();
 
 -- definitions survive pg_dump
+-- A model still named by agents cannot be deleted (the foreign key would
+-- refuse too; this says which agents, as for tools and plugins).
+CREATE FUNCTION adk._models_before_delete() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    users text;
+BEGIN
+    users := adk._name_list('agent', 'agents',
+                            ARRAY(SELECT a.name FROM adk.agents a WHERE a.model = OLD.name));
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'model "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
+            HINT = 'Give those agents another model first.';
+    END IF;
+    RETURN OLD;
+END
+$$;
+CREATE TRIGGER adk_models_before_delete
+    BEFORE DELETE ON adk.models
+    FOR EACH ROW EXECUTE FUNCTION adk._models_before_delete();
+
 SELECT pg_catalog.pg_extension_config_dump('adk.tools', '');
 SELECT pg_catalog.pg_extension_config_dump('adk.agents', '');
 SELECT pg_catalog.pg_extension_config_dump('adk.plugins', '');
