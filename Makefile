@@ -37,6 +37,7 @@ OBJS = \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/owner.o \
+	src/store/row_insert.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
 	src/worker/cancel.o \

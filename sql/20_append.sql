@@ -132,3 +132,39 @@ SELECT seq = :f_seq AS same_seq, "timestamp" = :'f_ts' AS same_time,
        (event_data ->> 'timestamp')::bigint = (extract(epoch FROM "timestamp") * 1000)::bigint AS json_equals_column,
        event_data ->> 'author' AS author
   FROM adk.events WHERE id = 'foreign-1';
+
+-- adk_append_event writes its row without an INSERT statement while
+-- adk.events carries only our own rules (store/row_insert.c).  Whatever a
+-- user adds to the table still runs: a trigger, a CHECK constraint, a
+-- column with a default.  Each is seen at once, in this same session.
+CREATE TABLE event_audit (event_id text, seq bigint);
+CREATE FUNCTION audit_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_audit VALUES (NEW.id, NEW.seq);
+    RETURN NEW;
+END $$;
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-1"}') IS NOT NULL AS stored;
+CREATE TRIGGER audit AFTER INSERT ON adk.events FOR EACH ROW EXECUTE FUNCTION audit_event();
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "audited-1"}') IS NOT NULL AS stored;
+SELECT a.event_id, a.seq = e.seq AS same_seq
+  FROM event_audit a JOIN adk.events e ON e.id = a.event_id;
+DROP TRIGGER audit ON adk.events;
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-2"}') IS NOT NULL AS stored;
+SELECT count(*) AS audited FROM event_audit;
+
+ALTER TABLE adk.events_p0 ADD CONSTRAINT no_robots
+    CHECK (event_data ->> 'author' IS DISTINCT FROM 'robot');
+SELECT split_part(expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "robot"}')$q$), E'\n', 1) AS error;
+ALTER TABLE adk.events_p0 DROP CONSTRAINT no_robots;
+
+ALTER TABLE adk.events ADD COLUMN source text;
+ALTER TABLE adk.events ALTER COLUMN source SET DEFAULT 'sql';
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "with-source"}') IS NOT NULL AS stored;
+SELECT id, source FROM adk.events WHERE id IN ('fast-2', 'with-source') ORDER BY seq;
+ALTER TABLE adk.events DROP COLUMN source;
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-3"}') IS NOT NULL AS stored;
+SELECT string_agg(id, ', ' ORDER BY seq) AS ids,
+       max(seq) - min(seq) + 1 = count(*) AS dense
+  FROM adk.events WHERE session_id = 'a1' AND seq > (SELECT seq FROM adk.events WHERE id = 'fast-1') - 1;
+DROP TABLE event_audit;
+DROP FUNCTION audit_event();

@@ -23,4 +23,13 @@
 	pg_proc_aclcheck((fn), GetUserId(), ACL_EXECUTE)
 #endif
 
+/* ExecInsertIndexTuples: a plain insert, no ON CONFLICT */
+#if PG_VERSION_NUM >= 160000
+#define adk_exec_insert_index_tuples(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
+#else
+#define adk_exec_insert_index_tuples(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
 #endif							/* ADK_COMPAT_H */

@@ -32,6 +32,7 @@
 #include "store/event.h"
 #include "store/owner.h"
 #include "store/place.h"
+#include "store/row_insert.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
@@ -129,7 +130,6 @@ adk_store_append(const char *app, const char *user, const char *session,
 	/* its place first, then the event built once with its final time */
 	adk_place_event(ids, keys.proposed_time, &split, &seq, &ts);
 	event = adk_event_finish(event, &keys, ts, split.had_temp);
-	SPI_connect();
 
 	args[0] = CStringGetTextDatum(keys.id);
 	args[1] = ids[0];
@@ -140,22 +140,27 @@ adk_store_append(const char *app, const char *user, const char *session,
 	args[6] = JsonbPGetDatum(event);
 	args[7] = Int64GetDatum(seq);
 
-	if (insert_plan == NULL)
+	/* straight into the partition, or by INSERT if it carries more */
+	if (!adk_event_row_insert(args))
 	{
-		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-		TIMESTAMPTZOID, JSONBOID, INT8OID};
-
-		insert_plan = SPI_prepare(INSERT_SQL, 8, types);
+		SPI_connect();
 		if (insert_plan == NULL)
-			elog(ERROR, "SPI_prepare failed: %s",
-				 SPI_result_code_string(SPI_result));
-		SPI_keepplan(insert_plan);
+		{
+			Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+			TIMESTAMPTZOID, JSONBOID, INT8OID};
+
+			insert_plan = SPI_prepare(INSERT_SQL, 8, types);
+			if (insert_plan == NULL)
+				elog(ERROR, "SPI_prepare failed: %s",
+					 SPI_result_code_string(SPI_result));
+			SPI_keepplan(insert_plan);
+		}
+		insert_placed(args, keys.id);
+		SPI_finish();
 	}
-	insert_placed(args, keys.id);
 	stored->seq = seq;
 	stored->time = ts;
 	stored->event = event;
-	SPI_finish();
 	adk_restore_user(&save);
 	MemoryContextSwitchTo(caller);
 	stored->id = pstrdup(keys.id);

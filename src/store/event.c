@@ -35,10 +35,12 @@ static const char *const action_maps[] = {
 static void require_type(JsonbValue *v, const char *field, bool object);
 static char *string_field(JsonbContainer *ev, const char *field,
 						  int max_chars, bool required);
-static Jsonb *normalized_actions(JsonbValue *actions);
+static void push_actions(JsonbParseState **st, JsonbValue *actions,
+						 bool strip_temp);
+static bool key_is(JsonbValue *k, const char *name);
+static void push_key(JsonbParseState **st, const char *key);
 static void push_string(JsonbParseState **st, const char *key,
 						const char *val);
-static bool actions_complete(JsonbValue *actions);
 
 /*
  * Check an event (22023 for a malformed one; the caller has rejected NULL
@@ -103,71 +105,142 @@ adk_event_check(Jsonb *event, AdkEventKeys *keys)
 }
 
 /*
- * The event as stored, in one rebuild: what ADK fills in (id,
- * invocation_id, the empty action maps, long_running_tool_ids), the final
- * time as epoch milliseconds (unless time is 0: a partial event), and
- * actions.state_delta without its temp: keys when strip_temp.
+ * The event as stored, built in one pass over the caller's event: what ADK
+ * fills in (id, invocation_id, the empty action maps,
+ * long_running_tool_ids), the final time as epoch milliseconds (unless
+ * time is 0: a partial event keeps its own), and actions.state_delta
+ * without its temp: keys when strip_temp.  Nested values are copied as
+ * they are; only the top level and "actions" are looked at.
  */
 Jsonb *
 adk_event_finish(Jsonb *event, AdkEventKeys *keys, TimestampTz time,
 				 bool strip_temp)
 {
-	JsonbContainer *ev = &event->root;
-	JsonbValue *actions = adk_jsonb_get(ev, "actions");
 	JsonbParseState *st = NULL;
+	JsonbIterator *it = JsonbIteratorInit(&event->root);
+	JsonbIteratorToken tok;
 	JsonbValue	k;
 	JsonbValue	v;
-	bool		actions_ok = actions_complete(actions) && !strip_temp;
+	bool		saw_actions = false;
+	bool		saw_lrti = false;
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;			/* the object's own begin and end */
+		(void) JsonbIteratorNext(&it, &v, true);
+
+		/* replaced below */
+		if ((time != 0 && key_is(&k, "timestamp")) ||
+			(!keys->id_given && key_is(&k, "id")) ||
+			(!keys->invocation_id_given && key_is(&k, "invocation_id")))
+			continue;
+		pushJsonbValue(&st, WJB_KEY, &k);
+		if (key_is(&k, "actions"))
+		{
+			saw_actions = true;
+			push_actions(&st, &v, strip_temp);
+			continue;
+		}
+		if (key_is(&k, "long_running_tool_ids"))
+			saw_lrti = true;
+		pushJsonbValue(&st, WJB_VALUE, &v);
+	}
+
 	if (!keys->id_given)
 		push_string(&st, "id", keys->id);
 	if (!keys->invocation_id_given)
 		push_string(&st, "invocation_id", "");
-	if (!actions_ok)
+	if (!saw_actions)
 	{
-		Jsonb	   *merged = normalized_actions(actions);
-
-		if (strip_temp)
-		{
-			JsonbValue *sd = adk_jsonb_get(&merged->root, "state_delta");
-			Jsonb	   *clean = adk_jsonb_without_temp(sd->val.binary.data);
-
-			v.type = jbvBinary;
-			v.val.binary.data = &clean->root;
-			v.val.binary.len = VARSIZE(clean) - VARHDRSZ;
-			merged = adk_jsonb_concat(merged, adk_jsonb_one_value("state_delta", &v));
-		}
-		k.type = jbvString;
-		k.val.string.val = "actions";
-		k.val.string.len = 7;
-		pushJsonbValue(&st, WJB_KEY, &k);
-		v.type = jbvBinary;
-		v.val.binary.data = &merged->root;
-		v.val.binary.len = VARSIZE(merged) - VARHDRSZ;
-		pushJsonbValue(&st, WJB_VALUE, &v);
+		push_key(&st, "actions");
+		push_actions(&st, NULL, false);
 	}
-	if (adk_jsonb_get(ev, "long_running_tool_ids") == NULL)
+	if (!saw_lrti)
 	{
-		k.type = jbvString;
-		k.val.string.val = "long_running_tool_ids";
-		k.val.string.len = strlen(k.val.string.val);
-		pushJsonbValue(&st, WJB_KEY, &k);
+		push_key(&st, "long_running_tool_ids");
 		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	}
 	if (time != 0)
 	{
-		k.type = jbvString;
-		k.val.string.val = "timestamp";
-		k.val.string.len = 9;
-		pushJsonbValue(&st, WJB_KEY, &k);
+		push_key(&st, "timestamp");
 		v.type = jbvNumeric;
 		v.val.numeric = int64_to_numeric(adk_timestamp_to_epoch_ms(time));
 		pushJsonbValue(&st, WJB_VALUE, &v);
 	}
-	return adk_jsonb_concat(event,
-							JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/*
+ * Push the value of "actions": the event's own actions (NULL or JSON null:
+ * none) with the four action maps added where missing, and state_delta
+ * without temp: keys when strip_temp.
+ */
+static void
+push_actions(JsonbParseState **st, JsonbValue *actions, bool strip_temp)
+{
+	bool		seen[lengthof(action_maps)] = {false};
+	size_t		i;
+
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	if (actions != NULL && actions->type == jbvBinary)
+	{
+		JsonbIterator *it = JsonbIteratorInit(actions->val.binary.data);
+		JsonbIteratorToken tok;
+		JsonbValue	k;
+		JsonbValue	v;
+
+		while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+		{
+			if (tok != WJB_KEY)
+				continue;
+			(void) JsonbIteratorNext(&it, &v, true);
+			for (i = 0; i < lengthof(action_maps); i++)
+				if (key_is(&k, action_maps[i]))
+					seen[i] = true;
+			pushJsonbValue(st, WJB_KEY, &k);
+			if (strip_temp && key_is(&k, "state_delta") &&
+				v.type == jbvBinary)
+			{
+				Jsonb	   *clean = adk_jsonb_without_temp(v.val.binary.data);
+
+				v.val.binary.data = &clean->root;
+				v.val.binary.len = VARSIZE(clean) - VARHDRSZ;
+			}
+			pushJsonbValue(st, WJB_VALUE, &v);
+		}
+	}
+	for (i = 0; i < lengthof(action_maps); i++)
+	{
+		if (seen[i])
+			continue;
+		push_key(st, action_maps[i]);
+		pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+		pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	}
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+static bool
+key_is(JsonbValue *k, const char *name)
+{
+	size_t		len = strlen(name);
+
+	return k->val.string.len == (int) len &&
+		memcmp(k->val.string.val, name, len) == 0;
+}
+
+static void
+push_key(JsonbParseState **st, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(st, WJB_KEY, &k);
 }
 
 static void
@@ -213,65 +286,13 @@ string_field(JsonbContainer *ev, const char *field, int max_chars,
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
-/*
- * The four empty action maps, overlaid with the event's own actions.
- */
-static Jsonb *
-normalized_actions(JsonbValue *actions)
-{
-	JsonbParseState *st = NULL;
-	JsonbValue	k;
-	Jsonb	   *defaults;
-	JsonbValue *sd;
-	size_t		i;
-
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	for (i = 0; i < lengthof(action_maps); i++)
-	{
-		k.type = jbvString;
-		k.val.string.val = (char *) action_maps[i];
-		k.val.string.len = strlen(action_maps[i]);
-		pushJsonbValue(&st, WJB_KEY, &k);
-		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	}
-	defaults = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
-	if (actions == NULL || actions->type == jbvNull)
-		return defaults;
-
-	(void) sd;
-	return adk_jsonb_concat(defaults, JsonbValueToJsonb(actions));
-}
-
-/*
- * Does an actions object already hold the four maps (and a valid
- * state_delta)?
- */
-static bool
-actions_complete(JsonbValue *actions)
-{
-	size_t		i;
-	JsonbValue *sd;
-
-	if (actions == NULL || actions->type != jbvBinary ||
-		!adk_jsonb_is_object(actions->val.binary.data))
-		return false;
-	for (i = 0; i < lengthof(action_maps); i++)
-		if (adk_jsonb_get(actions->val.binary.data, action_maps[i]) == NULL)
-			return false;
-	(void) sd;
-	return true;
-}
-
 static void
 push_string(JsonbParseState **st, const char *key, const char *val)
 {
 	JsonbValue	v;
 
+	push_key(st, key);
 	v.type = jbvString;
-	v.val.string.val = (char *) key;
-	v.val.string.len = strlen(key);
-	pushJsonbValue(st, WJB_KEY, &v);
 	v.val.string.val = (char *) val;
 	v.val.string.len = strlen(val);
 	pushJsonbValue(st, WJB_VALUE, &v);
