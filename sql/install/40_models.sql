@@ -179,6 +179,19 @@ CREATE TABLE adk.model_calls (
     response_body text,    -- the provider's raw body (NULL when streamed, or not text)
     role_name     name NOT NULL DEFAULT current_user
 );
+-- Bodies are compressed with lz4 where the server has it: the ledger is
+-- written on every model call, and pglz took longer than the row's insert.
+DO $$
+BEGIN
+    IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
+                      WHERE name = 'default_toast_compression')::text[]) THEN
+        ALTER TABLE adk.model_calls
+            ALTER COLUMN request SET COMPRESSION lz4,
+            ALTER COLUMN response SET COMPRESSION lz4,
+            ALTER COLUMN response_body SET COMPRESSION lz4;
+    END IF;
+END
+$$;
 CREATE INDEX model_calls_created_at_idx ON adk.model_calls (created_at);
 CREATE INDEX model_calls_invocation_idx ON adk.model_calls (invocation_id) WHERE invocation_id IS NOT NULL;
 COMMENT ON TABLE adk.model_calls IS 'The model-call ledger: one row per request, bodies with secrets redacted; rows older than adk.model_calls_retention are removed as new ones are written.';

@@ -168,16 +168,26 @@ redact(const char *text, size_t len, const char *secret)
 	const char *end = text + len;
 
 	initStringInfo(&out);
-	while (p < end)
+	enlargeStringInfo(&out, (int) len);
+	while (slen > 0 && (size_t) (end - p) >= slen)
 	{
-		if (slen > 0 && (size_t) (end - p) >= slen && memcmp(p, secret, slen) == 0)
+		const char *hit = memchr(p, secret[0], end - p - slen + 1);
+
+		if (hit == NULL)
+			break;
+		if (memcmp(hit, secret, slen) == 0)
 		{
+			appendBinaryStringInfo(&out, p, hit - p);
 			appendStringInfoString(&out, REDACTED);
-			p += slen;
+			p = hit + slen;
 		}
 		else
-			appendStringInfoChar(&out, *p++);
+		{
+			appendBinaryStringInfo(&out, p, hit - p + 1);
+			p = hit + 1;
+		}
 	}
+	appendBinaryStringInfo(&out, p, end - p);
 	return out.data;
 }
 

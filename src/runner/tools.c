@@ -13,6 +13,13 @@
  * missing privilege -- rolls back that tool only and becomes the
  * {"error": ...} the model sees.
  *
+ * The statement text depends only on the function and on which arguments
+ * the model gave, so its plan is kept (up to TOOL_PLANS of them, the oldest
+ * freed first) and found again by that text.  A kept plan is still checked
+ * at every call: the plan cache replans after DDL on the function or its
+ * types, EXECUTE privilege is checked at executor start for the current
+ * role, and row security makes the cache replan for another role.
+ *
  * IDENTIFICATION
  *	  src/runner/tools.c
  *
@@ -42,7 +49,20 @@ typedef struct ToolCall
 	Jsonb	   *result;
 } ToolCall;
 
+/* kept tool-call plans, by statement text; a ring, oldest replaced */
+#define TOOL_PLANS 32
+
+typedef struct ToolPlan
+{
+	char	   *sql;
+	SPIPlanPtr	plan;
+} ToolPlan;
+
+static ToolPlan tool_plans[TOOL_PLANS];
+static int	next_tool_plan = 0;
+
 static void call_tool(void *arg);
+static SPIPlanPtr tool_plan(const char *sql);
 static char *build_call_sql(AdkTool *tool, Jsonb *args);
 static void write_builtin(JsonWriter *w, const char *name,
 						  const char *description, const char *param,
@@ -233,7 +253,6 @@ call_tool(void *arg)
 {
 	ToolCall   *call = (ToolCall *) arg;
 	char	   *sql = build_call_sql(call->tool, call->args);
-	Oid			argtype = JSONBOID;
 	Datum		value = JsonbPGetDatum(call->args);
 	MemoryContext caller = CurrentMemoryContext;
 	bool		isnull;
@@ -241,7 +260,7 @@ call_tool(void *arg)
 	Jsonb	   *r;
 
 	SPI_connect();
-	if (SPI_execute_with_args(sql, 1, &argtype, &value, NULL, false, 0) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(tool_plan(sql), &value, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "tool call returned no row");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -275,6 +294,39 @@ call_tool(void *arg)
 	}
 	call->result = r;
 	SPI_finish();
+}
+
+/*
+ * The kept plan of a tool-call statement (its one parameter: jsonb),
+ * prepared on first use.  The caller is connected to SPI.
+ */
+static SPIPlanPtr
+tool_plan(const char *sql)
+{
+	Oid			argtype = JSONBOID;
+	SPIPlanPtr	plan;
+	ToolPlan   *slot;
+	int			i;
+
+	for (i = 0; i < TOOL_PLANS; i++)
+		if (tool_plans[i].sql != NULL && strcmp(tool_plans[i].sql, sql) == 0)
+			return tool_plans[i].plan;
+
+	plan = SPI_prepare(sql, 1, &argtype);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	slot = &tool_plans[next_tool_plan];
+	next_tool_plan = (next_tool_plan + 1) % TOOL_PLANS;
+	if (slot->sql != NULL)
+	{
+		SPI_freeplan(slot->plan);
+		pfree(slot->sql);
+		slot->sql = NULL;
+	}
+	SPI_keepplan(plan);
+	slot->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	slot->plan = plan;
+	return plan;
 }
 
 /*
