@@ -34,10 +34,10 @@ OBJS = \
 	src/runner/run.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
+	src/store/direct.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/owner.o \
-	src/store/row_insert.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
 	src/worker/cancel.o \

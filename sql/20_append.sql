@@ -166,5 +166,19 @@ SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-3"}') 
 SELECT string_agg(id, ', ' ORDER BY seq) AS ids,
        max(seq) - min(seq) + 1 = count(*) AS dense
   FROM adk.events WHERE session_id = 'a1' AND seq > (SELECT seq FROM adk.events WHERE id = 'fast-1') - 1;
+-- The same for the session row each append bumps.
+CREATE FUNCTION audit_session() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_audit VALUES ('session ' || NEW.id, NEW.last_seq);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER audit AFTER UPDATE ON adk.sessions FOR EACH ROW EXECUTE FUNCTION audit_session();
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "bumped-1"}') IS NOT NULL AS stored;
+SELECT a.event_id, a.seq = e.seq AS same_seq
+  FROM event_audit a, adk.events e WHERE a.event_id = 'session a1' AND e.id = 'bumped-1';
+DROP TRIGGER audit ON adk.sessions;
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "bumped-2"}') IS NOT NULL AS stored;
+SELECT count(*) AS session_audits FROM event_audit WHERE event_id LIKE 'session %';
 DROP TABLE event_audit;
 DROP FUNCTION audit_event();
+DROP FUNCTION audit_session();

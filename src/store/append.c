@@ -32,7 +32,7 @@
 #include "store/event.h"
 #include "store/owner.h"
 #include "store/place.h"
-#include "store/row_insert.h"
+#include "store/direct.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);

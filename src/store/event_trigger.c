@@ -41,6 +41,7 @@
 #include "utils/timestamp.h"
 
 #include "common/jsonb_util.h"
+#include "store/direct.h"
 #include "store/event_time.h"
 #include "store/place.h"
 
@@ -64,6 +65,9 @@ static SPIPlanPtr app_plan = NULL;
 static SPIPlanPtr user_plan = NULL;
 
 static void lookup_cols(Relation rel);
+static void bump_by_update(Datum *ids, TimestampTz proposed,
+						   AdkStateDelta *split, int64 *seq, TimestampTz *ts);
+static void no_session(Datum *ids) pg_attribute_noreturn();
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
 static SPIPlanPtr prepare_plan(const char *sql, int nargs, Oid *types);
 static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
@@ -208,6 +212,35 @@ void
 adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 				int64 *seq, TimestampTz *ts)
 {
+	bool		found;
+
+	/* the row straight through the table AM, or by UPDATE (store/direct.c) */
+	if (!adk_session_row_bump(ids, adk_truncate_to_ms(proposed),
+							  split->session, seq, ts, &found))
+	{
+		if (!found)
+			no_session(ids);
+		bump_by_update(ids, proposed, split, seq, ts);
+	}
+	if (split->app || split->user)
+	{
+		SPI_connect();
+		if (split->app)
+			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, *ts);
+		if (split->user)
+			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, *ts);
+		SPI_finish();
+	}
+}
+
+/*
+ * The session bump as an UPDATE statement, when adk.sessions_p0 carries
+ * something the statement must run.
+ */
+static void
+bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
+			   int64 *seq, TimestampTz *ts)
+{
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
@@ -226,21 +259,23 @@ adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 	if (SPI_execute_plan(bump_plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not update adk.sessions");
 	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
-						TextDatumGetCString(ids[2]),
-						TextDatumGetCString(ids[0]),
-						TextDatumGetCString(ids[1]))));
+		no_session(ids);
 	*seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 									   SPI_tuptable->tupdesc, 1, &isnull));
 	*ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
 											SPI_tuptable->tupdesc, 2, &isnull));
-	if (split->app)
-		merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, *ts);
-	if (split->user)
-		merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, *ts);
 	SPI_finish();
+}
+
+static void
+no_session(Datum *ids)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
+					TextDatumGetCString(ids[2]),
+					TextDatumGetCString(ids[0]),
+					TextDatumGetCString(ids[1]))));
 }
 
 /*

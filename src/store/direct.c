@@ -1,0 +1,539 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct.c
+ *	  The two writes of every append -- bump the session row, insert the
+ *	  event row -- done through the table and index access methods instead
+ *	  of UPDATE and INSERT statements.
+ *
+ * These are the hottest writes we have, and the statements cost more than
+ * the work: executor start-up and shutdown for one row, a call of our own
+ * trigger (which for our rows does nothing), and the hash-partition check
+ * on a partition that takes every row.  So while a table carries nothing
+ * else a statement would have to run, we write its heap tuple and index
+ * entries ourselves, as logical replication's apply worker does
+ * (executor/execReplication.c):
+ *
+ *	- no trigger for the operation other than our own;
+ *	- no CHECK constraint, no generated column, no row security;
+ *	- for adk.events_p0, no column besides the eight we fill;
+ *	- the one partition of its table, WITH (MODULUS 1, REMAINDER 0).
+ *
+ * If someone adds a trigger, a constraint or a column, the table is no
+ * longer eligible and the caller falls back to the statement, so whatever
+ * was added still runs.  Whether a table is eligible is cached, and
+ * forgotten at any relcache invalidation of it (CREATE TRIGGER, ALTER
+ * TABLE and ATTACH PARTITION all send one).
+ *
+ * The session bump keeps the statement's concurrency behaviour: it finds
+ * the row with the statement's snapshot, locks it (waiting for a writer
+ * that holds it), and at READ COMMITTED moves on to the newest version as
+ * an UPDATE's EvalPlanQual would; at REPEATABLE READ and above a row
+ * updated since the snapshot is a serialization failure (40001).  The new
+ * values are computed from the locked version, so seq stays dense.
+ *
+ * Column types need no coercion: ids are checked against the columns'
+ * varchar limits before they get here (common/ids.c).
+ *
+ * IDENTIFICATION
+ *	  src/store/direct.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "nodes/parsenodes.h"
+#include "parser/parse_func.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "common/compat.h"
+#include "store/direct.h"
+
+#define ONE_MS	INT64CONST(1000)
+
+/* The columns of adk.events_p0 we fill, in the order of the values. */
+static const char *const event_columns[ADK_EVENT_ROW_COLUMNS] = {
+	"id", "app_name", "user_id", "session_id", "invocation_id",
+	"timestamp", "event_data", "seq"
+};
+
+/* The columns of adk.sessions_p0 a bump reads or writes. */
+enum
+{
+	S_LAST_SEQ, S_LAST_EVENT_TIME, S_UPDATE_TIME, S_STATE, S_NCOLS
+};
+static const char *const session_columns[S_NCOLS] = {
+	"last_seq", "last_event_time", "update_time", "state"
+};
+
+/* What we know of one table; relid InvalidOid: nothing. */
+typedef struct DirectTable
+{
+	Oid			relid;
+	bool		eligible;
+	Oid			index;			/* sessions: the (app, user, id) index */
+	AttrNumber	attnums[ADK_EVENT_ROW_COLUMNS];
+} DirectTable;
+
+static DirectTable events_table;
+static DirectTable sessions_table;
+static bool callback_registered = false;
+
+static Relation open_table(const char *relname, DirectTable *t);
+static bool check_events(Relation rel, DirectTable *t);
+static bool check_sessions(Relation rel, DirectTable *t);
+static bool plain_partition(Relation rel);
+static bool only_our_triggers(Relation rel, bool for_insert,
+							  const char *ours);
+static bool find_columns(TupleDesc desc, const char *const *names, int n,
+						 AttrNumber *attnums);
+static void forget_relation(Datum arg, Oid relid);
+
+/*
+ * Insert the row "values" (in the order of event_columns) into
+ * adk.events_p0 without an INSERT statement.  Returns false, having written
+ * nothing, when the table carries something an INSERT must run: the caller
+ * then uses one.
+ */
+bool
+adk_event_row_insert(const Datum *values)
+{
+	Relation	rel = open_table("events_p0", &events_table);
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	List	   *recheck = NIL;
+	int			i;
+
+	if (rel == NULL)
+		return false;
+
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+
+	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rel),
+								  table_slot_callbacks(rel));
+	ExecClearTuple(slot);
+	for (i = 0; i < slot->tts_tupleDescriptor->natts; i++)
+		slot->tts_isnull[i] = true;
+	for (i = 0; i < ADK_EVENT_ROW_COLUMNS; i++)
+	{
+		slot->tts_values[events_table.attnums[i] - 1] = values[i];
+		slot->tts_isnull[events_table.attnums[i] - 1] = false;
+	}
+	ExecStoreVirtualTuple(slot);
+
+	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+	if (rri->ri_NumIndices > 0)
+		recheck = adk_exec_insert_index_tuples(rri, slot, estate, false, false);
+	/* only deferrable constraints ask for a recheck, and they need a trigger */
+	Assert(recheck == NIL);
+	list_free(recheck);
+
+	ExecCloseIndices(rri);
+	ExecResetTupleTable(estate->es_tupleTable, false);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+
+	/* later commands of this transaction see the row, as after an INSERT */
+	CommandCounterIncrement();
+	return true;
+}
+
+/*
+ * Lock and bump the session row ids = (app, user, session) as the UPDATE
+ * in event_trigger.c would: last_seq + 1; last_event_time = the later of
+ * "proposed" and 1 ms past the last event; update_time never backwards;
+ * the session-scope state merged with "delta" (NULL: none).  Fills *seq
+ * and *ts.  Returns false when no session row matches (*found = false) or,
+ * having written nothing, when the table carries something an UPDATE must
+ * run (*found = true): the caller then uses the statement.
+ */
+bool
+adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
+					 int64 *seq, TimestampTz *ts, bool *found)
+{
+	Relation	rel = open_table("sessions_p0", &sessions_table);
+	Relation	idx;
+	Snapshot	snap;
+	ScanKeyData skey[3];
+	IndexScanDesc scan;
+	TupleTableSlot *oldslot;
+	TupleTableSlot *newslot;
+	TupleDesc	desc;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	LockTupleMode lockmode;
+	AdkUpdateIndexes update_indexes;
+	AttrNumber *att = sessions_table.attnums;
+	Datum		d;
+	bool		isnull;
+	int64		last_seq;
+	TimestampTz floor_time;
+	TimestampTz update_time;
+	int			i;
+
+	*found = true;
+	if (rel == NULL)
+		return false;
+	desc = RelationGetDescr(rel);
+	idx = index_open(sessions_table.index, RowExclusiveLock);
+
+	/* as a statement would: its own snapshot, after what came before */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	CommandCounterIncrement();
+	UpdateActiveSnapshotCommandId();
+	snap = GetActiveSnapshot();
+
+	oldslot = table_slot_create(rel, NULL);
+	for (i = 0; i < 3; i++)
+	{
+		ScanKeyInit(&skey[i], i + 1, BTEqualStrategyNumber, F_TEXTEQ, ids[i]);
+		skey[i].sk_collation = idx->rd_indcollation[i];
+	}
+	scan = index_beginscan(rel, idx, snap, 3, 0);
+	index_rescan(scan, skey, 3, NULL, 0);
+	*found = index_getnext_slot(scan, ForwardScanDirection, oldslot);
+	index_endscan(scan);
+	if (!*found)
+	{
+		ExecDropSingleTupleTableSlot(oldslot);
+		PopActiveSnapshot();
+		index_close(idx, NoLock);
+		table_close(rel, NoLock);
+		return false;
+	}
+
+	res = table_tuple_lock(rel, &oldslot->tts_tid, snap, oldslot,
+						   GetCurrentCommandId(false), LockTupleNoKeyExclusive,
+						   LockWaitBlock,
+						   IsolationUsesXactSnapshot() ? 0 :
+						   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+						   &tmfd);
+	switch (res)
+	{
+		case TM_Ok:
+			break;
+		case TM_Updated:
+			/* only without FIND_LAST_VERSION, i.e. REPEATABLE READ and up */
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update")));
+			break;
+		case TM_Deleted:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent delete")));
+			/* deleted under us: as if it had never been there */
+			*found = false;
+			ExecDropSingleTupleTableSlot(oldslot);
+			PopActiveSnapshot();
+			index_close(idx, NoLock);
+			table_close(rel, NoLock);
+			return false;
+		default:
+			elog(ERROR, "unexpected result %d locking a session row", (int) res);
+	}
+
+	/* the new version, from the one we hold locked */
+	slot_getallattrs(oldslot);
+	newslot = table_slot_create(rel, NULL);
+	ExecClearTuple(newslot);
+	memcpy(newslot->tts_values, oldslot->tts_values,
+		   desc->natts * sizeof(Datum));
+	memcpy(newslot->tts_isnull, oldslot->tts_isnull,
+		   desc->natts * sizeof(bool));
+
+	last_seq = DatumGetInt64(oldslot->tts_values[att[S_LAST_SEQ] - 1]);
+	d = oldslot->tts_values[att[S_LAST_EVENT_TIME] - 1];
+	isnull = oldslot->tts_isnull[att[S_LAST_EVENT_TIME] - 1];
+	*seq = last_seq + 1;
+	*ts = proposed;
+	if (!isnull && DatumGetTimestampTz(d) + ONE_MS > *ts)
+		*ts = DatumGetTimestampTz(d) + ONE_MS;
+	floor_time = *ts;
+	update_time = DatumGetTimestampTz(oldslot->tts_values[att[S_UPDATE_TIME] - 1]);
+	if (oldslot->tts_isnull[att[S_UPDATE_TIME] - 1] || update_time < floor_time)
+		update_time = floor_time;
+
+	newslot->tts_values[att[S_LAST_SEQ] - 1] = Int64GetDatum(*seq);
+	newslot->tts_isnull[att[S_LAST_SEQ] - 1] = false;
+	newslot->tts_values[att[S_LAST_EVENT_TIME] - 1] = TimestampTzGetDatum(*ts);
+	newslot->tts_isnull[att[S_LAST_EVENT_TIME] - 1] = false;
+	newslot->tts_values[att[S_UPDATE_TIME] - 1] = TimestampTzGetDatum(update_time);
+	newslot->tts_isnull[att[S_UPDATE_TIME] - 1] = false;
+	if (delta != NULL && !oldslot->tts_isnull[att[S_STATE] - 1])
+		newslot->tts_values[att[S_STATE] - 1] =
+			DirectFunctionCall2(jsonb_concat,
+								oldslot->tts_values[att[S_STATE] - 1],
+								JsonbPGetDatum(delta));
+	ExecStoreVirtualTuple(newslot);
+	/* copy out of the old version's buffer before heap_update locks it */
+	ExecMaterializeSlot(newslot);
+
+	res = table_tuple_update(rel, &oldslot->tts_tid, newslot,
+							 GetCurrentCommandId(true), snap, InvalidSnapshot,
+							 true, &tmfd, &lockmode, &update_indexes);
+	if (res != TM_Ok)
+		elog(ERROR, "could not update a locked session row: result %d",
+			 (int) res);
+
+	if (adk_update_needs_indexes(update_indexes))
+	{
+		EState	   *estate = CreateExecutorState();
+		ResultRelInfo *rri = makeNode(ResultRelInfo);
+		List	   *recheck;
+
+		/*
+		 * update = false: with true, the executor would look up the
+		 * updated columns in a range table we do not have, only to pass
+		 * btree the "unchanged key" hint for bottom-up deletion.
+		 */
+		InitResultRelInfo(rri, rel, 1, NULL, 0);
+		ExecOpenIndices(rri, false);
+		recheck = adk_exec_insert_index_tuples(rri, newslot, estate, false,
+											   adk_update_summarizing_only(update_indexes));
+		Assert(recheck == NIL);
+		list_free(recheck);
+		ExecCloseIndices(rri);
+		FreeExecutorState(estate);
+	}
+
+	ExecDropSingleTupleTableSlot(newslot);
+	ExecDropSingleTupleTableSlot(oldslot);
+	PopActiveSnapshot();
+	index_close(idx, NoLock);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+	return true;
+}
+
+/*
+ * Open adk.<relname> with RowExclusiveLock if it is eligible, else NULL.
+ */
+static Relation
+open_table(const char *relname, DirectTable *t)
+{
+	Oid			relid;
+	Relation	rel;
+	bool		ok;
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
+		callback_registered = true;
+	}
+
+	relid = get_relname_relid(relname, get_namespace_oid("adk", false));
+	if (!OidIsValid(relid))
+		return NULL;
+
+	/* the lock comes first: taking it processes pending invalidations */
+	rel = table_open(relid, RowExclusiveLock);
+	if (t->relid != relid)
+	{
+		t->eligible = false;
+		if (t == &events_table)
+			ok = check_events(rel, t);
+		else
+			ok = check_sessions(rel, t);
+		t->eligible = ok;
+		t->relid = relid;
+	}
+	if (!t->eligible)
+	{
+		table_close(rel, NoLock);
+		return NULL;
+	}
+	return rel;
+}
+
+static bool
+check_events(Relation rel, DirectTable *t)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			n = 0;
+	int			i;
+
+	if (!plain_partition(rel) ||
+		!only_our_triggers(rel, true, "_events_before_insert") ||
+		!find_columns(desc, event_columns, ADK_EVENT_ROW_COLUMNS, t->attnums))
+		return false;
+
+	/* and nothing else: another column would be left NULL, not defaulted */
+	for (i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			n++;
+	return n == ADK_EVENT_ROW_COLUMNS;
+}
+
+static bool
+check_sessions(Relation rel, DirectTable *t)
+{
+	static const char *const key_columns[3] = {"app_name", "user_id", "id"};
+	AttrNumber	key[3];
+	Oid			index;
+	Relation	idx;
+	bool		ok;
+
+	if (!plain_partition(rel) ||
+		!only_our_triggers(rel, false, "_sessions_before_update") ||
+		!find_columns(RelationGetDescr(rel), session_columns, S_NCOLS,
+					  t->attnums) ||
+		!find_columns(RelationGetDescr(rel), key_columns, 3, key))
+		return false;
+	if (TupleDescAttr(RelationGetDescr(rel), t->attnums[S_LAST_SEQ] - 1)->atttypid != INT8OID ||
+		TupleDescAttr(RelationGetDescr(rel), t->attnums[S_STATE] - 1)->atttypid != JSONBOID)
+		return false;
+
+	/* the unique (app_name, user_id, id) index finds the row */
+	index = get_relname_relid("sessions_p0_user_idx", RelationGetNamespace(rel));
+	if (!OidIsValid(index))
+		return false;
+	idx = index_open(index, AccessShareLock);
+	ok = idx->rd_index->indrelid == RelationGetRelid(rel) &&
+		idx->rd_index->indisunique && idx->rd_index->indisvalid &&
+		idx->rd_index->indnkeyatts == 3 &&
+		RelationGetIndexExpressions(idx) == NIL &&
+		RelationGetIndexPredicate(idx) == NIL &&
+		idx->rd_index->indkey.values[0] == key[0] &&
+		idx->rd_index->indkey.values[1] == key[1] &&
+		idx->rd_index->indkey.values[2] == key[2];
+	index_close(idx, AccessShareLock);
+	t->index = index;
+	return ok;
+}
+
+/*
+ * No row security, no CHECK, no generated column, and every row belongs
+ * in it: the only partition, hash with modulus 1.
+ */
+static bool
+plain_partition(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	HeapTuple	classtup;
+	Datum		bound;
+	bool		isnull;
+	bool		ok = false;
+
+	if (rel->rd_rel->relrowsecurity || !rel->rd_rel->relispartition)
+		return false;
+	if (desc->constr &&
+		(desc->constr->num_check > 0 || desc->constr->has_generated_stored))
+		return false;
+
+	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(RelationGetRelid(rel)));
+	if (!HeapTupleIsValid(classtup))
+		return false;
+	bound = SysCacheGetAttr(RELOID, classtup, Anum_pg_class_relpartbound,
+							&isnull);
+	if (!isnull)
+	{
+		PartitionBoundSpec *spec = (PartitionBoundSpec *)
+			stringToNode(TextDatumGetCString(bound));
+
+		ok = IsA(spec, PartitionBoundSpec) &&
+			spec->strategy == PARTITION_STRATEGY_HASH &&
+			spec->modulus == 1;
+	}
+	ReleaseSysCache(classtup);
+	return ok;
+}
+
+/*
+ * Does nothing but our own row trigger adk.<ours>() fire for an INSERT
+ * (for_insert) or an UPDATE of rel?
+ */
+static bool
+only_our_triggers(Relation rel, bool for_insert, const char *ours)
+{
+	TriggerDesc *td = rel->trigdesc;
+	Oid			fn;
+	Oid			noargs[1];
+	int			i;
+
+	if (td == NULL)
+		return true;
+	if (for_insert ?
+		(td->trig_insert_after_row || td->trig_insert_instead_row ||
+		 td->trig_insert_before_statement ||
+		 td->trig_insert_after_statement || td->trig_insert_new_table) :
+		(td->trig_update_after_row || td->trig_update_instead_row ||
+		 td->trig_update_before_statement ||
+		 td->trig_update_after_statement || td->trig_update_old_table ||
+		 td->trig_update_new_table))
+		return false;
+
+	fn = LookupFuncName(list_make2(makeString("adk"), makeString((char *) ours)),
+						0, noargs, true);
+	for (i = 0; i < td->numtriggers; i++)
+	{
+		Trigger    *trig = &td->triggers[i];
+		bool		fires = for_insert ? TRIGGER_FOR_INSERT(trig->tgtype) :
+			TRIGGER_FOR_UPDATE(trig->tgtype);
+
+		if (fires && trig->tgfoid != fn)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Attribute numbers of the named columns; false if one is missing.
+ */
+static bool
+find_columns(TupleDesc desc, const char *const *names, int n,
+			 AttrNumber *attnums)
+{
+	int			c;
+
+	for (c = 0; c < n; c++)
+	{
+		int			i;
+
+		attnums[c] = InvalidAttrNumber;
+		for (i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (!att->attisdropped &&
+				strcmp(NameStr(att->attname), names[c]) == 0)
+				attnums[c] = att->attnum;
+		}
+		if (attnums[c] == InvalidAttrNumber)
+			return false;
+	}
+	return true;
+}
+
+/* relcache invalidation: forget what we knew of that relation */
+static void
+forget_relation(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || relid == events_table.relid)
+		events_table.relid = InvalidOid;
+	if (!OidIsValid(relid) || relid == sessions_table.relid)
+		sessions_table.relid = InvalidOid;
+}
