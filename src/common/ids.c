@@ -15,6 +15,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
@@ -68,22 +69,48 @@ adk_check_id_cstring(const char *what, const char *value, int len,
 
 /*
  * A random version-4 UUID in its canonical text form.
+ *
+ * Every stored event without an id gets one, so the random bytes are drawn
+ * from pg_strong_random a block at a time rather than 16 at a time (each
+ * call takes OpenSSL's locks), and formatted without snprintf.  The block
+ * belongs to the process that drew it: a forked child draws its own.
  */
+#define UUID_BLOCK 512
+
 void
 adk_random_uuid(char *buf)
 {
+	static const char hex[] = "0123456789abcdef";
+	static unsigned char block[UUID_BLOCK];
+	static int	used = UUID_BLOCK;
+	static int	owner_pid = 0;
 	unsigned char b[16];
+	int			i;
+	char	   *p = buf;
 
-	if (!pg_strong_random(b, sizeof(b)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random values")));
+	if (used + 16 > UUID_BLOCK || owner_pid != MyProcPid)
+	{
+		if (!pg_strong_random(block, sizeof(block)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random values")));
+		used = 0;
+		owner_pid = MyProcPid;
+	}
+	memcpy(b, block + used, 16);
+	memset(block + used, 0, 16);
+	used += 16;
+
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(buf, 37,
-			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	for (i = 0; i < 16; i++)
+	{
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 0x0f];
+	}
+	*p = '\0';
 }
 
 PG_FUNCTION_INFO_V1(adk_check_id_sql);

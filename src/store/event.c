@@ -280,9 +280,14 @@ string_field(JsonbContainer *ev, const char *field, int max_chars,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("event field \"%s\" must be a string", field)));
-	what = psprintf("event field \"%s\"", field);
-	adk_check_id_cstring(what, v->val.string.val, v->val.string.len,
-						 max_chars);
+	/* the message's subject is built only when the quick check fails */
+	if (v->val.string.len == 0 || v->val.string.len > max_chars ||
+		memchr(v->val.string.val, '\0', v->val.string.len) != NULL)
+	{
+		what = psprintf("event field \"%s\"", field);
+		adk_check_id_cstring(what, v->val.string.val, v->val.string.len,
+							 max_chars);
+	}
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
