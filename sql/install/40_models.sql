@@ -114,6 +114,17 @@ CREATE TRIGGER adk_models_check_options
     BEFORE INSERT OR UPDATE ON adk.models
     FOR EACH ROW EXECUTE FUNCTION adk._models_check_options();
 
+-- Backends keep the model definitions they have read (model/model_def.c);
+-- any change to these two tables empties every backend's copy.
+CREATE FUNCTION adk._definitions_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'adk_definitions_changed' LANGUAGE C;
+CREATE TRIGGER adk_models_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON adk.models
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._definitions_changed();
+CREATE TRIGGER adk_secrets_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON adk.secrets
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._definitions_changed();
+
 CREATE FUNCTION adk_define_model(name text, provider text, endpoint text, model text,
                                  api_key_env text DEFAULT NULL,
                                  api_key_secret text DEFAULT NULL,

@@ -13,6 +13,14 @@
  *	  model is no way to read the server's other environment variables.
  * A key never appears in an error message, a log line or a table.
  *
+ * Every model call needs its definition, so what the query returns is kept
+ * per backend, by model name.  Statement triggers on adk.models and
+ * adk.secrets send a relcache invalidation of their table whenever a row
+ * changes (adk._definitions_changed), which empties the cache here: in the
+ * writing backend at its next command, in others when the write commits,
+ * and nowhere if it rolls back.  The environment-variable rule is checked
+ * at every call (adk.allowed_key_env can change at any time).
+ *
  * IDENTIFICATION
  *	  src/model/model_def.c
  *
@@ -22,10 +30,15 @@
 
 #include <stdlib.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "model/model_def.h"
 #include "store/owner.h"
@@ -33,6 +46,28 @@
 char	   *adk_allowed_key_env = NULL;
 
 static SPIPlanPtr load_plan = NULL;
+
+/* A model's row as read, with its secret's host check done. */
+typedef struct CachedModel
+{
+	char	   *name;
+	char	   *provider_name;
+	char	   *endpoint;
+	char	   *model;
+	Jsonb	   *options;
+	char	   *key_env;		/* NULL: none */
+	char	   *api_key;		/* from adk.secrets; NULL: none */
+} CachedModel;
+
+#define MAX_CACHED_MODELS 64
+
+static MemoryContext cache_cxt = NULL;
+static List *cache = NIL;
+static Oid	models_relid = InvalidOid;
+static Oid	secrets_relid = InvalidOid;
+
+static CachedModel *read_model(const char *name);
+static void forget_models(Datum arg, Oid relid);
 
 static bool env_name_allowed(const char *name);
 static char *endpoint_hostport(const char *endpoint);
@@ -52,17 +87,82 @@ static char *get_text(int col);
 void
 adk_load_model(const char *name, AdkModelDef *def)
 {
+	CachedModel *m = NULL;
+	ListCell   *lc;
+
+	foreach(lc, cache)
+	{
+		CachedModel *c = (CachedModel *) lfirst(lc);
+
+		if (strcmp(c->name, name) == 0)
+		{
+			m = c;
+			break;
+		}
+	}
+	if (m == NULL)
+		m = read_model(name);
+
+	memset(def, 0, sizeof(*def));
+	def->name = pstrdup(m->name);
+	def->provider_name = pstrdup(m->provider_name);
+	def->endpoint = pstrdup(m->endpoint);
+	def->model = pstrdup(m->model);
+	def->options = (Jsonb *) palloc(VARSIZE(m->options));
+	memcpy(def->options, m->options, VARSIZE(m->options));
+	def->api_key = m->api_key ? pstrdup(m->api_key) : NULL;
+
+	if (llm_provider_from_name(def->provider_name, &def->provider) != 0)
+		elog(ERROR, "unknown provider \"%s\"", def->provider_name);
+
+	if (m->key_env != NULL)
+	{
+		const char *value;
+
+		if (!env_name_allowed(m->key_env))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("model \"%s\" may not read environment variable \"%s\"",
+							name, m->key_env),
+					 errhint("A superuser can add it to \"adk.allowed_key_env\".")));
+		value = getenv(m->key_env);
+		if (value == NULL || value[0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("environment variable \"%s\" of model \"%s\" is not set in the server",
+							m->key_env, name)));
+		def->api_key = pstrdup(value);
+	}
+}
+
+/*
+ * Read model "name" from adk.models (and its secret), check that the
+ * secret may go to the model's host, and keep the result.
+ */
+static CachedModel *
+read_model(const char *name)
+{
 	AdkOwnerSave save;
 	Datum		arg = CStringGetTextDatum(name);
-	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext spi;
-	char	   *key_env;
+	CachedModel *m;
 	char	   *secret;
+	char	   *endpoint;
 	bool		isnull;
 	bool		host_ok = false;
 	char	   *hostport = NULL;
 
-	memset(def, 0, sizeof(*def));
+	if (cache_cxt == NULL)
+	{
+		cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+										  "adk model definitions",
+										  ALLOCSET_SMALL_SIZES);
+		CacheRegisterRelcacheCallback(forget_models, (Datum) 0);
+	}
+	/* the relations whose invalidation empties the cache */
+	models_relid = get_relname_relid("models", get_namespace_oid("adk", false));
+	secrets_relid = get_relname_relid("secrets", get_namespace_oid("adk", false));
+
 	adk_become_owner(&save);
 	SPI_connect();
 	if (load_plan == NULL)
@@ -82,23 +182,14 @@ adk_load_model(const char *name, AdkModelDef *def)
 				 errmsg("model \"%s\" does not exist", name),
 				 errhint("Define it with adk_define_model().")));
 
-	spi = MemoryContextSwitchTo(caller);
-	def->name = pstrdup(name);
-	def->provider_name = get_text(1);
-	def->endpoint = get_text(2);
-	def->model = get_text(3);
-	def->options = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 4,
-													&isnull));
-	key_env = get_text(5);
 	secret = get_text(6);
-	def->api_key = get_text(7);
 	if (secret != NULL)
 	{
 		Datum		hosts = SPI_getbinval(SPI_tuptable->vals[0],
 										  SPI_tuptable->tupdesc, 8, &isnull);
 
-		hostport = endpoint_hostport(def->endpoint);
+		endpoint = get_text(2);
+		hostport = endpoint_hostport(endpoint);
 		host_ok = !isnull && host_allowed(DatumGetArrayTypeP(hosts), hostport);
 	}
 	if (secret && !host_ok)
@@ -111,31 +202,56 @@ adk_load_model(const char *name, AdkModelDef *def)
 						   name),
 				 errhint("Bind the secret to the host with adk_set_secret(), or point the model elsewhere.")));
 	}
+
+	if (list_length(cache) >= MAX_CACHED_MODELS)
+	{
+		MemoryContextReset(cache_cxt);
+		cache = NIL;
+	}
+	spi = MemoryContextSwitchTo(cache_cxt);
+	m = palloc0(sizeof(CachedModel));
+	m->name = pstrdup(name);
+	m->provider_name = get_text(1);
+	m->endpoint = get_text(2);
+	m->model = get_text(3);
+	m->options = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 4,
+												  &isnull));
+	m->key_env = get_text(5);
+	m->api_key = get_text(7);
+	cache = lappend(cache, m);
 	MemoryContextSwitchTo(spi);
 	SPI_finish();
 	adk_restore_user(&save);
+	return m;
+}
 
-	if (llm_provider_from_name(def->provider_name, &def->provider) != 0)
-		elog(ERROR, "unknown provider \"%s\"", def->provider_name);
+/* relcache invalidation of adk.models or adk.secrets: forget every model */
+static void
+forget_models(Datum arg, Oid relid)
+{
+	if (OidIsValid(relid) && relid != models_relid && relid != secrets_relid)
+		return;
+	if (cache_cxt != NULL)
+		MemoryContextReset(cache_cxt);
+	cache = NIL;
+}
 
-	if (key_env != NULL)
-	{
-		const char *value;
+PG_FUNCTION_INFO_V1(adk_definitions_changed);
 
-		if (!env_name_allowed(key_env))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("model \"%s\" may not read environment variable \"%s\"",
-							name, key_env),
-					 errhint("A superuser can add it to \"adk.allowed_key_env\".")));
-		value = getenv(key_env);
-		if (value == NULL || value[0] == '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("environment variable \"%s\" of model \"%s\" is not set in the server",
-							key_env, name)));
-		def->api_key = pstrdup(value);
-	}
+/*
+ * Statement trigger on adk.models and adk.secrets: every backend's cached
+ * definitions go when the change commits (ours at the next command).
+ */
+Datum
+adk_definitions_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "adk_definitions_changed must be called as a trigger");
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	return PointerGetDatum(NULL);
 }
 
 /*
