@@ -88,3 +88,38 @@ SELECT expect_error($q$SELECT adk_generate('openai', '[{"role": "robot", "parts"
 SELECT expect_error($q$SELECT adk_generate('openai', '[{"role": "user", "parts": [{"mystery": 1}]}]')$q$);
 SELECT expect_error($q$SELECT adk_generate('openai', (repeat('[', 70) || repeat(']', 70))::jsonb)$q$);
 SELECT count(*) = :calls_before AS nothing_sent FROM adk.model_calls;
+
+-- The ledger row is written without an INSERT statement while
+-- adk.model_calls carries nothing else (store/direct.c): its id comes from
+-- the identity, created_at from its default, as for an INSERT.  A trigger
+-- or a changed default a user adds still takes effect, at once.
+SELECT max(id) AS id_before FROM adk.model_calls \gset
+BEGIN;
+SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "one"}]}]') ? 'content' AS answered;
+SELECT id = :id_before + 1 AS next_id, created_at = now() AS created_now, role_name = current_user AS role_ok
+  FROM adk.model_calls ORDER BY id DESC LIMIT 1;
+COMMIT;
+CREATE TABLE ledger_audit (call_id bigint, model text);
+CREATE FUNCTION audit_call() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO ledger_audit VALUES (NEW.id, NEW.model);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER audit AFTER INSERT ON adk.model_calls FOR EACH ROW EXECUTE FUNCTION audit_call();
+SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "two"}]}]') ? 'content' AS answered;
+DROP TRIGGER audit ON adk.model_calls;
+ALTER TABLE adk.model_calls ALTER COLUMN created_at SET DEFAULT '2000-01-01';
+SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "three"}]}]') ? 'content' AS answered;
+SELECT id = :id_before + 3 AS next_id, created_at AS new_default
+  FROM adk.model_calls ORDER BY id DESC LIMIT 1;
+ALTER TABLE adk.model_calls ALTER COLUMN created_at SET DEFAULT now();
+BEGIN;
+SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "four"}]}]') ? 'content' AS answered;
+SELECT id = :id_before + 4 AS next_id, created_at = now() AS created_now
+  FROM adk.model_calls ORDER BY id DESC LIMIT 1;
+COMMIT;
+-- only the call made while the trigger was there was audited
+SELECT call_id - :id_before AS audited_call, model FROM ledger_audit;
+DROP TABLE ledger_audit;
+DROP FUNCTION audit_call();
+DELETE FROM adk.model_calls WHERE id > :id_before;

@@ -1,26 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * direct.c
- *	  The two writes of every append -- bump the session row, insert the
- *	  event row -- done through the table and index access methods instead
- *	  of UPDATE and INSERT statements.
+ *	  Our three hottest writes -- bump the session row and insert the event
+ *	  row of every append, insert the ledger row of every model call --
+ *	  done through the table and index access methods instead of UPDATE
+ *	  and INSERT statements.
  *
- * These are the hottest writes we have, and the statements cost more than
- * the work: executor start-up and shutdown for one row, a call of our own
- * trigger (which for our rows does nothing), and the hash-partition check
- * on a partition that takes every row.  So while a table carries nothing
- * else a statement would have to run, we write its heap tuple and index
- * entries ourselves, as logical replication's apply worker does
- * (executor/execReplication.c):
+ * For one row, the statements cost more than the work: executor start-up
+ * and shutdown, a call of our own trigger (which for our rows does
+ * nothing), the hash-partition check on a partition that takes every row.
+ * So while a table carries nothing else a statement would have to run, we
+ * write its heap tuple and index entries ourselves, as logical
+ * replication's apply worker does (executor/execReplication.c):
  *
  *	- no trigger for the operation other than our own;
  *	- no CHECK constraint, no generated column, no row security;
- *	- for adk.events_p0, no column besides the eight we fill;
- *	- the one partition of its table, WITH (MODULUS 1, REMAINDER 0).
+ *	- the columns we fill have the types we fill them with; every other
+ *	  column gets its default (identity, now(), ...) evaluated as an INSERT
+ *	  would, or NULL, and NOT NULL is enforced;
+ *	- a partition (sessions, events) is the one partition of its table,
+ *	  WITH (MODULUS 1, REMAINDER 0); the ledger is a plain table.
  *
- * If someone adds a trigger, a constraint or a column, the table is no
- * longer eligible and the caller falls back to the statement, so whatever
- * was added still runs.  Whether a table is eligible is cached, and
+ * If someone adds a trigger or a constraint, or changes a column's type,
+ * the table is no longer eligible and the caller falls back to the
+ * statement, so whatever was added still runs.  Whether a table is eligible is cached, and
  * forgotten at any relcache invalidation of it (CREATE TRIGGER, ALTER
  * TABLE and ATTACH PARTITION all send one).
  *
@@ -53,17 +56,21 @@
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
+#include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "adk_runner.h"
 #include "common/compat.h"
 #include "store/direct.h"
 
@@ -74,6 +81,24 @@ static const char *const event_columns[ADK_EVENT_ROW_COLUMNS] = {
 	"id", "app_name", "user_id", "session_id", "invocation_id",
 	"timestamp", "event_data", "seq"
 };
+static const Oid event_types[ADK_EVENT_ROW_COLUMNS] = {
+	VARCHAROID, VARCHAROID, VARCHAROID, VARCHAROID, VARCHAROID,
+	TIMESTAMPTZOID, JSONBOID, INT8OID
+};
+
+/* The columns of adk.model_calls we fill, in the order of the values. */
+static const char *const ledger_columns[ADK_LEDGER_ROW_COLUMNS] = {
+	"model", "provider", "url", "invocation_id", "stream", "http_status",
+	"attempts", "latency_ms", "input_tokens", "output_tokens",
+	"finish_reason", "error_code", "error_message", "request", "response",
+	"response_body", "role_name"
+};
+static const Oid ledger_types[ADK_LEDGER_ROW_COLUMNS] = {
+	TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, INT4OID,
+	INT4OID, FLOAT8OID, INT4OID, INT4OID,
+	TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID,
+	TEXTOID, NAMEOID
+};
 
 /* The columns of adk.sessions_p0 a bump reads or writes. */
 enum
@@ -83,28 +108,44 @@ enum
 static const char *const session_columns[S_NCOLS] = {
 	"last_seq", "last_event_time", "update_time", "state"
 };
+static const Oid session_types[S_NCOLS] = {
+	INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID
+};
 
-/* What we know of one table; relid InvalidOid: nothing. */
+#define MAX_COLUMNS ADK_LEDGER_ROW_COLUMNS
+
+/* What we know of one table; relid InvalidOid: nothing (yet, or any more). */
 typedef struct DirectTable
 {
+	const char *relname;		/* in schema adk */
 	Oid			relid;
 	bool		eligible;
 	Oid			index;			/* sessions: the (app, user, id) index */
-	AttrNumber	attnums[ADK_EVENT_ROW_COLUMNS];
+	AttrNumber	attnums[MAX_COLUMNS];	/* of the columns we fill */
+	/* inserts: the other columns' defaults, planned, in cxt */
+	MemoryContext cxt;
+	int			ndefaults;
+	AttrNumber *default_attnums;
+	Expr	  **defaults;
 } DirectTable;
 
-static DirectTable events_table;
-static DirectTable sessions_table;
+static DirectTable events_table = {"events_p0"};
+static DirectTable sessions_table = {"sessions_p0"};
+static DirectTable ledger_table = {"model_calls"};
 static bool callback_registered = false;
+static MemoryContext bump_cxt = NULL;
 
-static Relation open_table(const char *relname, DirectTable *t);
-static bool check_events(Relation rel, DirectTable *t);
+static Relation open_table(DirectTable *t);
+static bool check_table(Relation rel, DirectTable *t);
 static bool check_sessions(Relation rel, DirectTable *t);
-static bool plain_partition(Relation rel);
+static bool plain_relation(Relation rel);
 static bool only_our_triggers(Relation rel, bool for_insert,
 							  const char *ours);
-static bool find_columns(TupleDesc desc, const char *const *names, int n,
-						 AttrNumber *attnums);
+static bool find_columns(Relation rel, const char *const *names,
+						 const Oid *types, int n, AttrNumber *attnums);
+static void find_defaults(Relation rel, DirectTable *t, int ncols);
+static void insert_row(Relation rel, DirectTable *t, int ncols,
+					   const Datum *values, const bool *nulls);
 static void forget_relation(Datum arg, Oid relid);
 
 /*
@@ -116,30 +157,76 @@ static void forget_relation(Datum arg, Oid relid);
 bool
 adk_event_row_insert(const Datum *values)
 {
-	Relation	rel = open_table("events_p0", &events_table);
-	EState	   *estate;
-	ResultRelInfo *rri;
+	static const bool nulls[ADK_EVENT_ROW_COLUMNS] = {false};
+	Relation	rel = open_table(&events_table);
+
+	if (rel == NULL)
+		return false;
+	insert_row(rel, &events_table, ADK_EVENT_ROW_COLUMNS, values, nulls);
+	return true;
+}
+
+/*
+ * The same for a row of adk.model_calls (values and nulls in the order of
+ * ledger_columns).
+ */
+bool
+adk_ledger_row_insert(const Datum *values, const bool *nulls)
+{
+	Relation	rel = open_table(&ledger_table);
+
+	if (rel == NULL)
+		return false;
+	insert_row(rel, &ledger_table, ADK_LEDGER_ROW_COLUMNS, values, nulls);
+	return true;
+}
+
+/*
+ * Write one row: the ncols columns we fill, the others' defaults; then its
+ * index entries.  rel is open with RowExclusiveLock; closed here.
+ */
+static void
+insert_row(Relation rel, DirectTable *t, int ncols, const Datum *values,
+		   const bool *nulls)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	EState	   *estate = CreateExecutorState();
+	MemoryContext caller = MemoryContextSwitchTo(estate->es_query_cxt);
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
 	TupleTableSlot *slot;
 	List	   *recheck = NIL;
 	int			i;
 
-	if (rel == NULL)
-		return false;
-
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(rri, rel, 1, NULL, 0);
 	ExecOpenIndices(rri, false);
 
-	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rel),
-								  table_slot_callbacks(rel));
+	slot = ExecInitExtraTupleSlot(estate, desc, table_slot_callbacks(rel));
 	ExecClearTuple(slot);
-	for (i = 0; i < slot->tts_tupleDescriptor->natts; i++)
+	for (i = 0; i < desc->natts; i++)
 		slot->tts_isnull[i] = true;
-	for (i = 0; i < ADK_EVENT_ROW_COLUMNS; i++)
+	for (i = 0; i < ncols; i++)
 	{
-		slot->tts_values[events_table.attnums[i] - 1] = values[i];
-		slot->tts_isnull[events_table.attnums[i] - 1] = false;
+		slot->tts_values[t->attnums[i] - 1] = values[i];
+		slot->tts_isnull[t->attnums[i] - 1] = nulls[i];
+	}
+	for (i = 0; i < t->ndefaults; i++)
+	{
+		ExprState  *es = ExecInitExpr(t->defaults[i], NULL);
+		AttrNumber	att = t->default_attnums[i];
+
+		slot->tts_values[att - 1] =
+			ExecEvalExprSwitchContext(es, GetPerTupleExprContext(estate),
+									  &slot->tts_isnull[att - 1]);
+	}
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attnotnull && slot->tts_isnull[i] && !att->attisdropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+							NameStr(att->attname), RelationGetRelationName(rel))));
 	}
 	ExecStoreVirtualTuple(slot);
 
@@ -152,12 +239,12 @@ adk_event_row_insert(const Datum *values)
 
 	ExecCloseIndices(rri);
 	ExecResetTupleTable(estate->es_tupleTable, false);
+	MemoryContextSwitchTo(caller);
 	FreeExecutorState(estate);
 	table_close(rel, NoLock);
 
 	/* later commands of this transaction see the row, as after an INSERT */
 	CommandCounterIncrement();
-	return true;
 }
 
 /*
@@ -173,7 +260,7 @@ bool
 adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 					 int64 *seq, TimestampTz *ts, bool *found)
 {
-	Relation	rel = open_table("sessions_p0", &sessions_table);
+	Relation	rel = open_table(&sessions_table);
 	Relation	idx;
 	Snapshot	snap;
 	ScanKeyData skey[3];
@@ -186,6 +273,7 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	LockTupleMode lockmode;
 	AdkUpdateIndexes update_indexes;
 	AttrNumber *att = sessions_table.attnums;
+	MemoryContext caller;
 	Datum		d;
 	bool		isnull;
 	int64		last_seq;
@@ -197,6 +285,13 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	if (rel == NULL)
 		return false;
 	desc = RelationGetDescr(rel);
+
+	/* what a bump allocates (the merged state, slots) goes with it */
+	if (bump_cxt == NULL)
+		bump_cxt = AllocSetContextCreate(TopMemoryContext, "adk session bump",
+										 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(bump_cxt);
+	caller = MemoryContextSwitchTo(bump_cxt);
 	idx = index_open(sessions_table.index, RowExclusiveLock);
 
 	/* as a statement would: its own snapshot, after what came before */
@@ -221,6 +316,7 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 		PopActiveSnapshot();
 		index_close(idx, NoLock);
 		table_close(rel, NoLock);
+		MemoryContextSwitchTo(caller);
 		return false;
 	}
 
@@ -251,6 +347,7 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 			PopActiveSnapshot();
 			index_close(idx, NoLock);
 			table_close(rel, NoLock);
+			MemoryContextSwitchTo(caller);
 			return false;
 		default:
 			elog(ERROR, "unexpected result %d locking a session row", (int) res);
@@ -325,19 +422,20 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	PopActiveSnapshot();
 	index_close(idx, NoLock);
 	table_close(rel, NoLock);
+	MemoryContextSwitchTo(caller);
+	MemoryContextReset(bump_cxt);
 	CommandCounterIncrement();
 	return true;
 }
 
 /*
- * Open adk.<relname> with RowExclusiveLock if it is eligible, else NULL.
+ * Open adk.<t->relname> with RowExclusiveLock if it is eligible, else NULL.
  */
 static Relation
-open_table(const char *relname, DirectTable *t)
+open_table(DirectTable *t)
 {
 	Oid			relid;
 	Relation	rel;
-	bool		ok;
 
 	if (!callback_registered)
 	{
@@ -345,7 +443,7 @@ open_table(const char *relname, DirectTable *t)
 		callback_registered = true;
 	}
 
-	relid = get_relname_relid(relname, get_namespace_oid("adk", false));
+	relid = get_relname_relid(t->relname, get_namespace_oid("adk", false));
 	if (!OidIsValid(relid))
 		return NULL;
 
@@ -353,12 +451,15 @@ open_table(const char *relname, DirectTable *t)
 	rel = table_open(relid, RowExclusiveLock);
 	if (t->relid != relid)
 	{
+		if (t->cxt == NULL)
+			t->cxt = AllocSetContextCreate(CacheMemoryContext,
+										   "adk direct writes",
+										   ALLOCSET_SMALL_SIZES);
+		MemoryContextReset(t->cxt);
+		t->ndefaults = 0;
 		t->eligible = false;
-		if (t == &events_table)
-			ok = check_events(rel, t);
-		else
-			ok = check_sessions(rel, t);
-		t->eligible = ok;
+		t->eligible = (t == &sessions_table) ? check_sessions(rel, t) :
+			check_table(rel, t);
 		t->relid = relid;
 	}
 	if (!t->eligible)
@@ -369,42 +470,42 @@ open_table(const char *relname, DirectTable *t)
 	return rel;
 }
 
+/*
+ * adk.events_p0 or adk.model_calls: plain, no trigger for INSERT but our
+ * own, the columns we fill of the types we fill them with.  Finds the
+ * other columns' defaults.
+ */
 static bool
-check_events(Relation rel, DirectTable *t)
+check_table(Relation rel, DirectTable *t)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			n = 0;
-	int			i;
+	bool		events = (t == &events_table);
+	int			ncols = events ? ADK_EVENT_ROW_COLUMNS : ADK_LEDGER_ROW_COLUMNS;
 
-	if (!plain_partition(rel) ||
-		!only_our_triggers(rel, true, "_events_before_insert") ||
-		!find_columns(desc, event_columns, ADK_EVENT_ROW_COLUMNS, t->attnums))
+	if (!plain_relation(rel) ||
+		rel->rd_rel->relispartition != events ||
+		!only_our_triggers(rel, true, events ? "_events_before_insert" : NULL) ||
+		!find_columns(rel, events ? event_columns : ledger_columns,
+					  events ? event_types : ledger_types, ncols, t->attnums))
 		return false;
-
-	/* and nothing else: another column would be left NULL, not defaulted */
-	for (i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped)
-			n++;
-	return n == ADK_EVENT_ROW_COLUMNS;
+	find_defaults(rel, t, ncols);
+	return true;
 }
 
 static bool
 check_sessions(Relation rel, DirectTable *t)
 {
 	static const char *const key_columns[3] = {"app_name", "user_id", "id"};
+	static const Oid key_types[3] = {VARCHAROID, VARCHAROID, VARCHAROID};
 	AttrNumber	key[3];
 	Oid			index;
 	Relation	idx;
 	bool		ok;
 
-	if (!plain_partition(rel) ||
+	if (!plain_relation(rel) || !rel->rd_rel->relispartition ||
 		!only_our_triggers(rel, false, "_sessions_before_update") ||
-		!find_columns(RelationGetDescr(rel), session_columns, S_NCOLS,
+		!find_columns(rel, session_columns, session_types, S_NCOLS,
 					  t->attnums) ||
-		!find_columns(RelationGetDescr(rel), key_columns, 3, key))
-		return false;
-	if (TupleDescAttr(RelationGetDescr(rel), t->attnums[S_LAST_SEQ] - 1)->atttypid != INT8OID ||
-		TupleDescAttr(RelationGetDescr(rel), t->attnums[S_STATE] - 1)->atttypid != JSONBOID)
+		!find_columns(rel, key_columns, key_types, 3, key))
 		return false;
 
 	/* the unique (app_name, user_id, id) index finds the row */
@@ -426,11 +527,11 @@ check_sessions(Relation rel, DirectTable *t)
 }
 
 /*
- * No row security, no CHECK, no generated column, and every row belongs
- * in it: the only partition, hash with modulus 1.
+ * No row security, no CHECK, no generated column; and a partition is the
+ * only partition of its table, hash with modulus 1 (every row belongs).
  */
 static bool
-plain_partition(Relation rel)
+plain_relation(Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	HeapTuple	classtup;
@@ -438,11 +539,13 @@ plain_partition(Relation rel)
 	bool		isnull;
 	bool		ok = false;
 
-	if (rel->rd_rel->relrowsecurity || !rel->rd_rel->relispartition)
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
 		return false;
 	if (desc->constr &&
 		(desc->constr->num_check > 0 || desc->constr->has_generated_stored))
 		return false;
+	if (!rel->rd_rel->relispartition)
+		return true;
 
 	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(RelationGetRelid(rel)));
 	if (!HeapTupleIsValid(classtup))
@@ -463,8 +566,8 @@ plain_partition(Relation rel)
 }
 
 /*
- * Does nothing but our own row trigger adk.<ours>() fire for an INSERT
- * (for_insert) or an UPDATE of rel?
+ * Does nothing but our own row trigger adk.<ours>() (NULL: none) fire for
+ * an INSERT (for_insert) or an UPDATE of rel?
  */
 static bool
 only_our_triggers(Relation rel, bool for_insert, const char *ours)
@@ -486,8 +589,9 @@ only_our_triggers(Relation rel, bool for_insert, const char *ours)
 		 td->trig_update_new_table))
 		return false;
 
-	fn = LookupFuncName(list_make2(makeString("adk"), makeString((char *) ours)),
-						0, noargs, true);
+	fn = ours == NULL ? InvalidOid :
+		LookupFuncName(list_make2(makeString("adk"), makeString((char *) ours)),
+					   0, noargs, true);
 	for (i = 0; i < td->numtriggers; i++)
 	{
 		Trigger    *trig = &td->triggers[i];
@@ -501,12 +605,15 @@ only_our_triggers(Relation rel, bool for_insert, const char *ours)
 }
 
 /*
- * Attribute numbers of the named columns; false if one is missing.
+ * Attribute numbers of the named columns; false if one is missing or not
+ * of its type.  VARCHAROID stands for our ids: varchar wide enough for
+ * what common/ids.c lets through, or text.
  */
 static bool
-find_columns(TupleDesc desc, const char *const *names, int n,
+find_columns(Relation rel, const char *const *names, const Oid *types, int n,
 			 AttrNumber *attnums)
 {
+	TupleDesc	desc = RelationGetDescr(rel);
 	int			c;
 
 	for (c = 0; c < n; c++)
@@ -517,9 +624,20 @@ find_columns(TupleDesc desc, const char *const *names, int n,
 		for (i = 0; i < desc->natts; i++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, i);
+			bool		type_ok;
 
-			if (!att->attisdropped &&
-				strcmp(NameStr(att->attname), names[c]) == 0)
+			if (att->attisdropped || strcmp(NameStr(att->attname), names[c]) != 0)
+				continue;
+			if (types[c] == VARCHAROID)
+				type_ok = att->atttypid == TEXTOID ||
+					(att->atttypid == VARCHAROID &&
+					 (att->atttypmod < 0 ||
+					  att->atttypmod - VARHDRSZ >=
+					  (strcmp(names[c], "invocation_id") == 0 ?
+					   ADK_MAX_INVOCATION_ID_CHARS : ADK_MAX_ID_CHARS)));
+			else
+				type_ok = att->atttypid == types[c];
+			if (type_ok)
 				attnums[c] = att->attnum;
 		}
 		if (attnums[c] == InvalidAttrNumber)
@@ -528,12 +646,52 @@ find_columns(TupleDesc desc, const char *const *names, int n,
 	return true;
 }
 
+/*
+ * The defaults of the columns we do not fill, planned once (in t->cxt) as
+ * an INSERT would plan them: identity columns' nextval, now(), ...
+ */
+static void
+find_defaults(Relation rel, DirectTable *t, int ncols)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MemoryContext old = MemoryContextSwitchTo(t->cxt);
+	int			i;
+
+	t->ndefaults = 0;
+	t->default_attnums = palloc(desc->natts * sizeof(AttrNumber));
+	t->defaults = palloc(desc->natts * sizeof(Expr *));
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Node	   *expr;
+		int			c;
+
+		if (att->attisdropped)
+			continue;
+		for (c = 0; c < ncols; c++)
+			if (t->attnums[c] == att->attnum)
+				break;
+		if (c < ncols)
+			continue;
+		expr = build_column_default(rel, att->attnum);
+		if (expr == NULL)
+			continue;
+		t->default_attnums[t->ndefaults] = att->attnum;
+		t->defaults[t->ndefaults] = expression_planner((Expr *) expr);
+		t->ndefaults++;
+	}
+	MemoryContextSwitchTo(old);
+}
+
 /* relcache invalidation: forget what we knew of that relation */
 static void
 forget_relation(Datum arg, Oid relid)
 {
+	/* only marked: memory is freed at the next check, never while in use */
 	if (!OidIsValid(relid) || relid == events_table.relid)
 		events_table.relid = InvalidOid;
 	if (!OidIsValid(relid) || relid == sessions_table.relid)
 		sessions_table.relid = InvalidOid;
+	if (!OidIsValid(relid) || relid == ledger_table.relid)
+		ledger_table.relid = InvalidOid;
 }
