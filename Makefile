@@ -10,6 +10,7 @@ MODULE_big   = adk_runner
 OBJS = \
 	src/adk_runner.o \
 	src/common/ids.o \
+	src/common/jsonb_build.o \
 	src/common/json_bridge.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \

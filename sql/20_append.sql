@@ -133,6 +133,30 @@ SELECT seq = :f_seq AS same_seq, "timestamp" = :'f_ts' AS same_time,
        event_data ->> 'author' AS author
   FROM adk.events WHERE id = 'foreign-1';
 
+-- The stored event is rebuilt at the top level only, nested values copied
+-- as stored (common/jsonb_build.c).  A wide event -- more top-level keys
+-- than jsonb's offset stride of 32, every JSON type, multibyte text --
+-- reads back whole, and every key is found by lookup, which needs jsonb's
+-- key order.
+SELECT adk_append_event('app', 'u', 'a1',
+         (SELECT jsonb_object_agg('k' || i, CASE i % 6
+                    WHEN 0 THEN to_jsonb(i) WHEN 1 THEN to_jsonb(i * 1.5)
+                    WHEN 2 THEN to_jsonb(i % 4 = 0) WHEN 3 THEN 'null'::jsonb
+                    WHEN 4 THEN jsonb_build_array(i, 'x', jsonb_build_object('n', i))
+                    ELSE to_jsonb(repeat('é', i)) END)
+            FROM generate_series(1, 70) i)
+         || '{"author": "wide", "id": "wide-1", "timestamp": 1,
+              "actions": {"custom": [1, 2], "state_delta": {"temp:t": 1, "w": 2}}}') ->> 'id' AS stored;
+SELECT count(*) AS keys, bool_and(e.event_data -> j.key = j.value) AS all_found,
+       e.event_data = e.event_data::text::jsonb AS reparses_equal
+  FROM adk.events e, jsonb_each(e.event_data) j WHERE e.id = 'wide-1' GROUP BY e.event_data;
+SELECT event_data -> 'actions' AS actions, event_data -> 'k1' AS k1, event_data -> 'k4' AS k4,
+       event_data -> 'k8' AS k8, event_data -> 'k9' AS k9, length(event_data ->> 'k65') AS k65_chars,
+       (event_data ->> 'timestamp')::bigint = (extract(epoch FROM "timestamp") * 1000)::bigint AS json_equals_column
+  FROM adk.events WHERE id = 'wide-1';
+SELECT (SELECT count(*) FROM jsonb_object_keys(event_data) k WHERE k ~ '^k[0-9]+$') AS sent_keys
+  FROM adk.events WHERE id = 'wide-1';
+
 -- adk_append_event writes its row without an INSERT statement while
 -- adk.events carries only our own rules (store/row_insert.c).  Whatever a
 -- user adds to the table still runs: a trigger, a CHECK constraint, a

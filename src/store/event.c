@@ -18,11 +18,13 @@
 #include "postgres.h"
 
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 #include "adk_runner.h"
 #include "common/ids.h"
+#include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
 #include "store/event.h"
 #include "store/event_time.h"
@@ -35,12 +37,14 @@ static const char *const action_maps[] = {
 static void require_type(JsonbValue *v, const char *field, bool object);
 static char *string_field(JsonbContainer *ev, const char *field,
 						  int max_chars, bool required);
-static void push_actions(JsonbParseState **st, JsonbValue *actions,
-						 bool strip_temp);
+static void finish_actions(JsonbValue *actions, bool strip_temp);
+static void add_field(AdkJsonbField *f, int *n, const char *key, int keylen,
+					  JsonbValue *value);
+static void add_string(AdkJsonbField *f, int *n, const char *key,
+					   const char *value);
+static void set_binary(JsonbValue *v, Jsonb *jb);
+static Jsonb *empty_container(bool object);
 static bool key_is(JsonbValue *k, const char *name);
-static void push_key(JsonbParseState **st, const char *key);
-static void push_string(JsonbParseState **st, const char *key,
-						const char *val);
 
 /*
  * Check an event (22023 for a malformed one; the caller has rejected NULL
@@ -105,26 +109,28 @@ adk_event_check(Jsonb *event, AdkEventKeys *keys)
 }
 
 /*
- * The event as stored, built in one pass over the caller's event: what ADK
- * fills in (id, invocation_id, the empty action maps,
- * long_running_tool_ids), the final time as epoch milliseconds (unless
- * time is 0: a partial event keeps its own), and actions.state_delta
- * without its temp: keys when strip_temp.  Nested values are copied as
- * they are; only the top level and "actions" are looked at.
+ * The event as stored: the caller's event with what ADK fills in (id,
+ * invocation_id, the empty action maps, long_running_tool_ids), the final
+ * time as epoch milliseconds (unless time is 0: a partial event keeps its
+ * own), and actions.state_delta without its temp: keys when strip_temp.
+ * Only the top level and "actions" are rebuilt; every other nested value
+ * is copied as stored (common/jsonb_build.c).
  */
 Jsonb *
 adk_event_finish(Jsonb *event, AdkEventKeys *keys, TimestampTz time,
 				 bool strip_temp)
 {
-	JsonbParseState *st = NULL;
+	int			max = JsonContainerSize(&event->root) + 5;
+	AdkJsonbField *f = palloc(max * sizeof(AdkJsonbField));
+	int			n = 0;
 	JsonbIterator *it = JsonbIteratorInit(&event->root);
 	JsonbIteratorToken tok;
 	JsonbValue	k;
 	JsonbValue	v;
 	bool		saw_actions = false;
 	bool		saw_lrti = false;
+	Jsonb	   *result;
 
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
 	{
 		if (tok != WJB_KEY)
@@ -136,62 +142,73 @@ adk_event_finish(Jsonb *event, AdkEventKeys *keys, TimestampTz time,
 			(!keys->id_given && key_is(&k, "id")) ||
 			(!keys->invocation_id_given && key_is(&k, "invocation_id")))
 			continue;
-		pushJsonbValue(&st, WJB_KEY, &k);
 		if (key_is(&k, "actions"))
 		{
 			saw_actions = true;
-			push_actions(&st, &v, strip_temp);
-			continue;
+			finish_actions(&v, strip_temp);
 		}
-		if (key_is(&k, "long_running_tool_ids"))
+		else if (key_is(&k, "long_running_tool_ids"))
 			saw_lrti = true;
-		pushJsonbValue(&st, WJB_VALUE, &v);
+		add_field(f, &n, k.val.string.val, k.val.string.len, &v);
 	}
 
 	if (!keys->id_given)
-		push_string(&st, "id", keys->id);
+		add_string(f, &n, "id", keys->id);
 	if (!keys->invocation_id_given)
-		push_string(&st, "invocation_id", "");
+		add_string(f, &n, "invocation_id", "");
 	if (!saw_actions)
 	{
-		push_key(&st, "actions");
-		push_actions(&st, NULL, false);
+		v.type = jbvNull;
+		finish_actions(&v, false);
+		add_field(f, &n, "actions", 7, &v);
 	}
 	if (!saw_lrti)
 	{
-		push_key(&st, "long_running_tool_ids");
-		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
-		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+		set_binary(&v, empty_container(false));
+		add_field(f, &n, "long_running_tool_ids", 21, &v);
 	}
 	if (time != 0)
 	{
-		push_key(&st, "timestamp");
 		v.type = jbvNumeric;
 		v.val.numeric = int64_to_numeric(adk_timestamp_to_epoch_ms(time));
-		pushJsonbValue(&st, WJB_VALUE, &v);
+		add_field(f, &n, "timestamp", 9, &v);
 	}
-	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	result = adk_jsonb_build_object(f, n);
+	return result;
 }
 
 /*
- * Push the value of "actions": the event's own actions (NULL or JSON null:
- * none) with the four action maps added where missing, and state_delta
- * without temp: keys when strip_temp.
+ * Replace *actions (an object, or JSON null for none) by the value to
+ * store: the four action maps added where missing, state_delta without
+ * temp: keys when strip_temp.  An object that needs neither stays as it is.
  */
 static void
-push_actions(JsonbParseState **st, JsonbValue *actions, bool strip_temp)
+finish_actions(JsonbValue *actions, bool strip_temp)
 {
+	AdkJsonbField f[32 + lengthof(action_maps)];
 	bool		seen[lengthof(action_maps)] = {false};
+	int			n = 0;
+	int			nseen = 0;
 	size_t		i;
 
-	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	if (actions != NULL && actions->type == jbvBinary)
+	if (actions->type == jbvBinary)
 	{
-		JsonbIterator *it = JsonbIteratorInit(actions->val.binary.data);
+		JsonbIterator *it;
 		JsonbIteratorToken tok;
 		JsonbValue	k;
 		JsonbValue	v;
+		AdkJsonbField *many = f;
 
+		for (i = 0; i < lengthof(action_maps); i++)
+			if (adk_jsonb_get(actions->val.binary.data, action_maps[i]) != NULL)
+				nseen++;
+		if (nseen == lengthof(action_maps) && !strip_temp)
+			return;				/* already as ADK stores it */
+
+		if (JsonContainerSize(actions->val.binary.data) > 32)
+			many = palloc((JsonContainerSize(actions->val.binary.data) +
+						   lengthof(action_maps)) * sizeof(AdkJsonbField));
+		it = JsonbIteratorInit(actions->val.binary.data);
 		while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
 		{
 			if (tok != WJB_KEY)
@@ -200,28 +217,83 @@ push_actions(JsonbParseState **st, JsonbValue *actions, bool strip_temp)
 			for (i = 0; i < lengthof(action_maps); i++)
 				if (key_is(&k, action_maps[i]))
 					seen[i] = true;
-			pushJsonbValue(st, WJB_KEY, &k);
-			if (strip_temp && key_is(&k, "state_delta") &&
-				v.type == jbvBinary)
-			{
-				Jsonb	   *clean = adk_jsonb_without_temp(v.val.binary.data);
-
-				v.val.binary.data = &clean->root;
-				v.val.binary.len = VARSIZE(clean) - VARHDRSZ;
-			}
-			pushJsonbValue(st, WJB_VALUE, &v);
+			if (strip_temp && key_is(&k, "state_delta") && v.type == jbvBinary)
+				set_binary(&v, adk_jsonb_without_temp(v.val.binary.data));
+			add_field(many, &n, k.val.string.val, k.val.string.len, &v);
 		}
+		for (i = 0; i < lengthof(action_maps); i++)
+		{
+			JsonbValue	empty;
+
+			if (seen[i])
+				continue;
+			set_binary(&empty, empty_container(true));
+			add_field(many, &n, action_maps[i], strlen(action_maps[i]), &empty);
+		}
+		set_binary(actions, adk_jsonb_build_object(many, n));
+		return;
 	}
+
 	for (i = 0; i < lengthof(action_maps); i++)
 	{
-		if (seen[i])
-			continue;
-		push_key(st, action_maps[i]);
-		pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-		pushJsonbValue(st, WJB_END_OBJECT, NULL);
+		JsonbValue	empty;
+
+		set_binary(&empty, empty_container(true));
+		add_field(f, &n, action_maps[i], strlen(action_maps[i]), &empty);
 	}
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	set_binary(actions, adk_jsonb_build_object(f, n));
 }
+
+static void
+add_field(AdkJsonbField *f, int *n, const char *key, int keylen,
+		  JsonbValue *value)
+{
+	f[*n].key = key;
+	f[*n].keylen = keylen;
+	f[*n].value = *value;
+	(*n)++;
+}
+
+static void
+add_string(AdkJsonbField *f, int *n, const char *key, const char *value)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) value;
+	v.val.string.len = strlen(value);
+	add_field(f, n, key, strlen(key), &v);
+}
+
+/* *v = the jsonb jb as a binary value */
+static void
+set_binary(JsonbValue *v, Jsonb *jb)
+{
+	v->type = jbvBinary;
+	v->val.binary.data = &jb->root;
+	v->val.binary.len = VARSIZE(jb) - VARHDRSZ;
+}
+
+/* {} or [], made once */
+static Jsonb *
+empty_container(bool object)
+{
+	static Jsonb *empty[2];
+
+	if (empty[object] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		JsonbParseState *st = NULL;
+
+		pushJsonbValue(&st, object ? WJB_BEGIN_OBJECT : WJB_BEGIN_ARRAY, NULL);
+		empty[object] = JsonbValueToJsonb(pushJsonbValue(&st,
+														 object ? WJB_END_OBJECT : WJB_END_ARRAY,
+														 NULL));
+		MemoryContextSwitchTo(old);
+	}
+	return empty[object];
+}
+
 
 static bool
 key_is(JsonbValue *k, const char *name)
@@ -232,16 +304,6 @@ key_is(JsonbValue *k, const char *name)
 		memcmp(k->val.string.val, name, len) == 0;
 }
 
-static void
-push_key(JsonbParseState **st, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(st, WJB_KEY, &k);
-}
 
 static void
 require_type(JsonbValue *v, const char *field, bool object)
@@ -291,14 +353,3 @@ string_field(JsonbContainer *ev, const char *field, int max_chars,
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
-static void
-push_string(JsonbParseState **st, const char *key, const char *val)
-{
-	JsonbValue	v;
-
-	push_key(st, key);
-	v.type = jbvString;
-	v.val.string.val = (char *) val;
-	v.val.string.len = strlen(val);
-	pushJsonbValue(st, WJB_VALUE, &v);
-}
