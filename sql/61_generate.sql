@@ -122,4 +122,14 @@ COMMIT;
 SELECT call_id - :id_before AS audited_call, model FROM ledger_audit;
 DROP TABLE ledger_audit;
 DROP FUNCTION audit_call();
+-- A NUL the provider sends ("\u0000") cannot be stored in jsonb: it comes
+-- back as U+FFFD, streamed or not, for each provider
+SELECT p, r #>> '{content,parts,0,text}' = 'nul:' || U&'\FFFD' || ':end' AS replaced
+  FROM unnest(ARRAY['openai', 'gemini', 'anthropic']) p,
+       adk_generate(p, '[{"role": "user", "parts": [{"text": "[[nul]]"}]}]') r ORDER BY p;
+SELECT p, bool_or(r #>> '{content,parts,0,text}' = 'nul:' || U&'\FFFD' || ':end') AS final_replaced
+  FROM unnest(ARRAY['openai', 'gemini', 'anthropic']) p,
+       adk_generate_stream(p, '[{"role": "user", "parts": [{"text": "[[nul]]"}]}]') r
+ WHERE NOT coalesce((r ->> 'partial')::boolean, false) GROUP BY p ORDER BY p;
+
 DELETE FROM adk.model_calls WHERE id > :id_before;

@@ -3,7 +3,8 @@
  * json_bridge.c
  *	  Moving JSON between PostgreSQL's jsonb and json-c.
  *
- * Both directions go through JSON text.  Text from json-c can hold what
+ * jsonb -> json-c goes through JSON text; json-c -> jsonb (every model
+ * response) is built directly.  Text from json-c can hold what
  * jsonb refuses -- "\u0000" escapes -- so it is cleaned first: a NUL
  * becomes U+FFFD.  json-c has already refused invalid UTF-8 (the adapters
  * parse with JSON_TOKENER_VALIDATE_UTF8).
@@ -20,12 +21,20 @@
 #undef json_object
 #include "utils/fmgrprotos.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/numeric.h"
 
 #include <json-c/json.h>
 
 #include "common/json_bridge.h"
 
 #define ADK_JSONC_MAX_DEPTH 64
+
+static JsonbValue *push_jsonc(JsonbParseState **st, struct json_object *obj);
+static void push_jsonc_value(JsonbParseState **st, struct json_object *val,
+							 JsonbIteratorToken as);
+static void jsonc_scalar(struct json_object *obj, JsonbValue *v);
+static char *without_nul(const char *s, size_t len, int *outlen);
 
 /*
  * jsonb -> new json-c object (caller puts it).  "what" names the argument
@@ -62,14 +71,151 @@ adk_jsonb_to_jsonc(Jsonb *jb, const char *what)
 
 /*
  * json-c object -> jsonb (palloc'd).  Does not consume obj.
+ *
+ * Built directly, not through text: this runs for every model response.
+ * Numbers go through json-c's own text for them, so a number reads as the
+ * text path would read it; a NUL in a string becomes U+FFFD, as
+ * adk_sanitize_json_text makes of "\u0000".
  */
 Jsonb *
 adk_jsonc_to_jsonb(struct json_object *obj)
 {
-	const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-													  JSON_C_TO_STRING_NOSLASHESCAPE);
+	JsonbParseState *st = NULL;
+	JsonbValue	v;
+	Jsonb	   *result;
 
-	return adk_cstring_to_jsonb(text);
+	switch (json_object_get_type(obj))
+	{
+		case json_type_object:
+		case json_type_array:
+			result = JsonbValueToJsonb(push_jsonc(&st, obj));
+			break;
+		default:
+			jsonc_scalar(obj, &v);
+			result = JsonbValueToJsonb(&v);
+			break;
+	}
+	return result;
+}
+
+/*
+ * Push a json-c object or array, recursively.  Returns what pushJsonbValue
+ * returned for its end.
+ */
+static JsonbValue *
+push_jsonc(JsonbParseState **st, struct json_object *obj)
+{
+	JsonbValue	v;
+	JsonbValue *res;
+
+	check_stack_depth();
+	if (json_object_is_type(obj, json_type_object))
+	{
+		struct json_object_iterator it = json_object_iter_begin(obj);
+		struct json_object_iterator end = json_object_iter_end(obj);
+
+		pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+		while (!json_object_iter_equal(&it, &end))
+		{
+			const char *key = json_object_iter_peek_name(&it);
+
+			v.type = jbvString;
+			v.val.string.val = without_nul(key, strlen(key), &v.val.string.len);
+			pushJsonbValue(st, WJB_KEY, &v);
+			push_jsonc_value(st, json_object_iter_peek_value(&it), WJB_VALUE);
+			json_object_iter_next(&it);
+		}
+		res = pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	}
+	else
+	{
+		size_t		n = json_object_array_length(obj);
+		size_t		i;
+
+		pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+		for (i = 0; i < n; i++)
+			push_jsonc_value(st, json_object_array_get_idx(obj, i), WJB_ELEM);
+		res = pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	}
+	return res;
+}
+
+static void
+push_jsonc_value(JsonbParseState **st, struct json_object *val,
+				 JsonbIteratorToken as)
+{
+	JsonbValue	v;
+
+	switch (json_object_get_type(val))
+	{
+		case json_type_object:
+		case json_type_array:
+			push_jsonc(st, val);
+			break;
+		default:
+			jsonc_scalar(val, &v);
+			pushJsonbValue(st, as, &v);
+			break;
+	}
+}
+
+/* a json-c scalar (NULL: JSON null) as a JsonbValue */
+static void
+jsonc_scalar(struct json_object *obj, JsonbValue *v)
+{
+	switch (json_object_get_type(obj))
+	{
+		case json_type_null:
+			v->type = jbvNull;
+			break;
+		case json_type_boolean:
+			v->type = jbvBool;
+			v->val.boolean = json_object_get_boolean(obj) != 0;
+			break;
+		case json_type_int:
+		case json_type_double:
+			v->type = jbvNumeric;
+			v->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																 CStringGetDatum(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN)),
+																 ObjectIdGetDatum(InvalidOid),
+																 Int32GetDatum(-1)));
+			break;
+		case json_type_string:
+			v->type = jbvString;
+			v->val.string.val = without_nul(json_object_get_string(obj),
+											json_object_get_string_len(obj),
+											&v->val.string.len);
+			break;
+		default:
+			elog(ERROR, "unexpected json-c type %d", (int) json_object_get_type(obj));
+	}
+}
+
+/*
+ * The string, or a palloc'd copy with each NUL byte replaced by U+FFFD
+ * (jsonb cannot store NUL).
+ */
+static char *
+without_nul(const char *s, size_t len, int *outlen)
+{
+	StringInfoData out;
+	size_t		i;
+
+	if (memchr(s, '\0', len) == NULL)
+	{
+		*outlen = (int) len;
+		return (char *) s;
+	}
+	initStringInfo(&out);
+	for (i = 0; i < len; i++)
+	{
+		if (s[i] == '\0')
+			appendBinaryStringInfo(&out, "\xef\xbf\xbd", 3);
+		else
+			appendStringInfoChar(&out, s[i]);
+	}
+	*outlen = out.len;
+	return out.data;
 }
 
 /*

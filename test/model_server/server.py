@@ -578,6 +578,10 @@ def script(conv):
             ans.rule = "transfer"
             agent = TRANSFER_RE.search(user_text).group(1).strip(".-")
             calls.append(("transfer_to_agent", {"agent_name": agent}))
+        elif "[[nul]]" in user_text:
+            # a NUL in the answer ("\u0000" on the wire): jsonb cannot hold it
+            ans.rule = "nul"
+            ans.text = "nul:\u0000:end"
         elif user_text:
             ans.rule = "echo"
             ans.text = "echo: " + user_text
