@@ -146,6 +146,11 @@ static bool find_columns(Relation rel, const char *const *names,
 static void find_defaults(Relation rel, DirectTable *t, int ncols);
 static void insert_row(Relation rel, DirectTable *t, int ncols,
 					   const Datum *values, const bool *nulls);
+static bool lock_session_row(Relation rel, Relation idx, const Datum *ids,
+							 Snapshot snap, TupleTableSlot *slot);
+static void update_session_row(Relation rel, TupleTableSlot *oldslot,
+							   Snapshot snap, TimestampTz proposed,
+							   Jsonb *delta, int64 *seq, TimestampTz *ts);
 static void forget_relation(Datum arg, Oid relid);
 
 /*
@@ -263,28 +268,12 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	Relation	rel = open_table(&sessions_table);
 	Relation	idx;
 	Snapshot	snap;
-	ScanKeyData skey[3];
-	IndexScanDesc scan;
 	TupleTableSlot *oldslot;
-	TupleTableSlot *newslot;
-	TupleDesc	desc;
-	TM_FailureData tmfd;
-	TM_Result	res;
-	LockTupleMode lockmode;
-	AdkUpdateIndexes update_indexes;
-	AttrNumber *att = sessions_table.attnums;
 	MemoryContext caller;
-	Datum		d;
-	bool		isnull;
-	int64		last_seq;
-	TimestampTz floor_time;
-	TimestampTz update_time;
-	int			i;
 
 	*found = true;
 	if (rel == NULL)
 		return false;
-	desc = RelationGetDescr(rel);
 
 	/* what a bump allocates (the merged state, slots) goes with it */
 	if (bump_cxt == NULL)
@@ -301,6 +290,37 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	snap = GetActiveSnapshot();
 
 	oldslot = table_slot_create(rel, NULL);
+	*found = lock_session_row(rel, idx, ids, snap, oldslot);
+	if (*found)
+		update_session_row(rel, oldslot, snap, proposed, delta, seq, ts);
+
+	ExecDropSingleTupleTableSlot(oldslot);
+	PopActiveSnapshot();
+	index_close(idx, NoLock);
+	table_close(rel, NoLock);
+	MemoryContextSwitchTo(caller);
+	MemoryContextReset(bump_cxt);
+	if (*found)
+		CommandCounterIncrement();
+	return *found;
+}
+
+/*
+ * Find the session row ids = (app, user, session) with snap and lock it
+ * into slot, as an UPDATE would; false when there is none (or it was
+ * deleted while we waited, at READ COMMITTED).
+ */
+static bool
+lock_session_row(Relation rel, Relation idx, const Datum *ids, Snapshot snap,
+				 TupleTableSlot *slot)
+{
+	ScanKeyData skey[3];
+	IndexScanDesc scan;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	bool		found;
+	int			i;
+
 	for (i = 0; i < 3; i++)
 	{
 		ScanKeyInit(&skey[i], i + 1, BTEqualStrategyNumber, F_TEXTEQ, ids[i]);
@@ -308,19 +328,12 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	}
 	scan = index_beginscan(rel, idx, snap, 3, 0);
 	index_rescan(scan, skey, 3, NULL, 0);
-	*found = index_getnext_slot(scan, ForwardScanDirection, oldslot);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	index_endscan(scan);
-	if (!*found)
-	{
-		ExecDropSingleTupleTableSlot(oldslot);
-		PopActiveSnapshot();
-		index_close(idx, NoLock);
-		table_close(rel, NoLock);
-		MemoryContextSwitchTo(caller);
+	if (!found)
 		return false;
-	}
 
-	res = table_tuple_lock(rel, &oldslot->tts_tid, snap, oldslot,
+	res = table_tuple_lock(rel, &slot->tts_tid, snap, slot,
 						   GetCurrentCommandId(false), LockTupleNoKeyExclusive,
 						   LockWaitBlock,
 						   IsolationUsesXactSnapshot() ? 0 :
@@ -329,7 +342,7 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	switch (res)
 	{
 		case TM_Ok:
-			break;
+			return true;
 		case TM_Updated:
 			/* only without FIND_LAST_VERSION, i.e. REPEATABLE READ and up */
 			ereport(ERROR,
@@ -342,18 +355,33 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 						 errmsg("could not serialize access due to concurrent delete")));
 			/* deleted under us: as if it had never been there */
-			*found = false;
-			ExecDropSingleTupleTableSlot(oldslot);
-			PopActiveSnapshot();
-			index_close(idx, NoLock);
-			table_close(rel, NoLock);
-			MemoryContextSwitchTo(caller);
 			return false;
 		default:
 			elog(ERROR, "unexpected result %d locking a session row", (int) res);
 	}
+	return false;				/* keep the compiler quiet */
+}
 
-	/* the new version, from the one we hold locked */
+/*
+ * Write the bumped version of the locked row in oldslot: seq, time,
+ * update_time and state computed from it; index entries if not HOT.
+ */
+static void
+update_session_row(Relation rel, TupleTableSlot *oldslot, Snapshot snap,
+				   TimestampTz proposed, Jsonb *delta, int64 *seq,
+				   TimestampTz *ts)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	AttrNumber *att = sessions_table.attnums;
+	TupleTableSlot *newslot;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	LockTupleMode lockmode;
+	AdkUpdateIndexes update_indexes;
+	Datum		d;
+	bool		isnull;
+	TimestampTz update_time;
+
 	slot_getallattrs(oldslot);
 	newslot = table_slot_create(rel, NULL);
 	ExecClearTuple(newslot);
@@ -362,17 +390,15 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 	memcpy(newslot->tts_isnull, oldslot->tts_isnull,
 		   desc->natts * sizeof(bool));
 
-	last_seq = DatumGetInt64(oldslot->tts_values[att[S_LAST_SEQ] - 1]);
+	*seq = DatumGetInt64(oldslot->tts_values[att[S_LAST_SEQ] - 1]) + 1;
 	d = oldslot->tts_values[att[S_LAST_EVENT_TIME] - 1];
 	isnull = oldslot->tts_isnull[att[S_LAST_EVENT_TIME] - 1];
-	*seq = last_seq + 1;
 	*ts = proposed;
 	if (!isnull && DatumGetTimestampTz(d) + ONE_MS > *ts)
 		*ts = DatumGetTimestampTz(d) + ONE_MS;
-	floor_time = *ts;
 	update_time = DatumGetTimestampTz(oldslot->tts_values[att[S_UPDATE_TIME] - 1]);
-	if (oldslot->tts_isnull[att[S_UPDATE_TIME] - 1] || update_time < floor_time)
-		update_time = floor_time;
+	if (oldslot->tts_isnull[att[S_UPDATE_TIME] - 1] || update_time < *ts)
+		update_time = *ts;
 
 	newslot->tts_values[att[S_LAST_SEQ] - 1] = Int64GetDatum(*seq);
 	newslot->tts_isnull[att[S_LAST_SEQ] - 1] = false;
@@ -416,16 +442,7 @@ adk_session_row_bump(const Datum *ids, TimestampTz proposed, Jsonb *delta,
 		ExecCloseIndices(rri);
 		FreeExecutorState(estate);
 	}
-
 	ExecDropSingleTupleTableSlot(newslot);
-	ExecDropSingleTupleTableSlot(oldslot);
-	PopActiveSnapshot();
-	index_close(idx, NoLock);
-	table_close(rel, NoLock);
-	MemoryContextSwitchTo(caller);
-	MemoryContextReset(bump_cxt);
-	CommandCounterIncrement();
-	return true;
 }
 
 /*
