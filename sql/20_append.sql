@@ -190,6 +190,12 @@ SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-3"}') 
 SELECT string_agg(id, ', ' ORDER BY seq) AS ids,
        max(seq) - min(seq) + 1 = count(*) AS dense
   FROM adk.events WHERE session_id = 'a1' AND seq > (SELECT seq FROM adk.events WHERE id = 'fast-1') - 1;
+-- A read-only transaction cannot append (25006), as with any write.
+BEGIN READ ONLY;
+SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "ro-1"}')$q$);
+ROLLBACK;
+SELECT count(*) AS ro_stored FROM adk.events WHERE id = 'ro-1';
+
 -- The same for the session row each append bumps.
 CREATE FUNCTION audit_session() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

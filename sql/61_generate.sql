@@ -132,4 +132,8 @@ SELECT p, bool_or(r #>> '{content,parts,0,text}' = 'nul:' || U&'\FFFD' || ':end'
        adk_generate_stream(p, '[{"role": "user", "parts": [{"text": "[[nul]]"}]}]') r
  WHERE NOT coalesce((r ->> 'partial')::boolean, false) GROUP BY p ORDER BY p;
 
+-- nor, in a read-only transaction, can a model call record itself
+BEGIN READ ONLY;
+SELECT expect_error($q$SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "ro"}]}]')$q$);
+ROLLBACK;
 DELETE FROM adk.model_calls WHERE id > :id_before;

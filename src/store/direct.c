@@ -23,7 +23,9 @@
  *
  * If someone adds a trigger or a constraint, or changes a column's type,
  * the table is no longer eligible and the caller falls back to the
- * statement, so whatever was added still runs.  Whether a table is eligible is cached, and
+ * statement, so whatever was added still runs.  In a read-only
+ * transaction, in parallel mode and during recovery the statement runs
+ * too, and raises what it must.  Whether a table is eligible is cached, and
  * forgotten at any relcache invalidation of it (CREATE TRIGGER, ALTER
  * TABLE and ATTACH PARTITION all send one).
  *
@@ -49,6 +51,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_trigger.h"
@@ -459,6 +462,10 @@ open_table(DirectTable *t)
 		CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
 		callback_registered = true;
 	}
+
+	/* the statement raises what it must in these (25006, ...) */
+	if (XactReadOnly || IsInParallelMode() || RecoveryInProgress())
+		return NULL;
 
 	relid = get_relname_relid(t->relname, get_namespace_oid("adk", false));
 	if (!OidIsValid(relid))
