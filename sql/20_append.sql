@@ -176,6 +176,13 @@ DROP TRIGGER audit ON adk.events;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-2"}') IS NOT NULL AS stored;
 SELECT count(*) AS audited FROM event_audit;
 
+-- a rule, too (here: every event also noted in the audit table)
+CREATE RULE note_event AS ON INSERT TO adk.events_p0
+    DO ALSO INSERT INTO event_audit VALUES ('rule ' || NEW.id, NEW.seq);
+SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "ruled-1"}') IS NOT NULL AS stored;
+DROP RULE note_event ON adk.events_p0;
+SELECT event_id FROM event_audit WHERE event_id LIKE 'rule %';
+
 ALTER TABLE adk.events_p0 ADD CONSTRAINT no_robots
     CHECK (event_data ->> 'author' IS DISTINCT FROM 'robot');
 SELECT split_part(expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "robot"}')$q$), E'\n', 1) AS error;

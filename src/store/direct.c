@@ -13,7 +13,7 @@
  * write its heap tuple and index entries ourselves, as logical
  * replication's apply worker does (executor/execReplication.c):
  *
- *	- no trigger for the operation other than our own;
+ *	- no trigger for the operation other than our own, no rule;
  *	- no CHECK constraint, no generated column, no row security;
  *	- the columns we fill have the types we fill them with; every other
  *	  column gets its default (identity, now(), ...) evaluated as an INSERT
@@ -551,8 +551,9 @@ check_sessions(Relation rel, DirectTable *t)
 }
 
 /*
- * No row security, no CHECK, no generated column; and a partition is the
- * only partition of its table, hash with modulus 1 (every row belongs).
+ * No row security, no rule, no CHECK, no generated column; and a partition
+ * is the only partition of its table, hash with modulus 1 (every row
+ * belongs).
  */
 static bool
 plain_relation(Relation rel)
@@ -563,7 +564,8 @@ plain_relation(Relation rel)
 	bool		isnull;
 	bool		ok = false;
 
-	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity ||
+		rel->rd_rel->relhasrules)
 		return false;
 	if (desc->constr &&
 		(desc->constr->num_check > 0 || desc->constr->has_generated_stored))
