@@ -2,7 +2,8 @@
 # Benchmark: adk_generate calls per second against the local model server
 # at 0 ms latency, and in the same run the same N request bodies sent by one
 # curl process that reuses its connection (a -K config listing N requests).
-# Then the backend's memory after MEM_CALLS (10,000) calls against after 100.
+# Then the backend's memory after 100 calls, after MEM_CALLS (10,000) and
+# after twice that.
 #
 #   bash test/bench/generate.sh [N] [rounds]
 #
@@ -70,20 +71,25 @@ mo=$(median "${ours[@]}")
 mc=$(median "${curls[@]}")
 echo "median: adk_generate $mo us/call, curl $mc us/call, ratio $(awk -v o="$mo" -v c="$mc" 'BEGIN {printf "%.2f", o / c}') (target <= 1.2)"
 
-# memory of one backend: after 100 calls, then after MEM_CALLS.  RssAnon is
-# the backend's private memory (what libcurl and json-c malloc, too),
-# leaving out the shared buffers it touches.
+# memory of one backend: after 100 calls, after MEM_CALLS, after twice
+# that.  RssAnon is the backend's private memory (what libcurl and json-c
+# malloc, too), leaving out the shared buffers it touches.  The figures go
+# into psql variables, not a table: a temporary table's local buffers
+# would be counted as growth.
 $PSQL -At <<SQL
-CREATE TEMP TABLE m (calls int, rss_anon_kb bigint, contexts_kb bigint);
 \o /dev/null
 SELECT bench(100);
-INSERT INTO m SELECT 100, substring(pg_read_file('/proc/self/status') FROM 'RssAnon:\s+([0-9]+)')::bigint,
-                     (SELECT sum(total_bytes) / 1024 FROM pg_backend_memory_contexts);
+SELECT substring(pg_read_file('/proc/self/status') FROM 'RssAnon:\s+([0-9]+)') AS r1,
+       (SELECT (sum(total_bytes) / 1024)::bigint FROM pg_backend_memory_contexts) AS c1 \gset
 SELECT bench($((MEM_CALLS - 100)));
-INSERT INTO m SELECT $MEM_CALLS, substring(pg_read_file('/proc/self/status') FROM 'RssAnon:\s+([0-9]+)')::bigint,
-                     (SELECT sum(total_bytes) / 1024 FROM pg_backend_memory_contexts);
+SELECT substring(pg_read_file('/proc/self/status') FROM 'RssAnon:\s+([0-9]+)') AS r2,
+       (SELECT (sum(total_bytes) / 1024)::bigint FROM pg_backend_memory_contexts) AS c2 \gset
+SELECT bench($MEM_CALLS);
+SELECT substring(pg_read_file('/proc/self/status') FROM 'RssAnon:\s+([0-9]+)') AS r3,
+       (SELECT (sum(total_bytes) / 1024)::bigint FROM pg_backend_memory_contexts) AS c3 \gset
 \o
 \pset format aligned
 \pset tuples_only off
-SELECT calls AS "calls made", rss_anon_kb AS "backend private memory (kB)", contexts_kb AS "memory contexts (kB)" FROM m ORDER BY 1;
+SELECT * FROM (VALUES (100, :r1, :c1), ($MEM_CALLS, :r2, :c2), ($((2 * MEM_CALLS)), :r3, :c3))
+    AS m ("calls made", "backend private memory (kB)", "memory contexts (kB)");
 SQL
