@@ -127,12 +127,12 @@ DROP FUNCTION audit_call();
 SELECT p, r #>> '{content,parts,0,text}' = 'nul:' || U&'\FFFD' || ':end' AS replaced
   FROM unnest(ARRAY['openai', 'gemini', 'anthropic']) p,
        adk_generate(p, '[{"role": "user", "parts": [{"text": "[[nul]]"}]}]') r ORDER BY p;
-SELECT p, bool_or(r #>> '{content,parts,0,text}' = 'nul:' || U&'\FFFD' || ':end') AS final_replaced
+SELECT p, count(*) AS finals, bool_and(r #>> '{content,parts,0,text}' = 'nul:' || U&'\FFFD' || ':end') AS final_replaced
   FROM unnest(ARRAY['openai', 'gemini', 'anthropic']) p,
        adk_generate_stream(p, '[{"role": "user", "parts": [{"text": "[[nul]]"}]}]') r
  WHERE NOT coalesce((r ->> 'partial')::boolean, false) GROUP BY p ORDER BY p;
 
--- nor, in a read-only transaction, can a model call record itself
+-- a read-only transaction cannot record a model call (25006)
 BEGIN READ ONLY;
 SELECT expect_error($q$SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "ro"}]}]')$q$);
 ROLLBACK;
