@@ -302,8 +302,11 @@ CREATE TRIGGER adk_tools_before_write
     BEFORE INSERT OR UPDATE ON adk.tools
     FOR EACH ROW EXECUTE FUNCTION adk._tools_before_write();
 
--- A tool an agent lists cannot be deleted or renamed.
-CREATE FUNCTION adk._tools_still_used() RETURNS trigger
+-- A definition still listed by another cannot be deleted or renamed (a
+-- tool by an agent, a plugin by an app).  Arguments: what it is, what
+-- lists it, the table and array column that list it, e.g.
+-- ('tool', 'agent', 'agents', 'tools').
+CREATE FUNCTION adk._still_used() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     users text;
@@ -311,11 +314,12 @@ BEGIN
     IF TG_OP = 'UPDATE' AND NEW.name = OLD.name THEN
         RETURN NULL;
     END IF;
-    users := adk._name_list('agent', 'agents',
-                            ARRAY(SELECT a.name FROM adk.agents a WHERE OLD.name = ANY (a.tools)));
+    EXECUTE format('SELECT adk._name_list(%L, %L, ARRAY(SELECT u.name FROM adk.%I u WHERE $1 = ANY (u.%I)))',
+                   TG_ARGV[1], TG_ARGV[2], TG_ARGV[2], TG_ARGV[3])
+       INTO users USING OLD.name;
     IF users IS NOT NULL THEN
-        RAISE EXCEPTION 'tool "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
-            HINT = 'Remove it from the agents'' tools first.';
+        RAISE EXCEPTION '% "%" is still used by %', TG_ARGV[0], OLD.name, users USING ERRCODE = '23503',
+            HINT = format('Remove it from the %s'' %s first.', TG_ARGV[2], TG_ARGV[3]);
     END IF;
     RETURN NULL;
 END
@@ -332,7 +336,7 @@ CREATE TRIGGER adk_tools_before_delete
     FOR EACH ROW EXECUTE FUNCTION adk._definitions_lock_trigger();
 CREATE TRIGGER adk_tools_still_used
     AFTER DELETE OR UPDATE OF name ON adk.tools
-    FOR EACH ROW EXECUTE FUNCTION adk._tools_still_used();
+    FOR EACH ROW EXECUTE FUNCTION adk._still_used('tool', 'agent', 'agents', 'tools');
 
 CREATE FUNCTION adk_define_tool(function regprocedure, name text DEFAULT NULL,
                                 description text DEFAULT NULL, parameters jsonb DEFAULT NULL,
@@ -918,29 +922,12 @@ CREATE TRIGGER adk_plugins_before_write
     BEFORE INSERT OR UPDATE ON adk.plugins
     FOR EACH ROW EXECUTE FUNCTION adk._plugins_before_write();
 
-CREATE FUNCTION adk._plugins_still_used() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    users text;
-BEGIN
-    IF TG_OP = 'UPDATE' AND NEW.name = OLD.name THEN
-        RETURN NULL;
-    END IF;
-    users := adk._name_list('app', 'apps',
-                            ARRAY(SELECT a.name FROM adk.apps a WHERE OLD.name = ANY (a.plugins)));
-    IF users IS NOT NULL THEN
-        RAISE EXCEPTION 'plugin "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
-            HINT = 'Remove it from the apps'' plugins first.';
-    END IF;
-    RETURN NULL;
-END
-$$;
 CREATE TRIGGER adk_plugins_before_delete
     BEFORE DELETE ON adk.plugins
     FOR EACH ROW EXECUTE FUNCTION adk._definitions_lock_trigger();
 CREATE TRIGGER adk_plugins_still_used
     AFTER DELETE OR UPDATE OF name ON adk.plugins
-    FOR EACH ROW EXECUTE FUNCTION adk._plugins_still_used();
+    FOR EACH ROW EXECUTE FUNCTION adk._still_used('plugin', 'app', 'apps', 'plugins');
 
 CREATE FUNCTION adk_define_plugin(name text,
                                   on_user_message regprocedure DEFAULT NULL,
