@@ -24,6 +24,8 @@
 #include "miscadmin.h"
 #include "utils/numeric.h"
 
+#include <math.h>
+
 #include <json-c/json.h>
 
 #include "common/json_bridge.h"
@@ -172,8 +174,14 @@ jsonc_scalar(struct json_object *obj, JsonbValue *v)
 			v->type = jbvBool;
 			v->val.boolean = json_object_get_boolean(obj) != 0;
 			break;
-		case json_type_int:
 		case json_type_double:
+			/* strict parsing never yields these; JSON cannot carry them */
+			if (!isfinite(json_object_get_double(obj)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+						 errmsg("a number in the model's response is not finite")));
+			/* FALLTHROUGH */
+		case json_type_int:
 			v->type = jbvNumeric;
 			v->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
 																 CStringGetDatum(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN)),
