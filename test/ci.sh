@@ -12,7 +12,9 @@
 #
 # Environment (for developers): ADK_CI_NO_APT=1 skips apt-get;
 # ADK_CI_SUITES="regress isolation" runs only the named suites
-# (unit regress isolation tap interop model_server).
+# (unit regress isolation tap interop model_server); ADK_PG_CONFIG=/path/pg_config
+# builds and tests against another PostgreSQL 15 tree (e.g. a private copy of
+# /usr/lib/postgresql/15, so that two checkouts can be tested side by side).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
@@ -39,7 +41,7 @@ if [ -z "${ADK_CI_NO_APT:-}" ]; then
     command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null ||
         die "apt-get install nodejs npm"
 fi
-export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+export PG_CONFIG=${ADK_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 "$PG_CONFIG" --version || die "no PostgreSQL 15 pg_config"
 
 step "build + install"

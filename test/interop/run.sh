@@ -19,7 +19,7 @@
 # ADK_INTEROP_DEBUG=1   MikroORM's own query log (MIKRO_ORM_DEBUG) on stderr
 set -uo pipefail
 
-PGBIN=${ADK_INTEROP_PGBIN:-/usr/lib/postgresql/15/bin}
+PGBIN=${ADK_INTEROP_PGBIN:-$(${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config} --bindir)}
 RUN_USER=${ADK_INTEROP_USER:-adkci}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
