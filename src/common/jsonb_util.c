@@ -23,6 +23,38 @@ static void push_key(JsonbParseState **state, const char *key, int len);
 static bool has_prefix(const JsonbValue *key, const char *prefix, int plen);
 
 /*
+ * Nesting depth of a jsonb container: a scalar is 0, {} or [] is 1, and so
+ * on.  Stops counting once "limit" is passed (returns limit + 1), so a check
+ * against a limit costs no more than walking up to it.
+ */
+int
+adk_jsonb_depth(JsonbContainer *c, int limit)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			depth = 0;
+	int			max = 0;
+
+	if (c == NULL || JsonContainerIsScalar(c))
+		return 0;
+	it = JsonbIteratorInit(c);
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_ARRAY || tok == WJB_BEGIN_OBJECT)
+		{
+			if (++depth > max)
+				max = depth;
+			if (max > limit)
+				return limit + 1;
+		}
+		else if (tok == WJB_END_ARRAY || tok == WJB_END_OBJECT)
+			depth--;
+	}
+	return max;
+}
+
+/*
  * Look up "key" in a jsonb object; NULL when absent or not an object.
  */
 JsonbValue *

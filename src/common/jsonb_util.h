@@ -13,6 +13,15 @@
 
 #include "utils/jsonb.h"
 
+/*
+ * The one nesting limit for JSON that enters the store: an event as stored
+ * (its own object counts as level 1), whether it was appended by a caller,
+ * built from a model's output or from a tool's result.  Prompt assembly and
+ * the model adapters read events back within the same limit, so whatever was
+ * accepted can always be sent again.
+ */
+#define ADK_MAX_JSON_DEPTH		64
+
 /* A state delta split by ADK's key prefixes; NULL where a scope is empty. */
 typedef struct AdkStateDelta
 {
@@ -29,6 +38,7 @@ extern Jsonb *adk_jsonb_value_to_jsonb(JsonbValue *v);
 extern Jsonb *adk_jsonb_one_int(const char *key, int64 value);
 extern Jsonb *adk_jsonb_one_value(const char *key, JsonbValue *value);
 extern Jsonb *adk_jsonb_without_temp(JsonbContainer *obj);
+extern int	adk_jsonb_depth(JsonbContainer *c, int limit);
 extern void adk_split_state_delta(JsonbContainer *delta, AdkStateDelta *out);
 
 #endif							/* ADK_JSONB_UTIL_H */
