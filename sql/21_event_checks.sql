@@ -98,5 +98,28 @@ SELECT count(*) = max(seq) AS dense,
        bool_and(ok) AS increasing
   FROM (SELECT seq, "timestamp" > lag("timestamp") OVER (ORDER BY seq) IS NOT FALSE AS ok
           FROM adk.events WHERE session_id = 'ts') e;
+
+-- A row that carries its seq, inserted by the table's owner (pg_restore,
+-- pg_dump | psql), is kept as it is, before its session is restored
+INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)
+VALUES ('t21-r1', 't21_app', 'u', 'restored', '', '2020-01-01 00:00:00.123+00',
+        '{"id": "t21-r1", "author": "user", "timestamp": 1577836800123}', 7);
+SELECT seq, "timestamp" = '2020-01-01 00:00:00.123+00' AS same_time, event_data ->> 'timestamp' AS json_time
+  FROM adk.events WHERE id = 't21-r1';
+SELECT expect_error($q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)
+VALUES ('t21-r2', 't21_app', 'u', 'restored', '', now(), '{"author": "user"}', 0)$q$);
+-- any other writer's seq is assigned as always
+CREATE ROLE t21_writer;
+GRANT USAGE ON SCHEMA adk TO t21_writer;
+GRANT SELECT, INSERT ON adk.events, adk.events_p0 TO t21_writer;
+GRANT SELECT, UPDATE ON adk.sessions, adk.sessions_p0 TO t21_writer;
+SELECT last_seq AS ts_last_seq FROM adk.sessions WHERE id = 'ts' \gset
+SET ROLE t21_writer;
+INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)
+VALUES ('t21-w1', 't21_app', 'u', 'ts', '', now(), '{"author": "user"}', 1000);
+SELECT expect_error($q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)
+VALUES ('t21-w2', 't21_app', 'u', 'nope', '', now(), '{"author": "user"}', 1)$q$);
+RESET ROLE;
+SELECT seq = :ts_last_seq + 1 AS assigned FROM adk.events WHERE id = 't21-w1';
 ROLLBACK;
 SELECT count(*) AS left_behind FROM adk.model_calls WHERE model = 't21_model';

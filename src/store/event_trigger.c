@@ -26,6 +26,15 @@
  * 1..9999, an event nested deeper than ADK_MAX_JSON_DEPTH, a malformed
  * "partial" or "branch", an "app:" or "user:" state key with no name.
  *
+ * A row that already carries its seq, inserted by the owner of the table
+ * (or a superuser), is a restored one (pg_restore, pg_dump | psql): it is
+ * stored exactly as it comes, with its seq, time and event_data, and moves
+ * no session -- the sessions and the scoped states are restored from their
+ * own tables.  Events are restored before sessions (pg_dump orders the
+ * tables by name), so such a row does not need its session yet.  The
+ * owner could disable the trigger anyway; any other writer's seq is
+ * replaced as always.
+ *
  * All SQL is prepared once per backend and uses schema-qualified operators,
  * so the caller's search_path cannot change what it means.
  *
@@ -44,6 +53,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "common/compat.h"
 #include "common/jsonb_util.h"
 #include "store/direct.h"
 #include "store/event.h"
@@ -131,6 +141,8 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	HeapTuple	tuple;
 	Datum		ids[3];
 	bool		ts_null;
+	bool		seq_null;
+	Datum		given_seq;
 	TimestampTz proposed;
 	Jsonb	   *event;
 	AdkStateDelta split;
@@ -162,6 +174,17 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 		(void) heap_getattr(tuple, cols.seq, desc, &ts_null);
 		if (!isnull && !ts_null && strcmp(TextDatumGetCString(id), placed) == 0)
 			return PointerGetDatum(tuple);
+	}
+
+	/* a restored row keeps its place (see the file header) */
+	given_seq = heap_getattr(tuple, cols.seq, desc, &seq_null);
+	if (!seq_null && adk_class_ownercheck(RelationGetRelid(rel), GetUserId()))
+	{
+		if (DatumGetInt64(given_seq) < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("seq of an ADK event must be positive")));
+		return PointerGetDatum(tuple);
 	}
 
 	ids[0] = get_required(tuple, desc, cols.app_name);
