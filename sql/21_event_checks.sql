@@ -67,6 +67,8 @@ SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author":
 SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "id": "e\u001b[31m"}')$q$);
 SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "us\ner"}')$q$);
 SELECT expect_error($q$SELECT * FROM adk_run('t21_app', 'u', E'run\n1', 'Hello?')$q$);
+SELECT expect_error($q$SELECT * FROM adk_wait(E'e-1\nLOG:  forged')$q$);
+SELECT expect_error($q$SELECT adk_cancel(E'e-1\r')$q$);
 -- printable non-ASCII is fine
 SELECT adk_create_session('t21_app', 'ü', 'sessão-1') ->> 'id' AS unicode_id;
 
