@@ -45,6 +45,7 @@ static void add_string(AdkJsonbField *f, int *n, const char *key,
 static void set_binary(JsonbValue *v, Jsonb *jb);
 static Jsonb *empty_container(bool object);
 static bool key_is(JsonbValue *k, const char *name);
+static TimestampTz event_ms_to_timestamp(Numeric n);
 static void out_of_range(const char *what) pg_attribute_noreturn();
 static bool branch_is_valid(const char *s, int len);
 
@@ -105,26 +106,33 @@ adk_event_check(Jsonb *event, AdkEventKeys *keys)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("event field \"timestamp\" must be a number of milliseconds since the Unix epoch")));
-		/* range first: ms * 1000 must not overflow */
-		{
-			Datum		num = NumericGetDatum(v->val.numeric);
-			int64		ms;
-
-			if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
-												  NumericGetDatum(int64_to_numeric(ADK_EVENT_MIN_MS - 1)))) < 0 ||
-				DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
-												  NumericGetDatum(int64_to_numeric(ADK_EVENT_MAX_MS + 1)))) > 0)
-				out_of_range("event field \"timestamp\"");
-			/* within one of the bounds: rounding cannot overflow */
-			ms = DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
-			if (ms < ADK_EVENT_MIN_MS || ms > ADK_EVENT_MAX_MS)
-				out_of_range("event field \"timestamp\"");
-			keys->proposed_time = adk_epoch_ms_to_timestamp(ms);
-		}
+		keys->proposed_time = event_ms_to_timestamp(v->val.numeric);
 	}
 	adk_event_check_fields(event);
 	v = adk_jsonb_get(ev, "partial");
 	keys->partial = (v != NULL && v->type == jbvBool && v->val.boolean);
+}
+
+/*
+ * An event's "timestamp" (epoch milliseconds) as a time, range-checked
+ * before any arithmetic: ms * 1000 must not overflow.
+ */
+static TimestampTz
+event_ms_to_timestamp(Numeric n)
+{
+	Datum		num = NumericGetDatum(n);
+	Datum		lo = NumericGetDatum(int64_to_numeric(ADK_EVENT_MIN_MS - 1));
+	Datum		hi = NumericGetDatum(int64_to_numeric(ADK_EVENT_MAX_MS + 1));
+	int64		ms;
+
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num, lo)) < 0 ||
+		DatumGetInt32(DirectFunctionCall2(numeric_cmp, num, hi)) > 0)
+		out_of_range("event field \"timestamp\"");
+	/* within 1 of the range: rounding to an integer cannot overflow */
+	ms = DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
+	if (ms < ADK_EVENT_MIN_MS || ms > ADK_EVENT_MAX_MS)
+		out_of_range("event field \"timestamp\"");
+	return adk_epoch_ms_to_timestamp(ms);
 }
 
 /*
@@ -138,7 +146,13 @@ adk_event_check_fields(Jsonb *event)
 	JsonbContainer *ev = &event->root;
 	JsonbValue *v;
 
-	if (adk_jsonb_depth(ev, ADK_MAX_JSON_DEPTH) > ADK_MAX_JSON_DEPTH)
+	/*
+	 * Each level of jsonb nesting takes at least 8 bytes (a container header
+	 * and the JEntry of its one element), so a small event is never too deep
+	 * and is not walked.
+	 */
+	if (VARSIZE(event) > ADK_MAX_JSON_DEPTH * 8 &&
+		adk_jsonb_depth(ev, ADK_MAX_JSON_DEPTH) > ADK_MAX_JSON_DEPTH)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("event is nested too deeply"),
@@ -177,8 +191,9 @@ out_of_range(const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("%s is out of range", what),
-			 errdetail("Event times are milliseconds since the Unix epoch from " INT64_FORMAT " to " INT64_FORMAT " (years 1 to 9999 UTC).",
-					   ADK_EVENT_MIN_MS, ADK_EVENT_MAX_MS)));
+			 errdetail("Event times are milliseconds since the Unix epoch from %lld to %lld (years 1 to 9999 UTC).",
+					   (long long) ADK_EVENT_MIN_MS,
+					   (long long) ADK_EVENT_MAX_MS)));
 }
 
 /*
