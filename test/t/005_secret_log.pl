@@ -74,7 +74,7 @@ $node->psql(
 SET log_statement = 'none';
 SELECT adk_set_secret('naive-key', '$naive', ARRAY['api.openai.com']);
 RESET log_statement;
-}, extra_params => [ '-U', 'alice' ]);
+}, extra_params => [ '-U', 'alice' ], on_error_stop => 0);
 
 $node->stop;
 my $log = slurp_file($node->logfile);
