@@ -83,6 +83,7 @@ static AdkRoundResult run_calls(AdkRun *run, AdkAgent *agent,
 								AdkAgent **transfer_to);
 static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
 static List *copy_calls(List *calls);
+static MemoryContext round_context(MemoryContext parent);
 
 /*
  * Levels a tool's result object sits below its event's own: content,
@@ -125,7 +126,7 @@ adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	*calls = NIL;
 	if (run->end_invocation)
 		return ROUND_DONE;
-	round = AllocSetContextCreate(caller, "adk_runner round", ALLOCSET_DEFAULT_SIZES);
+	round = round_context(caller);
 	MemoryContextSwitchTo(round);
 	result = model_round(run, agent, branch, tools, decls, &round_calls);
 	MemoryContextSwitchTo(caller);
@@ -133,6 +134,19 @@ adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 		*calls = copy_calls(round_calls);
 	MemoryContextDelete(round);
 	return result;
+}
+
+/*
+ * The memory of one half of a round.  Not the sizes PostgreSQL keeps freed
+ * contexts of for reuse: deleting it returns all of its memory to malloc,
+ * so under valgrind anything kept past the round shows up as a use after
+ * free.
+ */
+static MemoryContext
+round_context(MemoryContext parent)
+{
+	return AllocSetContextCreate(parent, "adk_runner round",
+								 0, ALLOCSET_DEFAULT_INITSIZE, ALLOCSET_DEFAULT_MAXSIZE);
 }
 
 /*
@@ -206,7 +220,7 @@ adk_llm_run_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 
 	if (run->end_invocation)
 		return ROUND_DONE;
-	round = AllocSetContextCreate(caller, "adk_runner round", ALLOCSET_DEFAULT_SIZES);
+	round = round_context(caller);
 	MemoryContextSwitchTo(round);
 	result = run_calls(run, agent, branch, tools, calls, transfer_to);
 	MemoryContextSwitchTo(caller);
