@@ -131,6 +131,14 @@ SELECT count(*) FROM adk_run('h86_p4', 'u', 'plug-4', 'What is the weather in Li
 SELECT app_name, author, error
   FROM adk.event_log WHERE app_name LIKE 'h86_p_' AND error IS NOT NULL ORDER BY app_name, seq;
 SELECT app_name, status, error_code FROM adk.invocations WHERE app_name LIKE 'h86_p_' ORDER BY app_name;
+-- before_run content that its event could not hold: an error event
+CREATE FUNCTION h86_deep_content(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jsonb_build_object('role', 'model', 'parts', jsonb_build_array(jsonb_build_object('text', 'x',
+         'extra', (repeat('[', 62) || repeat(']', 62))::jsonb))) $$;
+SELECT adk_define_plugin('h86_deep_run', before_run => 'h86_deep_content(jsonb)');
+SELECT adk_define_app('h86_p5', 'h86_agent1', plugins => ARRAY['h86_deep_run']);
+SELECT count(*) FROM adk_run('h86_p5', 'u', 'plug-5', 'hi');
+SELECT author, error FROM adk.event_log WHERE session_id = 'plug-5' ORDER BY seq;
 
 -- 5. Set-returning functions as tools: the rows as a JSON array
 CREATE FUNCTION h86_cities(country text) RETURNS SETOF text LANGUAGE sql AS $$

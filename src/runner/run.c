@@ -549,12 +549,20 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	{
 		JsonWriter	w;
 		AdkStoredEvent stored;
+		Jsonb	   *event;
+		const char *code;
 
 		adk_event_start(&w, run, agent->name, NULL);
 		jw_key(&w, "content");
 		jw_jsonb(&w, replaced);
 		jw_end_object(&w);
-		store_timed(run, jw_finish(&w), &stored);
+		event = jw_finish(&w);
+		if ((error = adk_event_unstorable(event, &code)) != NULL)
+		{
+			adk_emit_error(run, agent->name, NULL, code, error);
+			return;
+		}
+		store_timed(run, event, &stored);
 		put_row(run, &stored, false);
 	}
 	else
