@@ -100,7 +100,10 @@ submit_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
 	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
 	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
+	int			retries;
 
+	/* bad options are the caller's error now, not a failed job later */
+	adk_check_run_options(take_retries(options, &retries));
 	adk_workers_require();
 	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
 		ereport(ERROR,
@@ -154,6 +157,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 	NameData	role_name;
 
 	options = take_retries(options, &retries);
+	adk_check_run_options(options);
 	namestrcpy(&role_name, GetUserNameFromId(role, false));
 	memset(nulls, ' ', sizeof(nulls));
 	args[0] = CStringGetTextDatum(invocation_id);
