@@ -34,7 +34,7 @@ if [ -z "${ADK_CI_NO_APT:-}" ]; then
     apt-get update -qq || die "apt-get update"
     apt-get install -y -qq --no-install-recommends \
         postgresql-15 postgresql-server-dev-15 libcurl4-openssl-dev libjson-c-dev \
-        libipc-run-perl make gcc pkg-config python3 curl ca-certificates \
+        libipc-run-perl make gcc pkg-config python3 curl ca-certificates valgrind \
         >/dev/null || die "apt-get install"
     # the interop suite runs Google's ADK-JS; the image's Node.js 20 is used
     # when present, Debian's otherwise
