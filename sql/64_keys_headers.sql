@@ -129,6 +129,47 @@ SELECT count(*) AS rows_with_key
  WHERE row_text LIKE '%SECRET%';
 SELECT count(*) > 0 AS redacted_rows FROM adk.model_calls WHERE response::text LIKE '%[REDACTED]%';
 
+-- ---------------------------------------------------------------------
+-- environment keys are bound to hosts, as secrets are
+-- ---------------------------------------------------------------------
+SHOW adk.env_key_hosts;
+CREATE TEMP TABLE server_env (line text);
+COPY server_env FROM PROGRAM 'printenv PATH' WITH (FORMAT csv, QUOTE E'\x01', DELIMITER E'\x02');
+SET adk.allowed_key_env = 'PATH';
+SELECT adk_define_model('env-path', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
+                        api_key_env => 'PATH', options => '{"retries": 0}');
+SELECT count(*) AS calls_before FROM adk.model_calls \gset
+-- not bound (the default binds only the providers' own variables and hosts)
+SELECT regexp_replace(expect_error($q$SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$),
+                      ':[0-9]+"', ':PORT"', 'g') AS error;
+-- bound to another host
+SET adk.env_key_hosts = 'PATH=api.openai.com, OPENAI_API_KEY=127.0.0.1';
+SELECT regexp_replace(expect_error($q$SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$),
+                      ':[0-9]+"', ':PORT"', 'g') AS error;
+SELECT count(*) = :calls_before AS nothing_sent FROM adk.model_calls;
+-- bound to this host (by name, by host:port, or '*'); an echo of it is redacted too
+SET adk.env_key_hosts = 'PATH=api.openai.com, PATH=127.0.0.1';
+SELECT r #>> '{content,parts,0,text}' AS answer, strpos(r::text, (SELECT line FROM server_env)) AS key_at
+  FROM adk_generate('env-path', '[{"role": "user", "parts": [{"text": "say [[echo-key]]"}]}]') r;
+SELECT set_config('adk.env_key_hosts', 'PATH=' || regexp_replace(current_setting('adk_test.model_url'), '^http://', ''), false) IS NOT NULL AS set;
+SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]') #>> '{content,parts,0,text}' AS answer;
+SET adk.env_key_hosts = 'PATH=*';
+SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]') #>> '{content,parts,0,text}' AS answer;
+SELECT count(*) AS rows_with_env_key
+  FROM adk.model_calls c WHERE strpos(c::text, (SELECT line FROM server_env)) > 0;
+-- malformed entries are refused; only a superuser may change the binding
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH'$q$);
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=, X=y'$q$);
+SELECT expect_error($q$SET adk.env_key_hosts = '=api.openai.com'$q$);
+CREATE ROLE regress_env64;
+GRANT adk_user TO regress_env64;
+SET ROLE regress_env64;
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=evil.example'$q$);
+RESET ROLE;
+DROP ROLE regress_env64;
+RESET adk.env_key_hosts;
+RESET adk.allowed_key_env;
+
 -- clean up what later files list
 DELETE FROM adk.apps WHERE name LIKE 'echo_app_%';
 DELETE FROM adk.agents WHERE name LIKE 'echo_agent_%';

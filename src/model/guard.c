@@ -398,6 +398,7 @@ adk_redact_partial(struct json_object *partial, const char *secret,
 		char	   *clean;
 		size_t		cleanlen;
 		size_t		keep;
+		bool		is_thought;
 
 		if (!json_object_object_get_ex(part, "text", &text) ||
 			!json_object_is_type(text, json_type_string))
@@ -406,8 +407,9 @@ adk_redact_partial(struct json_object *partial, const char *secret,
 			any = true;
 			continue;
 		}
-		buf = &hold->text[json_object_object_get_ex(part, "thought", &thought) &&
-						  json_object_get_boolean(thought) ? 1 : 0];
+		is_thought = json_object_object_get_ex(part, "thought", &thought) &&
+			json_object_get_boolean(thought);
+		buf = &hold->text[is_thought ? 1 : 0];
 		appendBinaryStringInfo(buf, json_object_get_string(text),
 							   json_object_get_string_len(text));
 		clean = redact_text(buf->data, buf->len, secret, &cleanlen);
