@@ -96,7 +96,10 @@ BEGIN
     END LOOP;
     -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)
     PERFORM adk._check_call_options(NEW.options);
-    NEW.updated_at := now();
+    -- an INSERT keeps the updated_at it carries (a restored row its own)
+    IF TG_OP = 'UPDATE' THEN
+        NEW.updated_at := now();
+    END IF;
     RETURN NEW;
 END
 $$;
