@@ -14,7 +14,8 @@
  *
  * Workflow agents: sequential runs its sub-agents in order on the same
  * branch; parallel gives each sub-agent a branch of its own
- * ("parent.child") -- they run one after another, which ADK allows; loop
+ * ("parent.child") and runs them at once (their model calls in flight
+ * together, their events stored as each arrives); loop
  * repeats its sub-agents until one escalates (exit_loop) or max_iterations.
  * All of it is driven one step at a time (adk_agent_step, at the end).
  *
@@ -391,17 +392,26 @@ adk_transfer_targets(AdkAgent *agent)
 /*
  * The agents of a run are driven as a stack of frames, one unit of work at
  * a time (adk_agent_step), so that adk_run can hand each event back as soon
- * as it is stored.  A frame goes through: before_agent (which may answer
- * instead of the agent), the agent itself -- an LLM agent a model call
- * (and its event) per step, then its function calls in the next; a workflow agent pushes its sub-agents one by one; a transfer
- * pushes the agent transferred to -- and after_agent.
+ * as it is stored, and a run can wait for its model without blocking its
+ * process.  A frame goes through: before_agent (which may answer instead
+ * of the agent), the agent itself -- an LLM agent starts a model call in
+ * one step and stores its event in a later one, once the answer is in,
+ * then runs its function calls (agent-tools' model calls all in flight at
+ * once); a sequential or loop agent pushes its sub-agents one by one; a
+ * parallel agent gives each sub-agent a lane (a frame stack of its own) and
+ * steps the lanes in turn, so their model calls are in flight together and
+ * their events are stored as each arrives; a transfer pushes the agent
+ * transferred to -- and after_agent.
  */
 typedef enum FramePhase
 {
 	F_START,
-	F_LLM,						/* a model call and its event */
-	F_CALLS,					/* the model's calls and their responses */
+	F_LLM,						/* start a model call */
+	F_LLM_WAIT,					/* ... its answer: the model event */
+	F_CALLS,					/* the model's calls */
+	F_CALLS_WAIT,				/* ... agent-tools' answers: the responses */
 	F_WORKFLOW,
+	F_PARALLEL,					/* the lanes of a parallel agent */
 	F_TRANSFERRED,
 	F_AFTER
 } FramePhase;
@@ -411,53 +421,106 @@ typedef struct Frame
 	AdkAgent   *agent;
 	const char *branch;
 	FramePhase	phase;
-	int			index;			/* workflow: next sub-agent */
+	int			index;			/* workflow: next sub-agent; parallel: next
+								 * lane to step */
 	int			iteration;		/* loop: passes completed */
 	List	   *tools;			/* llm */
 	Jsonb	   *decls;			/* llm */
 	List	   *calls;			/* llm: the model's calls, run next step */
+	AdkRound   *round;			/* llm: half a round in flight */
+	List	   *lanes;			/* parallel: List ** frame stacks */
 } Frame;
 
 static void step_start(AdkRun *run, Frame *f);
 static void step_workflow(AdkRun *run, Frame *f);
+static AdkStepResult step_parallel(AdkRun *run, Frame *f);
 static void step_after(AdkRun *run, Frame *f);
 static void emit_content(AdkRun *run, Frame *f, Jsonb *content);
+static AdkStepResult step_stack(AdkRun *run, List **stack);
+static void calls_result(AdkRun *run, Frame *f, AdkRoundResult rr,
+						 AdkAgent *transfer);
+static void abandon_stack(List *stack);
 
 void
 adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 {
+	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 	Frame	   *f = palloc0(sizeof(Frame));
+	List	  **stack = run->stack ? run->stack : &run->frames;
 
 	f->agent = agent;
 	f->branch = branch;
 	f->phase = F_START;
-	run->frames = lappend(run->frames, f);
+	*stack = lappend(*stack, f);
+	MemoryContextSwitchTo(old);
 }
 
 static void
 pop_frame(AdkRun *run)
 {
-	run->frames = list_delete_last(run->frames);
+	*run->stack = list_delete_last(*run->stack);
 }
 
 /*
- * One unit of work of the innermost agent.  false when no agent is left.
+ * One unit of work of the run's agents: ADK_STEP_RAN, ADK_STEP_WAIT when
+ * every agent that could go on waits for a model call (drive the HTTP
+ * client, then step again), ADK_STEP_DONE when no agent is left.
  */
-bool
+AdkStepResult
 adk_agent_step(AdkRun *run)
+{
+	AdkStepResult r = step_stack(run, &run->frames);
+
+	run->stack = NULL;
+	return r;
+}
+
+/*
+ * The run ends without its agents (an ERROR, a cancel): every model call
+ * in flight stops.
+ */
+void
+adk_agent_abandon(AdkRun *run)
+{
+	abandon_stack(run->frames);
+	run->frames = NIL;
+}
+
+static void
+abandon_stack(List *stack)
+{
+	ListCell   *lc;
+
+	foreach(lc, stack)
+	{
+		Frame	   *f = (Frame *) lfirst(lc);
+		ListCell   *l;
+
+		if (f->round)
+			adk_round_abandon(f->round);
+		f->round = NULL;
+		foreach(l, f->lanes)
+			abandon_stack(*(List **) lfirst(l));
+	}
+}
+
+static AdkStepResult
+step_stack(AdkRun *run, List **stack)
 {
 	Frame	   *f;
 	AdkAgent   *transfer = NULL;
 	AdkRoundResult rr;
 
-	if (run->frames == NIL)
-		return false;
-	f = (Frame *) llast(run->frames);
+	if (*stack == NIL)
+		return ADK_STEP_DONE;
+	run->stack = stack;
+	f = (Frame *) llast(*stack);
 	if (run->end_invocation)
 	{
 		/* a failure or an early end: no after_agent anywhere */
+		abandon_stack(list_make1(f));
 		pop_frame(run);
-		return true;
+		return ADK_STEP_RAN;
 	}
 	switch (f->phase)
 	{
@@ -465,36 +528,41 @@ adk_agent_step(AdkRun *run)
 			step_start(run, f);
 			break;
 		case F_LLM:
-			if (adk_llm_round(run, f->agent, f->branch, f->tools, f->decls,
-							  &f->calls) == ROUND_CALLS)
-				f->phase = F_CALLS;
+			if (adk_llm_round_start(run, f->agent, f->branch, f->tools, f->decls,
+									&f->round) == ROUND_WAIT)
+				f->phase = F_LLM_WAIT;
 			else
 				f->phase = F_AFTER;
 			break;
+		case F_LLM_WAIT:
+			if (!adk_round_ready(f->round))
+				return ADK_STEP_WAIT;
+			rr = adk_llm_round_finish(run, f->agent, f->branch, f->tools,
+									  f->round, &f->calls);
+			f->round = NULL;
+			f->phase = rr == ROUND_CALLS ? F_CALLS : F_AFTER;
+			break;
 		case F_CALLS:
-			rr = adk_llm_run_calls(run, f->agent, f->branch, f->tools,
-								   f->calls, &transfer);
-			/* a long run keeps no call it already ran */
-			adk_llm_free_calls(f->calls);
-			f->calls = NIL;
-			switch (rr)
-			{
-				case ROUND_AGAIN:
-				case ROUND_CALLS:
-					f->phase = F_LLM;
-					break;
-				case ROUND_TRANSFER:
-					f->phase = F_TRANSFERRED;
-					adk_push_agent(run, transfer, f->branch);
-					break;
-				case ROUND_DONE:
-					f->phase = F_AFTER;
-					break;
-			}
+			rr = adk_llm_calls_start(run, f->agent, f->branch, f->tools,
+									 f->calls, &f->round, &transfer);
+			if (rr == ROUND_WAIT)
+				f->phase = F_CALLS_WAIT;
+			else
+				calls_result(run, f, rr, transfer);
+			break;
+		case F_CALLS_WAIT:
+			if (!adk_round_ready(f->round))
+				return ADK_STEP_WAIT;
+			rr = adk_llm_calls_finish(run, f->agent, f->branch, f->tools,
+									  f->calls, f->round, &transfer);
+			f->round = NULL;
+			calls_result(run, f, rr, transfer);
 			break;
 		case F_WORKFLOW:
 			step_workflow(run, f);
 			break;
+		case F_PARALLEL:
+			return step_parallel(run, f);
 		case F_TRANSFERRED:
 			/* the agent transferred to has finished */
 			f->phase = F_AFTER;
@@ -503,7 +571,65 @@ adk_agent_step(AdkRun *run)
 			step_after(run, f);
 			break;
 	}
-	return true;
+	return ADK_STEP_RAN;
+}
+
+/*
+ * After a round's calls: the model again, the agent transferred to, or
+ * the end of this agent.
+ */
+static void
+calls_result(AdkRun *run, Frame *f, AdkRoundResult rr, AdkAgent *transfer)
+{
+	/* a long run keeps no call it already ran */
+	adk_llm_free_calls(f->calls);
+	f->calls = NIL;
+	switch (rr)
+	{
+		case ROUND_AGAIN:
+		case ROUND_CALLS:
+			f->phase = F_LLM;
+			break;
+		case ROUND_TRANSFER:
+			f->phase = F_TRANSFERRED;
+			adk_push_agent(run, transfer, f->branch);
+			break;
+		case ROUND_WAIT:
+		case ROUND_DONE:
+			f->phase = F_AFTER;
+			break;
+	}
+}
+
+/*
+ * A parallel agent: step the next lane that can go on, in turn.  The agent
+ * is done when every lane is.
+ */
+static AdkStepResult
+step_parallel(AdkRun *run, Frame *f)
+{
+	int			n = list_length(f->lanes);
+	int			i;
+	bool		all_done = true;
+
+	for (i = 0; i < n; i++)
+	{
+		int			k = (f->index + i) % n;
+		List	  **lane = (List **) list_nth(f->lanes, k);
+		AdkStepResult r = step_stack(run, lane);
+
+		if (r == ADK_STEP_RAN)
+		{
+			f->index = (k + 1) % n;
+			return ADK_STEP_RAN;
+		}
+		if (r == ADK_STEP_WAIT)
+			all_done = false;
+	}
+	if (!all_done)
+		return ADK_STEP_WAIT;
+	f->phase = F_AFTER;
+	return ADK_STEP_RAN;
 }
 
 /*
@@ -535,10 +661,10 @@ step_start(AdkRun *run, Frame *f)
 }
 
 /*
- * Workflow agents: the next sub-agent.  Sequential and parallel run each
- * once (parallel: on a branch of its own, "parent.child" -- one after
- * another, which ADK allows); loop repeats them until one escalates or
- * max_iterations passes are done.  An escalation stops a sequential agent
+ * Workflow agents: the next sub-agent.  Sequential runs each once; loop
+ * repeats them until one escalates or max_iterations passes are done;
+ * parallel starts them all at once, each in a lane on a branch of its own
+ * ("parent.child").  An escalation stops a sequential agent
  * and passes up to the enclosing loop, which consumes it.
  */
 static void
@@ -574,10 +700,31 @@ step_workflow(AdkRun *run, Frame *f)
 		return;
 	}
 
-	child = (AdkAgent *) list_nth(agent->sub_agents, f->index++);
 	if (strcmp(agent->kind, "parallel") == 0)
-		child_branch = f->branch ? psprintf("%s.%s", f->branch, child->name) :
-			psprintf("%s.%s", agent->name, child->name);
+	{
+		/* every sub-agent at once, each in a lane on a branch of its own */
+		List	  **stack = run->stack;
+		ListCell   *lc;
+		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+
+		foreach(lc, agent->sub_agents)
+		{
+			List	  **lane = palloc0(sizeof(List *));
+
+			child = (AdkAgent *) lfirst(lc);
+			child_branch = f->branch ? psprintf("%s.%s", f->branch, child->name) :
+				psprintf("%s.%s", agent->name, child->name);
+			run->stack = lane;
+			adk_push_agent(run, child, child_branch);
+			f->lanes = lappend(f->lanes, lane);
+		}
+		MemoryContextSwitchTo(old);
+		run->stack = stack;
+		f->index = 0;
+		f->phase = F_PARALLEL;
+		return;
+	}
+	child = (AdkAgent *) list_nth(agent->sub_agents, f->index++);
 	adk_push_agent(run, child, child_branch);
 }
 

@@ -47,6 +47,7 @@
 #include "common/ids.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
+#include "model/http.h"
 #include "model/ledger.h"
 #include "common/spi_plans.h"
 #include "runner/compaction.h"
@@ -260,12 +261,20 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	SRF_RETURN_DONE(funcctx);
 }
 
+/*
+ * The run object, in a memory context of its own under the current one.
+ */
 static AdkRun *
 new_run(const char *app, const char *user, const char *session,
 		Jsonb *state_delta, Jsonb *options, AdkEventSink sink, void *sink_arg)
 {
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "adk_runner run",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
+	run->run_cxt = cxt;
 	run->app = pstrdup(app);
 	run->user = pstrdup(user);
 	run->session = pstrdup(session);
@@ -277,6 +286,7 @@ new_run(const char *app, const char *user, const char *session,
 				 errmsg("state_delta must be a JSON object")));
 	parse_options(run, options);
 	adk_run_registry_enter(app, user, session);	/* adk_cancel finds it */
+	MemoryContextSwitchTo(old);
 	return run;
 }
 
@@ -290,7 +300,10 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 {
 	PG_TRY();
 	{
+		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+
 		start_run(run, message, state_delta, extschema, NULL);
+		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
 	{
@@ -302,22 +315,43 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 }
 
 /*
- * One step of the agents, or, when none is left, the end of the run.
- * false when the run is over.
+ * One step of the agents, or, when none is left, the end of the run; when
+ * the run waits for its model, the HTTP client is driven for a moment
+ * (adk_run's backend has nothing else to do meanwhile).  false when the
+ * run is over.
  */
 static bool
 guarded_step(AdkRun *run)
 {
-	volatile bool more = true;
+	AdkStepResult r = adk_run_step(run);
 
-	adk_current_invocation_id = run->invocation_id;
+	if (r == ADK_STEP_WAIT)
+		adk_http_drive(ADK_HTTP_POLL_MS);
+	return r != ADK_STEP_DONE;
+}
+
+/*
+ * Begin a run of app's agents for message: steps 1 to 4 of SPEC §5 (the
+ * first stored events go to sink now), in a run object under the current
+ * memory context.  invocation_id: the id to use (a queued job has one
+ * already), or NULL to make one (or reuse the one a function response
+ * resumes).  extschema: the schema of the adk_* functions.  Then
+ * adk_run_step until ADK_STEP_DONE, and adk_run_free.
+ */
+AdkRun *
+adk_run_begin(const char *app, const char *user, const char *session,
+			  Jsonb *message, Jsonb *state_delta, Jsonb *options,
+			  const char *invocation_id, const char *extschema,
+			  AdkEventSink sink, void *sink_arg)
+{
+	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink,
+							  sink_arg);
+	MemoryContext old = CurrentMemoryContext;
+
 	PG_TRY();
 	{
-		if (!adk_agent_step(run))
-		{
-			finish_run(run);
-			more = false;
-		}
+		MemoryContextSwitchTo(run->run_cxt);
+		start_run(run, message, state_delta, extschema, invocation_id);
 	}
 	PG_CATCH();
 	{
@@ -325,16 +359,55 @@ guarded_step(AdkRun *run)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(old);
 	adk_current_invocation_id = NULL;
-	return more;
+	return run;
 }
 
 /*
- * One invocation of app's agents for message, run to its end: for
- * background workers.  invocation_id: the id to use (a queued job has one
- * already), or NULL to make one (or reuse the one a function response
- * resumes).  extschema: the schema of the adk_* functions.  Each event goes
- * to sink as it is stored.
+ * One step of a run (ADK_STEP_RAN, ADK_STEP_WAIT: its model calls are in
+ * flight, ADK_STEP_DONE: it has ended -- step 7 ran, its invocation row is
+ * final).  The ledger is told which invocation is running, and forgets it
+ * whatever happens.
+ */
+AdkStepResult
+adk_run_step(AdkRun *run)
+{
+	MemoryContext old = CurrentMemoryContext;
+	volatile AdkStepResult r = ADK_STEP_RAN;
+
+	adk_current_invocation_id = run->invocation_id;
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(run->run_cxt);
+		r = adk_agent_step(run);
+		if (r == ADK_STEP_DONE)
+			finish_run(run);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		adk_current_invocation_id = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	adk_current_invocation_id = NULL;
+	return r;
+}
+
+/*
+ * The run is over (or given up): its model calls stop, its memory goes.
+ */
+void
+adk_run_free(AdkRun *run)
+{
+	adk_agent_abandon(run);
+	MemoryContextDelete(run->run_cxt);
+}
+
+/*
+ * One invocation run to its end, waiting for each model call in turn.
  */
 void
 adk_execute_run(const char *app, const char *user, const char *session,
@@ -342,23 +415,17 @@ adk_execute_run(const char *app, const char *user, const char *session,
 				const char *invocation_id, const char *extschema,
 				AdkEventSink sink, void *sink_arg)
 {
-	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink, sink_arg);
+	AdkRun	   *run = adk_run_begin(app, user, session, message, state_delta,
+									options, invocation_id, extschema,
+									sink, sink_arg);
+	AdkStepResult r;
 
-	PG_TRY();
+	while ((r = adk_run_step(run)) != ADK_STEP_DONE)
 	{
-		start_run(run, message, state_delta, extschema, invocation_id);
-		adk_current_invocation_id = run->invocation_id;
-		while (adk_agent_step(run))
-			;
-		finish_run(run);
+		if (r == ADK_STEP_WAIT)
+			adk_http_drive(ADK_HTTP_POLL_MS);
 	}
-	PG_CATCH();
-	{
-		adk_current_invocation_id = NULL;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	adk_current_invocation_id = NULL;
+	adk_run_free(run);
 }
 
 /*
