@@ -243,8 +243,10 @@ adk_json_parse(const char *buf, size_t len, int max_depth, int flags,
 		return NULL;
 	}
 	marked = mark_bigints(buf, len, &mlen);
-	/* json-c's limit is one off (and it does not count an empty innermost
-	 * container); check_tree enforces the exact one */
+	/*
+	 * json-c's limit is one off (and it does not count an empty innermost
+	 * container); check_tree enforces the exact one
+	 */
 	tok = json_tokener_new_ex(max_depth + 1);
 	if (tok == NULL)
 	{

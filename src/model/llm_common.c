@@ -1395,22 +1395,24 @@ llm_redirect_response(long http_status, const char *location)
 	host = strstr(p, "://");
 	if (host != NULL && strcspn(p, "/?#") > (size_t) (host - p))
 	{
-		const char *at;
+		const char *at = NULL;
 		size_t		auth;
+		size_t		i;
 
 		host += 3;
 		auth = strcspn(host, "/?#");
-		at = memchr(host, '@', auth);
+		for (i = 0; i < auth; i++)
+			if (host[i] == '@')
+				at = host + i;
 		n = (size_t) (host - p);
 		if (n >= sizeof(where))
 			n = 0;
 		memcpy(where, p, n);
 		p = at ? at + 1 : host;
 	}
-	for (; *p && *p != '?' && *p != '#' && n < sizeof(where) - 1; p++)
-		where[n++] = ((unsigned char) *p < 0x20 || *p == 0x7f) ? ' ' : *p;
-	where[n] = '\0';
-	n = llm_utf8_clip(where, n, 300);
+	/* a Location is ASCII: anything else, and control characters, become ? */
+	for (; *p && *p != '?' && *p != '#' && n < 300; p++)
+		where[n++] = ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f) ? '?' : *p;
 	where[n] = '\0';
 	return llm_error_responsef(code, "model provider answered with a redirect (HTTP status %ld) to %s, which is not followed",
 							   http_status, where);

@@ -168,6 +168,31 @@ test_numbers_keep_digits(void)
 		}
 }
 
+/* Only numbers are marked: digits in strings, keys and escapes stay as they are */
+static void
+test_bigints_only_numbers(void)
+{
+	static const char in[] =
+		"{\"s\":\"x\\\"12345678901234567890123\",\"12345678901234567890123\":[-12345678901234567890123,"
+		"\"\\\\\",12345678901234567890123e5,1.12345678901234567890123,123456789012345678901234]}";
+	static const char out[] =
+		"{\"s\":\"x\\\"12345678901234567890123\",\"12345678901234567890123\":[-12345678901234567890123,"
+		"\"\\\\\",12345678901234567890123e5,1.12345678901234567890123,123456789012345678901234]}";
+	const char *why;
+	struct json_object *o = llm_json_parse(in, sizeof(in) - 1, &why);
+
+	CHECK(o != NULL);
+	if (o != NULL)
+		CHECK_STR(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), out);
+	json_object_put(o);
+	/* a bare big integer, and one at the very end of the text */
+	o = llm_json_parse("-98765432109876543210", 21, &why);
+	CHECK(o != NULL);
+	if (o != NULL)
+		CHECK_STR(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), "-98765432109876543210");
+	json_object_put(o);
+}
+
 /*
  * Valid JSON numbers PostgreSQL's numeric cannot hold make an error
  * response, never a response the store would fail on.
@@ -444,6 +469,7 @@ test_redirect(void)
 
 const UnitTest output_tests[] = {
 	{"numbers_keep_digits", test_numbers_keep_digits},
+	{"bigints_only_numbers", test_bigints_only_numbers},
 	{"numbers_unstorable", test_numbers_unstorable},
 	{"number_limits", test_number_limits},
 	{"args_depth", test_args_depth},
