@@ -243,11 +243,9 @@ adk_wait(PG_FUNCTION_ARGS)
 	AdkRunEntry *entry = adk_my_run_entry();
 	RunInfo		info;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("invocation id must not be null")));
-	invocation_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	invocation_id = adk_check_id("invocation id",
+								 PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+								 ADK_MAX_INVOCATION_ID_CHARS);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
 
 	if (entry)
