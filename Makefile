@@ -12,6 +12,7 @@ OBJS = \
 	src/common/ids.o \
 	src/common/jsonb_build.o \
 	src/common/json_bridge.o \
+	src/common/json_limits.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
 	src/common/spi_plans.o \
