@@ -41,6 +41,7 @@ OBJS = \
 	src/store/owner.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
+	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \
 	src/worker/launcher.o \

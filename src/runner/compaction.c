@@ -63,6 +63,7 @@
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_compaction_read_sql);
 PG_FUNCTION_INFO_V1(adk_compaction_append_sql);
@@ -609,11 +610,19 @@ record_problem(AdkRun *run, const char *what, const char *message)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Every entry point below names the app (argument 0) and the user id
+ * (argument 1): checking the user id also checks the app's tenancy.
+ */
 static char *
 arg_id(FunctionCallInfo fcinfo, int n, const char *what)
 {
-	return adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-						ADK_MAX_ID_CHARS);
+	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
+								  ADK_MAX_ID_CHARS);
+
+	if (n == 1)
+		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
+	return id;
 }
 
 /*
@@ -657,6 +666,19 @@ adk_compaction_append_sql(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("plan and summary must not be null")));
+	/*
+	 * A summary written by the caller stands in every later prompt of the
+	 * session.  In a 'shared' app any adk_user member may name any session,
+	 * so only a role that sees everything may write one there.
+	 */
+	if (!adk_tenancy_trusted_append(app))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to append a compaction record to a session of app \"%s\"",
+						app),
+				 errdetail("App \"%s\" has tenancy 'shared': a summary written by one role would replace the history that other roles run on.",
+						   app),
+				 errhint("Use adk_compact(), which summarizes with the app's summarizer model, or give the app tenancy 'role' or 'claim'.")));
 	plan = PG_GETARG_JSONB_P(3);
 	summary = text_to_cstring(PG_GETARG_TEXT_PP(4));
 	if (!adk_jsonb_is_object(&plan->root))

@@ -44,6 +44,7 @@
 #include "common/jsonb_util.h"
 #include "runner/runner.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 #include "worker/worker.h"
 
 #define MAX_RETRIES		100
@@ -101,6 +102,7 @@ submit_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
 	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
 
+	adk_tenancy_check(app, user);
 	adk_workers_require();
 	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
 		ereport(ERROR,
@@ -153,6 +155,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 	AdkOwnerSave save;
 	NameData	role_name;
 
+	adk_tenancy_check(app, user);
 	options = take_retries(options, &retries);
 	namestrcpy(&role_name, GetUserNameFromId(role, false));
 	memset(nulls, ' ', sizeof(nulls));
@@ -268,6 +271,7 @@ adk_wait(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 
+	adk_tenancy_check(info.app, info.user);
 	return_events(rsinfo, invocation_id, info.app, info.user, info.session);
 	return (Datum) 0;
 }
