@@ -26,6 +26,7 @@ OBJS = \
 	src/model/model_def.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/budget.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
 	src/runner/flow.o \

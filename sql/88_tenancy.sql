@@ -208,7 +208,7 @@ SELECT relname, relrowsecurity FROM pg_class
                'adk.jobs'::regclass, 'adk.compactions'::regclass)
  ORDER BY relname;
 SELECT c.relname, c.reloptions FROM pg_class c
- WHERE c.oid IN ('adk.event_log'::regclass, 'adk.pending_interrupts'::regclass)
+ WHERE c.oid IN ('adk.event_log'::regclass, 'adk.pending_interrupts'::regclass, 'adk.costs'::regclass)
  ORDER BY c.relname;
 
 -- clean up

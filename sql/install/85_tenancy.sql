@@ -1,6 +1,6 @@
 -- ---------------------------------------------------------------------
--- Tenancy and row-level security (SPEC §11).
--- See README "Tenancy" and src/store/tenancy.c.
+-- Tenancy, row-level security, token budgets and costs (SPEC §11).
+-- See README "Tenancy" and "Budgets and costs", and src/store/tenancy.c.
 --
 -- adk.apps.tenancy: 'shared' (default; every adk_user member may name any
 -- user id), 'role' (the user id is the calling role's name), 'claim' (a
@@ -132,5 +132,174 @@ CREATE POLICY tenant ON adk.model_calls
 ALTER VIEW adk.event_log SET (security_invoker = true);
 ALTER VIEW adk.pending_interrupts SET (security_invoker = true);
 
+-- ---------------------------------------------------------------------
+-- Token budgets.  A budget covers the model calls of one app, of one user
+-- id (NULL: all users together) and one role (NULL: all roles together),
+-- per UTC day, UTC month or in total.  Before every model call of a run
+-- adk._budget_take locks the usage row of every budget that applies
+-- (SELECT ... FOR UPDATE, in budget id order) and refuses the call when
+-- any of them is spent: tokens used >= max_tokens or calls >= max_model_calls.
+-- Otherwise it counts the call; after the call adk._budget_charge adds its
+-- input + output tokens to the same rows.  See README "Budgets and costs"
+-- for what that makes exact.
+-- ---------------------------------------------------------------------
+
+CREATE TABLE adk.budgets (
+    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_name        text NOT NULL REFERENCES adk.apps (name) ON DELETE CASCADE,
+    user_id         text,
+    role_name       name,
+    period          text NOT NULL CHECK (period OPERATOR(pg_catalog.=) ANY (ARRAY['day', 'month', 'total'])),
+    max_tokens      bigint CHECK (max_tokens OPERATOR(pg_catalog.>=) 0),
+    max_model_calls integer CHECK (max_model_calls OPERATOR(pg_catalog.>=) 0),
+    created_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT budgets_scope_key UNIQUE NULLS NOT DISTINCT (app_name, user_id, role_name, period)
+);
+COMMENT ON TABLE adk.budgets IS
+    'Token budgets: max_tokens (input + output) and max_model_calls (NULL: no limit) per app, user id (NULL: all) and role (NULL: all), per day, month (UTC) or in total';
+CREATE INDEX budgets_app_idx ON adk.budgets (app_name);
+SELECT pg_catalog.pg_extension_config_dump('adk.budgets', '');
+
+CREATE TABLE adk.budget_spend (
+    budget_id    bigint NOT NULL REFERENCES adk.budgets (id) ON DELETE CASCADE,
+    period_start timestamptz NOT NULL,
+    tokens       bigint NOT NULL DEFAULT 0,
+    model_calls  integer NOT NULL DEFAULT 0,
+    CONSTRAINT budget_spend_pkey PRIMARY KEY (budget_id, period_start)
+);
+COMMENT ON TABLE adk.budget_spend IS 'What each budget has spent per period (written under its row lock)';
+SELECT pg_catalog.pg_extension_config_dump('adk.budget_spend', '');
+
+CREATE FUNCTION adk._budget_period_start(period text, at timestamptz) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE period
+           WHEN 'total' THEN '-infinity'::pg_catalog.timestamptz
+           ELSE pg_catalog.timezone('UTC', pg_catalog.date_trunc(period, pg_catalog.timezone('UTC', at)))
+           END
+$$;
+
+-- Take a model call from every budget that applies: NULL when the call may
+-- go ahead (it is counted), else why not.  Runs as the owner of schema adk.
+CREATE FUNCTION adk._budget_take(p_app text, p_user text, p_role name)
+RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    b record;
+    s adk.budget_spend;
+    ps timestamptz;
+    taken bigint[] := '{}';
+    starts timestamptz[] := '{}';
+BEGIN
+    FOR b IN
+        SELECT x.* FROM adk.budgets x
+         WHERE x.app_name OPERATOR(pg_catalog.=) p_app
+           AND (x.user_id IS NULL OR x.user_id OPERATOR(pg_catalog.=) p_user)
+           AND (x.role_name IS NULL OR x.role_name OPERATOR(pg_catalog.=) p_role)
+           AND (x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL)
+         ORDER BY x.id
+    LOOP
+        ps := adk._budget_period_start(b.period, pg_catalog.clock_timestamp());
+        INSERT INTO adk.budget_spend AS t (budget_id, period_start) VALUES (b.id, ps)
+        ON CONFLICT ON CONSTRAINT budget_spend_pkey DO NOTHING;
+        SELECT t.* INTO STRICT s FROM adk.budget_spend t
+         WHERE t.budget_id OPERATOR(pg_catalog.=) b.id AND t.period_start OPERATOR(pg_catalog.=) ps
+           FOR UPDATE;
+        IF b.max_tokens IS NOT NULL AND s.tokens OPERATOR(pg_catalog.>=) b.max_tokens THEN
+            RETURN pg_catalog.format('token budget %s of app "%s" is spent: %s of %s tokens used (%s)',
+                                     b.id, p_app, s.tokens, b.max_tokens, b.period);
+        END IF;
+        IF b.max_model_calls IS NOT NULL AND s.model_calls OPERATOR(pg_catalog.>=) b.max_model_calls THEN
+            RETURN pg_catalog.format('budget %s of app "%s" is spent: %s of %s model calls made (%s)',
+                                     b.id, p_app, s.model_calls, b.max_model_calls, b.period);
+        END IF;
+        taken := taken OPERATOR(pg_catalog.||) b.id;
+        starts := starts OPERATOR(pg_catalog.||) ps;
+    END LOOP;
+    UPDATE adk.budget_spend t SET model_calls = t.model_calls OPERATOR(pg_catalog.+) 1
+      FROM ROWS FROM (pg_catalog.unnest(taken), pg_catalog.unnest(starts)) AS k(id, ps)
+     WHERE t.budget_id OPERATOR(pg_catalog.=) k.id AND t.period_start OPERATOR(pg_catalog.=) k.ps;
+    RETURN NULL;
+END
+$$;
+
+-- Charge a finished call's tokens to the budgets that took it: the rows
+-- whose lock this transaction holds from adk._budget_take (same period
+-- starts: the call counts in the period it was taken in).
+CREATE FUNCTION adk._budget_charge(p_app text, p_user text, p_role name, p_taken_at timestamptz,
+                                   p_tokens bigint)
+RETURNS void
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+    UPDATE adk.budget_spend t SET tokens = t.tokens OPERATOR(pg_catalog.+) p_tokens
+      FROM adk.budgets b
+     WHERE b.app_name OPERATOR(pg_catalog.=) p_app
+       AND (b.user_id IS NULL OR b.user_id OPERATOR(pg_catalog.=) p_user)
+       AND (b.role_name IS NULL OR b.role_name OPERATOR(pg_catalog.=) p_role)
+       AND (b.max_tokens IS NOT NULL OR b.max_model_calls IS NOT NULL)
+       AND t.budget_id OPERATOR(pg_catalog.=) b.id
+       AND t.period_start OPERATOR(pg_catalog.=) adk._budget_period_start(b.period, p_taken_at)
+$$;
+
+CREATE VIEW adk.budget_usage AS
+SELECT b.id AS budget_id, b.app_name, b.user_id, b.role_name, b.period,
+       adk._budget_period_start(b.period, pg_catalog.now()) AS period_start,
+       coalesce(s.tokens, 0) AS tokens, b.max_tokens,
+       coalesce(s.model_calls, 0) AS model_calls, b.max_model_calls,
+       (b.max_tokens IS NOT NULL AND coalesce(s.tokens, 0) OPERATOR(pg_catalog.>=) b.max_tokens)
+       OR (b.max_model_calls IS NOT NULL
+           AND coalesce(s.model_calls, 0) OPERATOR(pg_catalog.>=) b.max_model_calls) AS spent
+  FROM adk.budgets b
+  LEFT JOIN adk.budget_spend s
+    ON s.budget_id OPERATOR(pg_catalog.=) b.id
+   AND s.period_start OPERATOR(pg_catalog.=) adk._budget_period_start(b.period, pg_catalog.now());
+COMMENT ON VIEW adk.budget_usage IS 'Each budget in its current period: tokens and model calls spent against the limits';
+
+-- ---------------------------------------------------------------------
+-- Costs: optional prices per model, USD (or any one currency) per million
+-- tokens: {"input": 2.5, "output": 10, "cached_input": 1.25}.  Cached input
+-- tokens (usage_metadata.cached_content_token_count) cost cached_input,
+-- else input.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION adk._check_price(price jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT price IS NULL
+        OR (pg_catalog.jsonb_typeof(price) OPERATOR(pg_catalog.=) 'object'
+            AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each(price) e
+                             WHERE e.key OPERATOR(pg_catalog.<>) ALL (ARRAY['input', 'output', 'cached_input'])
+                                OR pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.<>) 'number'
+                                OR (e.value)::text::numeric OPERATOR(pg_catalog.<) 0))
+$$;
+ALTER TABLE adk.models ADD COLUMN price jsonb
+    CONSTRAINT models_price_check CHECK (adk._check_price(price));
+COMMENT ON COLUMN adk.models.price IS
+    'Optional prices per million tokens: {"input", "output", "cached_input"} (non-negative numbers)';
+
+CREATE VIEW adk.costs WITH (security_invoker = true) AS
+SELECT i.app_name, i.user_id, i.agent, c.model,
+       (pg_catalog.timezone('UTC', c.created_at))::date AS day,
+       pg_catalog.count(*) AS model_calls,
+       pg_catalog.sum(coalesce(c.input_tokens, 0)) AS input_tokens,
+       pg_catalog.sum(coalesce(c.output_tokens, 0)) AS output_tokens,
+       pg_catalog.sum(x.cached) AS cached_input_tokens,
+       -- OPERATOR() forms share one precedence: every product is bracketed
+       pg_catalog.sum(((coalesce(c.input_tokens, 0) OPERATOR(pg_catalog.-) x.cached)
+                       OPERATOR(pg_catalog.*) (m.price ->> 'input')::numeric)
+                      OPERATOR(pg_catalog.+)
+                      (x.cached OPERATOR(pg_catalog.*)
+                       coalesce(m.price ->> 'cached_input', m.price ->> 'input')::numeric)
+                      OPERATOR(pg_catalog.+)
+                      (coalesce(c.output_tokens, 0) OPERATOR(pg_catalog.*) (m.price ->> 'output')::numeric))
+           OPERATOR(pg_catalog./) 1000000 AS cost
+  FROM adk.model_calls c
+  LEFT JOIN adk.invocations i ON i.invocation_id OPERATOR(pg_catalog.=) c.invocation_id
+  LEFT JOIN adk.models m ON m.name OPERATOR(pg_catalog.=) c.model
+ CROSS JOIN LATERAL (SELECT coalesce((c.response #>> '{usage_metadata,cached_content_token_count}')::bigint, 0)
+                            AS cached) x
+ GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW adk.costs IS
+    'Model calls, tokens and cost (from adk.models.price; NULL without a price) per app, user, agent (the invocation''s), model and UTC day';
+
 -- safe to read now that row-level security filters it
 GRANT SELECT ON adk.compactions TO adk_user;
+GRANT SELECT ON adk.budgets, adk.budget_spend, adk.budget_usage, adk.costs TO adk_user;
+GRANT INSERT, UPDATE, DELETE ON adk.budgets TO adk_admin;

@@ -9,3 +9,4 @@
 GRANT EXECUTE ON FUNCTION adk._tenant_visible(text, text), adk._tenancy_check(text, text),
                           adk._parts(jsonb)
    TO adk_user;
+GRANT EXECUTE ON FUNCTION adk._check_price(jsonb) TO adk_admin;

@@ -89,7 +89,7 @@ mark_appended_by(Jsonb *event)
 	Datum		key = CStringGetTextDatum("custom_metadata");
 	ArrayType  *path;
 
-	if (!JB_ROOT_IS_OBJECT(event) || JB_ROOT_IS_SCALAR(event))
+	if (!JB_ROOT_IS_OBJECT(event))
 		return event;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"adk_appended_by\": ");
