@@ -86,7 +86,26 @@ SELECT count(*) FROM adk_run('bud_app', 'bud_alice', 's2', 'hello');
 SELECT error FROM bud_log('bud_alice', 's2');
 DELETE FROM adk.budgets;
 
--- 4. Costs: prices per million tokens; cached input at its own price.
+-- 4. A summarizer's call is a model call too: adk_compact takes it from
+-- the budget of the session's user.
+SELECT adk_define_app('bud_app', 'bud_agent',
+                      compaction => '{"compaction_interval": 100, "summarizer_model": "bud_model"}');
+INSERT INTO adk.budgets (app_name, user_id, period, max_model_calls) VALUES ('bud_app', 'u1', 'total', 0);
+DO $$
+DECLARE
+    d text;
+BEGIN
+    PERFORM adk_compact('bud_app', 'u1', 's1');
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+    RAISE NOTICE '%: %', SQLERRM, regexp_replace(d, 'budget [0-9]+', 'budget <id>');
+END $$;
+UPDATE adk.budgets SET max_model_calls = 1;
+SELECT adk_compact('bud_app', 'u1', 's1') > 0 AS compacted;
+SELECT model_calls, tokens > 0 AS tokens, spent FROM adk.budget_usage;
+DELETE FROM adk.budgets;
+
+-- 5. Costs: prices per million tokens; cached input at its own price.
 \set VERBOSITY terse
 UPDATE adk.models SET price = '{"input": -1}' WHERE name = 'bud_model';
 UPDATE adk.models SET price = '{"inputs": 1}' WHERE name = 'bud_model';

@@ -25,4 +25,13 @@ extern bool adk_budget_take(AdkRun *run, const char *author, const char *branch,
 /* After the call: charge its tokens (input + output) to those budgets. */
 extern void adk_budget_charge(AdkRun *run, TimestampTz taken_at, int64 tokens);
 
+/* The same for a call outside the agents' flow (a summarizer): NULL when
+ * taken, else why not. */
+extern char *adk_budget_try(const char *app, const char *user, TimestampTz *taken_at);
+extern void adk_budget_charge_to(const char *app, const char *user,
+								 TimestampTz taken_at, int64 tokens);
+
+/* input + output tokens of a model response */
+extern int64 adk_response_tokens(Jsonb *response);
+
 #endif							/* ADK_BUDGET_H */

@@ -59,6 +59,7 @@
 #include "model/generate.h"
 #include "model/llm.h"
 #include "model/model_def.h"
+#include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "store/append.h"
@@ -91,7 +92,8 @@ static Datum owner_query(const char *sql, int nargs, Oid *types, Datum *args,
 						 const char *nulls, int col, bool *isnull);
 static Jsonb *read_plan(const char *app, const char *user, const char *session,
 						int64 from, int64 to, bool rolling);
-static char *summarize(const char *model, Jsonb *config, Jsonb *plan,
+static char *summarize(const char *app, const char *user,
+					   const char *model, Jsonb *config, Jsonb *plan,
 					   char **error);
 static int64 append_summary(const char *app, const char *user,
 							const char *session, Jsonb *plan,
@@ -247,7 +249,7 @@ summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
 	char	   *error;
 	char	   *refused;
 
-	summary = summarize(cfg->summarizer,
+	summary = summarize(run->app, run->user, cfg->summarizer,
 						cfg->own_summarizer ? NULL : run->root->generate_config,
 						plan, &error);
 	if (summary == NULL)
@@ -395,10 +397,12 @@ plan_text(Jsonb *plan, const char *key)
 
 /*
  * The summary of the plan's events (and of the summary it rolls on), or
- * NULL with *error.
+ * NULL with *error.  The call is taken from and charged to the budgets of
+ * app and user like every model call (a spent budget: no call, *error).
  */
 static char *
-summarize(const char *model, Jsonb *config, Jsonb *plan, char **error)
+summarize(const char *app, const char *user, const char *model, Jsonb *config,
+		  Jsonb *plan, char **error)
 {
 	StringInfoData prompt;
 	char	   *prior = plan_text(plan, "prior_summary");
@@ -411,7 +415,15 @@ summarize(const char *model, Jsonb *config, Jsonb *plan, char **error)
 	JsonbIteratorToken tok;
 	StringInfoData text;
 	JsonWriter	w;
+	TimestampTz taken_at;
+	char	   *refused;
 
+	refused = adk_budget_try(app, user, &taken_at);
+	if (refused != NULL)
+	{
+		*error = psprintf("BUDGET_EXCEEDED: %s", refused);
+		return NULL;
+	}
 	initStringInfo(&prompt);
 	appendStringInfoString(&prompt, SUMMARY_PROMPT);
 	if (prior)
@@ -423,6 +435,7 @@ summarize(const char *model, Jsonb *config, Jsonb *plan, char **error)
 	jw_jsonb(&w, adk_text_content(prompt.data));
 	jw_end_array(&w);
 	response = adk_model_call(model, jw_finish(&w), NULL, config, false, NULL, NULL);
+	adk_budget_charge_to(app, user, taken_at, adk_response_tokens(response));
 
 	v = adk_jsonb_get(&response->root, "error_code");
 	if (v != NULL && v->type == jbvString)
@@ -742,7 +755,7 @@ adk_compact(PG_FUNCTION_ARGS)
 	plan = read_plan(app, user, session, from, to, PG_ARGISNULL(3));
 	if (plan == NULL)
 		PG_RETURN_NULL();
-	summary = summarize(model, NULL, plan, &error);
+	summary = summarize(app, user, model, NULL, plan, &error);
 	if (summary == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),

@@ -330,8 +330,8 @@ adk_set_user(PG_FUNCTION_ARGS)
 				 errdetail("A tool, plugin or queued run cannot change the user it runs for.")));
 	if (!IsTransactionBlock())
 		ereport(WARNING,
-				(errmsg("adk_set_user() outside a transaction block has no effect"),
-				 errhint("The asserted user lasts until the end of the transaction; call it after BEGIN.")));
+				(errmsg("the end user asserted outside a transaction block lasts only until the end of this statement"),
+				 errhint("The asserted user lasts until the end of the transaction: call adk_set_user() after BEGIN.")));
 	if (!PG_ARGISNULL(0))
 		user = adk_check_id("user id", PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
 

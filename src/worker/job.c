@@ -283,6 +283,7 @@ run_next_job(void)
 		AbortCurrentTransaction();
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
 		adk_current_invocation_id = NULL;
+		adk_tenancy_pin_user(NULL);
 		job_error(job, edata);
 		QueryCancelPending = false;
 		RESUME_INTERRUPTS();
@@ -463,7 +464,7 @@ execute_job(AdkJob *job)
 						job->invocation_id);
 	pgstat_report_activity(STATE_RUNNING, activity);
 
-	/* the user checked when the job was queued (a stale pin is replaced) */
+	/* the user checked when the job was queued, for the whole run */
 	adk_tenancy_pin_user(job->user);
 	SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
 	adk_execute_run(job->app, job->user, job->session, job->message,
