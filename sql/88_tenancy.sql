@@ -69,7 +69,7 @@ DECLARE
 BEGIN
     FOREACH r IN ARRAY ARRAY['adk.sessions', 'adk.events', 'adk.user_states', 'adk.invocations',
                              'adk.run_states', 'adk.jobs', 'adk.compactions', 'adk.event_log',
-                             'adk.pending_interrupts']
+                             'adk.pending_interrupts', 'adk.budgets', 'adk.budget_usage']
     LOOP
         rel := r;
         BEGIN
@@ -125,6 +125,11 @@ INSERT INTO adk.compactions (app_name, user_id, session_id, seq, event_id, kind,
                              seen_seq, covered_to)
 SELECT i.app_name, i.user_id, 'c1', 3, 'ev-c1', 'manual', 1, 1, 2, 1
   FROM adk.invocations i WHERE i.app_name LIKE 'ten\_%';
+-- a budget per user (their data too), and one per app (everyone's)
+INSERT INTO adk.budgets (app_name, user_id, period, max_tokens)
+SELECT i.app_name, i.user_id, 'day', 1000000 FROM adk.invocations i WHERE i.app_name LIKE 'ten\_%'
+UNION ALL
+SELECT a.name, NULL, 'day', 1000000 FROM adk.apps a WHERE a.name LIKE 'ten\_%';
 
 -- 'shared': everyone with adk_user names anyone (today's behaviour)
 SET ROLE ten_alice;

@@ -239,7 +239,17 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
        AND t.period_start OPERATOR(pg_catalog.=) adk._budget_period_start(b.period, p_taken_at)
 $$;
 
-CREATE VIEW adk.budget_usage AS
+-- A budget of one user is that user's data: the tenancy rules apply (an
+-- app-wide budget is visible to everyone who may see the app).
+ALTER TABLE adk.budgets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON adk.budgets
+    USING (user_id IS NULL OR adk._tenant_visible(app_name, user_id))
+    WITH CHECK (user_id IS NULL OR adk._tenant_visible(app_name, user_id));
+ALTER TABLE adk.budget_spend ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON adk.budget_spend
+    USING (EXISTS (SELECT 1 FROM adk.budgets b WHERE b.id OPERATOR(pg_catalog.=) budget_spend.budget_id));
+
+CREATE VIEW adk.budget_usage WITH (security_invoker = true) AS
 SELECT b.id AS budget_id, b.app_name, b.user_id, b.role_name, b.period,
        adk._budget_period_start(b.period, pg_catalog.now()) AS period_start,
        coalesce(s.tokens, 0) AS tokens, b.max_tokens,

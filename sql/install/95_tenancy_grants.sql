@@ -10,3 +10,4 @@ GRANT EXECUTE ON FUNCTION adk._tenant_visible(text, text), adk._tenancy_check(te
                           adk._parts(jsonb)
    TO adk_user;
 GRANT EXECUTE ON FUNCTION adk._check_price(jsonb) TO adk_admin;
+GRANT EXECUTE ON FUNCTION adk._budget_period_start(text, timestamptz) TO adk_user;
