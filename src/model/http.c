@@ -394,6 +394,16 @@ end_attempt(AdkHttpTransfer *t, CURLcode rc)
 	long		ms;
 
 	curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &resp->status);
+	resp->redirect_url = NULL;
+	if (resp->status >= 300 && resp->status < 400)
+	{
+		char	   *loc = NULL;
+
+		/* not followed: say where it pointed */
+		if (curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK &&
+			loc != NULL)
+			resp->redirect_url = MemoryContextStrdup(GetMemoryChunkContext(t), loc);
+	}
 	hand_on(t, true);
 	resp->got_body = t->total > 0;
 	if (rc != CURLE_OK)

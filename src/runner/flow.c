@@ -57,6 +57,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
+#include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 
@@ -88,6 +89,7 @@ struct AdkRound
 	AdkModelCall *call;			/* NULL: answered without a call */
 	Jsonb	   *request;		/* for on_model_error */
 	Jsonb	   *response;		/* before_model's answer, or NULL */
+	TimestampTz taken_at;		/* the budget's take (budget.c) */
 	/* the calls half */
 	int			ncalls;
 	Jsonb	  **results;		/* per call, in call order */
@@ -576,6 +578,9 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 		return true;
 	}
 
+	/* token budgets: refused before the call, charged after it */
+	if (!adk_budget_take(run, agent->name, branch, &round->taken_at))
+		return false;			/* BUDGET_EXCEEDED was stored */
 	run->llm_calls++;
 	round->pctx.run = run;
 	round->pctx.agent = agent;
@@ -596,12 +601,16 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 	Jsonb	   *response;
 	Jsonb	   *replaced;
 	JsonbValue *code;
+	int64		tokens_before;
 
 	if (round->call == NULL)
 		return round->response; /* before_model answered */
 	response = adk_model_finish(round->call);
 	round->call = NULL;
+	tokens_before = run->input_tokens + run->output_tokens;
 	count_tokens(run, response);
+	adk_budget_charge(run, round->taken_at,
+					  run->input_tokens + run->output_tokens - tokens_before);
 
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code != NULL && code->type == jbvString)
