@@ -40,29 +40,52 @@ GRANT SELECT ON adk.jobs TO adk_user;
 -- insert (README "Backup and restore").
 
 -- The claim, in one place: the job workers run exactly this, and so does
--- the isolation test.  The first queued job, in submit order, that no
--- earlier queued or running job of its session holds back; SKIP LOCKED
--- passes over a job another worker is claiming right now.  Runs as the
--- owner of schema adk (a worker switches to it); nobody else may update
--- adk.jobs.
+-- the isolation test.  A queued job that no earlier queued or running job
+-- of its session holds back; of those, the first in submit order of the
+-- role -- then the app -- with the fewest jobs running now, so one role's
+-- (or app's) thousands of queued jobs never starve another's: a second
+-- role's job is the next one claimed.  SKIP LOCKED passes over a job
+-- another worker is claiming right now.  Runs as the owner of schema adk
+-- (a worker switches to it); nobody else may update adk.jobs.
 CREATE FUNCTION adk._claim_job(worker_pid integer)
 RETURNS SETOF adk.jobs
 LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    WITH next AS (
-        SELECT j.id FROM adk.jobs j
-         WHERE j.status = 'queued'
-           AND NOT EXISTS (SELECT 1 FROM adk.jobs e
-                            WHERE e.app_name = j.app_name AND e.user_id = j.user_id
-                              AND e.session_id = j.session_id AND e.id < j.id
-                              AND e.status IN ('queued', 'running'))
-         ORDER BY j.id
-         LIMIT 1
-           FOR UPDATE OF j SKIP LOCKED)
+    WITH queued AS (
+        SELECT DISTINCT q.role_oid, q.app_name
+          FROM adk.jobs q
+         WHERE q.status OPERATOR(pg_catalog.=) 'queued'
+    ), running AS (
+        SELECT r.role_oid, r.app_name FROM adk.jobs r
+         WHERE r.status OPERATOR(pg_catalog.=) 'running'
+    ), next AS (
+        SELECT n.id
+          FROM queued c
+         CROSS JOIN LATERAL (
+               SELECT j.id FROM adk.jobs j
+                WHERE j.status OPERATOR(pg_catalog.=) 'queued'
+                  AND j.role_oid OPERATOR(pg_catalog.=) c.role_oid
+                  AND j.app_name OPERATOR(pg_catalog.=) c.app_name
+                  AND NOT EXISTS (SELECT 1 FROM adk.jobs e
+                                   WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                                     AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                                     AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                                     AND e.id OPERATOR(pg_catalog.<) j.id
+                                     AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+                ORDER BY j.id
+                LIMIT 1
+                  FOR UPDATE OF j SKIP LOCKED) n
+         ORDER BY (SELECT pg_catalog.count(*) FROM running r
+                    WHERE r.role_oid OPERATOR(pg_catalog.=) c.role_oid),
+                  (SELECT pg_catalog.count(*) FROM running r
+                    WHERE r.app_name OPERATOR(pg_catalog.=) c.app_name),
+                  n.id
+         LIMIT 1)
     UPDATE adk.jobs j
-       SET status = 'running', attempts = j.attempts + 1, worker_pid = _claim_job.worker_pid,
-           started_at = clock_timestamp(), error = NULL
+       SET status = 'running', attempts = j.attempts OPERATOR(pg_catalog.+) 1,
+           worker_pid = _claim_job.worker_pid,
+           started_at = pg_catalog.clock_timestamp(), error = NULL
       FROM next
-     WHERE j.id = next.id
+     WHERE j.id OPERATOR(pg_catalog.=) next.id
     RETURNING j.*
 $$;
 COMMENT ON FUNCTION adk._claim_job(integer) IS

@@ -478,6 +478,44 @@ adk_agent_step(AdkRun *run)
 }
 
 /*
+ * Whether a step of the run would do work now: false only when every
+ * agent that could go on waits for model calls still in flight.  Asks,
+ * touches nothing (no transaction needed): a job worker steps only the
+ * runs that are ready.
+ */
+static bool
+stack_ready(List *stack)
+{
+	Frame	   *f;
+	ListCell   *lc;
+
+	if (stack == NIL)
+		return true;
+	f = (Frame *) llast(stack);
+	switch (f->phase)
+	{
+		case F_LLM_WAIT:
+		case F_CALLS_WAIT:
+			return adk_round_ready(f->round);
+		case F_PARALLEL:
+			foreach(lc, f->lanes)
+			{
+				if (stack_ready(*(List **) lfirst(lc)))
+					return true;
+			}
+			return false;
+		default:
+			return true;
+	}
+}
+
+bool
+adk_agent_ready(AdkRun *run)
+{
+	return run->end_invocation || stack_ready(run->frames);
+}
+
+/*
  * The run ends without its agents (an ERROR, a cancel): every model call
  * in flight stops.
  */

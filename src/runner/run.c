@@ -34,8 +34,12 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/resowner.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -76,7 +80,9 @@ static void queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
 					   bool partial, void *arg);
 static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
 static void stop_run(Datum arg);
-static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
+static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
+						   bool foreground);
+static bool lock_unheld_session(AdkRun *run, Datum *args);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
 static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
@@ -581,7 +587,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 
 	/* 1. the app and the session */
 	adk_load_definitions(run, &auto_create);
-	ensure_session(run, auto_create, extschema);
+	ensure_session(run, auto_create, extschema, invocation_id == NULL);
 
 	/* 2. which agent; the invocation id (reused when resuming a call) */
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
@@ -671,7 +677,8 @@ finish_run(AdkRun *run)
  * and everything read below sees the history as it stands.
  */
 static void
-ensure_session(AdkRun *run, bool auto_create, const char *extschema)
+ensure_session(AdkRun *run, bool auto_create, const char *extschema,
+			   bool foreground)
 {
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
@@ -681,12 +688,17 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
-	adk_become_owner(&save);
-	SPI_connect();
-	exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1;
-	SPI_finish();
-	adk_restore_user(&save);
+	if (foreground)
+		exists = lock_unheld_session(run, args);
+	else
+	{
+		adk_become_owner(&save);
+		SPI_connect();
+		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1;
+		SPI_finish();
+		adk_restore_user(&save);
+	}
 	if (exists)
 		return;
 
@@ -709,6 +721,88 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 		elog(ERROR, "could not lock the session");
 	SPI_finish();
 	adk_restore_user(&save);
+}
+
+#define SESSION_HOLDER_SQL \
+	"SELECT j.invocation_id FROM adk.jobs j" \
+	" WHERE j.app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND j.user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND j.session_id OPERATOR(pg_catalog.=) $3" \
+	"   AND j.status OPERATOR(pg_catalog.=) 'running'" \
+	"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a" \
+	"                WHERE a.pid OPERATOR(pg_catalog.=) j.worker_pid)" \
+	" LIMIT 1"
+
+/*
+ * One run per session at a time, whoever drives it (issue 12 §6): a job
+ * worker commits between the steps of a run and holds no lock while the
+ * run waits for its model, so the session row lock alone would let a
+ * foreground adk_run slip a whole invocation in between.  The job's row
+ * says the session is held: status 'running' with a live worker.  A
+ * foreground run waits for it -- in short latch waits that a query cancel
+ * stops, at most adk.session_wait_timeout -- then takes the session row
+ * lock and looks again under it (in a subtransaction, so a run that lost
+ * the race lets the lock go while it waits).  The hold ends when the job
+ * ends, fails, or its worker dies (then the launcher's recovery requeues
+ * or fails it, and its pid is gone at once).  Jobs, for their part, never
+ * wait for a foreground run: they skip a locked session (job.c).  Returns
+ * whether the session exists (locked).
+ */
+static bool
+lock_unheld_session(AdkRun *run, Datum *args)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		AdkOwnerSave save;
+		bool		exists;
+		char	   *holder = NULL;
+		instr_time	now;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		adk_become_owner(&save);
+		SPI_connect();
+		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1;
+		if (exists &&
+			adk_spi_exec(SESSION_HOLDER_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+			holder = MemoryContextStrdup(cxt, SPI_getvalue(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1));
+		SPI_finish();
+		adk_restore_user(&save);
+		if (holder == NULL)
+		{
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			return exists;
+		}
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (adk_session_wait_timeout_ms > 0 &&
+			INSTR_TIME_GET_MILLISEC(now) >= adk_session_wait_timeout_ms)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("session \"%s\" of app \"%s\" is busy", run->session, run->app),
+					 errdetail("Queued run \"%s\" holds it.", holder),
+					 errhint("Wait for it with adk_wait(), or raise \"adk.session_wait_timeout\".")));
+		pfree(holder);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*

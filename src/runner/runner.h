@@ -192,6 +192,7 @@ extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
 
 extern AdkStepResult adk_agent_step(AdkRun *run);
 extern void adk_agent_abandon(AdkRun *run);
+extern bool adk_agent_ready(AdkRun *run);
 extern List *adk_transfer_targets(AdkAgent *agent);
 
 /* flow.c */

@@ -34,8 +34,12 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/syscache.h"
+#include "utils/timeout.h"
 
+#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
@@ -58,6 +62,12 @@ typedef struct ToolPlan
 	SPIPlanPtr	plan;
 } ToolPlan;
 
+
+int			adk_tool_timeout_ms = 0;
+static TimeoutId tool_timeout_id = MAX_TIMEOUTS;
+static volatile sig_atomic_t tool_timed_out = false;
+
+static void tool_timeout_handler(void);
 static ToolPlan tool_plans[TOOL_PLANS];
 static int	next_tool_plan = 0;
 
@@ -239,13 +249,62 @@ Jsonb *
 adk_tool_call(AdkTool *tool, Jsonb *args, char **error)
 {
 	ToolCall	call;
+	MemoryContext caller = CurrentMemoryContext;
+	volatile bool ok = false;
 
 	call.tool = tool;
 	call.args = args;
 	call.result = NULL;
-	if (!adk_run_guarded(call_tool, &call, error))
+	if (adk_tool_timeout_ms <= 0)
+	{
+		if (!adk_run_guarded(call_tool, &call, error))
+			return NULL;
+		return call.result;
+	}
+
+	/*
+	 * adk.tool_timeout: a timer that cancels the tool's query when it fires;
+	 * that cancel (and only that one) becomes the tool's error.  The tool's
+	 * subtransaction is already rolled back when it reaches us.
+	 */
+	if (tool_timeout_id == MAX_TIMEOUTS)
+		tool_timeout_id = RegisterTimeout(USER_TIMEOUT, tool_timeout_handler);
+	tool_timed_out = false;
+	enable_timeout_after(tool_timeout_id, adk_tool_timeout_ms);
+	PG_TRY();
+	{
+		ok = adk_run_guarded(call_tool, &call, error);
+	}
+	PG_CATCH();
+	{
+		disable_timeout(tool_timeout_id, false);
+		if (!tool_timed_out)
+			PG_RE_THROW();
+		MemoryContextSwitchTo(caller);
+		FlushErrorState();
+		QueryCancelPending = false;
+		*error = psprintf("tool \"%s\" ran longer than \"adk.tool_timeout\" (%d ms) and was stopped",
+						  tool->name, adk_tool_timeout_ms);
+		tool_timed_out = false;
 		return NULL;
-	return call.result;
+	}
+	PG_END_TRY();
+	disable_timeout(tool_timeout_id, false);
+	tool_timed_out = false;
+	return ok ? call.result : NULL;
+}
+
+/*
+ * adk.tool_timeout fired: cancel the tool's query, as statement_timeout
+ * would.
+ */
+static void
+tool_timeout_handler(void)
+{
+	tool_timed_out = true;
+	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
 }
 
 static void

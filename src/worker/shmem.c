@@ -52,6 +52,8 @@ int			adk_max_workers = 4;
 int			adk_worker_idle_timeout_s = 60;
 int			adk_job_retention_s = 7 * 24 * 3600;
 bool		adk_notify_events = true;
+int			adk_worker_concurrency = 64;
+int			adk_session_wait_timeout_ms = 60000;
 
 AdkWorkerShmem *adk_workers = NULL;
 
@@ -112,6 +114,28 @@ define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("adk.worker_concurrency",
+							gettext_noop("Largest number of runs one job worker holds at once."),
+							gettext_noop("While one run waits for its model, the worker advances another."),
+							&adk_worker_concurrency,
+							64,
+							1,
+							ADK_MAX_WORKER_CONCURRENCY,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.session_wait_timeout",
+							gettext_noop("How long adk_run waits for a queued run that holds its session."),
+							gettext_noop("0 waits without a limit (a query cancel still stops the wait)."),
+							&adk_session_wait_timeout_ms,
+							60000,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("adk.worker_idle_timeout",
 							gettext_noop("How long a job worker with nothing to run waits before it exits."),
 							NULL,
@@ -166,7 +190,9 @@ workers_shmem_size(void)
 	Size		size = MAXALIGN(sizeof(AdkWorkerShmem));
 
 	size = add_size(size, MAXALIGN(mul_size(max_worker_processes, sizeof(AdkWorkerSlot))));
-	size = add_size(size, mul_size(MaxBackends, sizeof(AdkRunEntry)));
+	size = add_size(size, MAXALIGN(mul_size(MaxBackends, sizeof(AdkRunEntry))));
+	size = add_size(size, mul_size(mul_size(max_worker_processes, ADK_MAX_WORKER_CONCURRENCY),
+								   sizeof(AdkJobRunEntry)));
 	return size;
 }
 
@@ -201,6 +227,9 @@ workers_shmem_startup(void)
 		adk_workers->entries = (AdkRunEntry *)
 			(base + MAXALIGN(sizeof(AdkWorkerShmem)) +
 			 MAXALIGN(mul_size(max_worker_processes, sizeof(AdkWorkerSlot))));
+		adk_workers->job_runs = (AdkJobRunEntry *)
+			((char *) adk_workers->entries +
+			 MAXALIGN(mul_size(MaxBackends, sizeof(AdkRunEntry))));
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -385,6 +414,15 @@ static void registry_subxact_callback(SubXactEvent event,
 									  SubTransactionId parentSubid,
 									  void *arg);
 
+/*
+ * Run entry i of worker slot "slot".
+ */
+AdkJobRunEntry *
+adk_job_run_entry(int slot, int i)
+{
+	return &adk_workers->job_runs[slot * ADK_MAX_WORKER_CONCURRENCY + i];
+}
+
 void
 adk_run_registry_enter(const char *app, const char *user, const char *session)
 {
@@ -393,7 +431,7 @@ adk_run_registry_enter(const char *app, const char *user, const char *session)
 	bool		is_superuser;
 	uint64		hash;
 
-	if (e == NULL)
+	if (e == NULL || spans_transactions)
 		return;
 	if (!registry_callbacks)
 	{
@@ -428,7 +466,7 @@ adk_run_registry_note(const char *invocation_id)
 	AdkRunEntry *e = adk_my_run_entry();
 	uint64		hash;
 
-	if (e == NULL || e->run.pid == 0 || invocation_id == NULL)
+	if (e == NULL || spans_transactions || e->run.pid == 0 || invocation_id == NULL)
 		return;
 	hash = adk_invocation_hash(invocation_id);
 	if (e->run.invocation_hash == hash)
@@ -443,7 +481,7 @@ adk_run_registry_leave(void)
 {
 	AdkRunEntry *e = adk_my_run_entry();
 
-	if (e == NULL || nframes == 0)
+	if (e == NULL || spans_transactions || nframes == 0)
 		return;
 	nframes--;
 	if (nframes >= REGISTRY_DEPTH)
@@ -467,7 +505,9 @@ adk_run_registry_clear(void)
 }
 
 /*
- * For job workers: runs span transactions; the worker clears the registry.
+ * For job workers: their runs span transactions, and one worker holds
+ * many; it keeps an entry per run (adk_job_run_entry) itself, and the
+ * backend's own entry is not used.
  */
 void
 adk_run_registry_spans_transactions(void)
@@ -510,7 +550,7 @@ adk_run_registry_cancel_requested(void)
 	AdkRunEntry *e = adk_my_run_entry();
 	bool		result;
 
-	if (e == NULL)
+	if (e == NULL || spans_transactions)
 		return false;
 	LWLockAcquire(adk_workers->lock, LW_SHARED);
 	result = e->run.pid != 0 && e->run.cancel_requested;

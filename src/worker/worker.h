@@ -33,6 +33,11 @@ extern int	adk_max_workers;
 extern int	adk_worker_idle_timeout_s;
 extern int	adk_job_retention_s;
 extern bool adk_notify_events;
+extern int	adk_worker_concurrency;
+extern int	adk_session_wait_timeout_ms;
+
+/* the most runs one job worker may hold (adk.worker_concurrency's maximum) */
+#define ADK_MAX_WORKER_CONCURRENCY	256
 
 typedef enum AdkSlotState
 {
@@ -47,8 +52,10 @@ typedef struct AdkWorkerSlot
 	AdkSlotState state;
 	pid_t		pid;
 	Latch	   *latch;
-	int64		job_id;			/* the job it runs, 0: none */
+	int64		job_id;			/* the job it claimed last, 0: none */
 	TimestampTz since;			/* last state change */
+	int			nruns;			/* runs it holds */
+	int			stepping;		/* the run entry it steps now, -1: none */
 } AdkWorkerSlot;
 
 /* The run a backend executes, identified by hashes of its identities */
@@ -72,6 +79,17 @@ typedef struct AdkRunEntry
 
 
 
+/*
+ * A run a job worker holds: ADK_MAX_WORKER_CONCURRENCY of them per slot.
+ * adk_cancel sets cancel_requested and the worker's latch; only the run
+ * the worker is stepping at that moment gets SIGINT.
+ */
+typedef struct AdkJobRunEntry
+{
+	AdkRunInfo	run;			/* pid 0: free */
+	int64		job_id;
+} AdkJobRunEntry;
+
 typedef struct AdkWorkerShmem
 {
 	LWLock	   *lock;
@@ -81,6 +99,7 @@ typedef struct AdkWorkerShmem
 	int			nentries;
 	AdkWorkerSlot *slots;		/* nslots */
 	AdkRunEntry *entries;		/* nentries */
+	AdkJobRunEntry *job_runs;	/* nslots * ADK_MAX_WORKER_CONCURRENCY */
 } AdkWorkerShmem;
 
 /* NULL unless preloaded */
@@ -102,6 +121,7 @@ extern void adk_run_registry_leave(void);
 extern void adk_run_registry_clear(void);
 extern void adk_run_registry_spans_transactions(void);
 extern bool adk_run_registry_cancel_requested(void);
+extern AdkJobRunEntry *adk_job_run_entry(int slot, int i);
 
 /* launcher.c */
 extern PGDLLEXPORT void adk_launcher_main(Datum arg);
