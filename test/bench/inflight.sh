@@ -40,7 +40,7 @@ SELECT adk_define_app('bench', 'slow_agent');
 SELECT adk_define_agent('fast_agent', model => 'fast');
 SELECT adk_define_app('bench_fast', 'fast_agent');
 SQL
-concurrency=$($PSQL -Atc "SHOW adk.worker_concurrency")
+concurrency=$($PSQL -Atc "SELECT coalesce(current_setting('adk.worker_concurrency', true), '1')")
 
 set_workers() {  # n: adk.max_workers = n, and wait until at most n workers run
     $PSQL -c "ALTER SYSTEM SET adk.max_workers = $1" -c "SELECT pg_reload_conf()" >/dev/null
@@ -80,11 +80,13 @@ SQL
             printf "%8d %8d %6d %9.2f %10.1f %10s %7s\n", w, procs, n, secs, r, "-", "-" }'
 }
 
-echo "queued runs, one ${LATENCY_MS} ms model call each, $RUNS runs over $SESSIONS sessions, adk.worker_concurrency = $concurrency"
 echo "(machine load before: $(cut -d' ' -f1-3 /proc/loadavg))"
-printf '%8s %8s %6s %9s %10s %10s %7s\n' workers procs runs seconds "runs/s" "ideal/s" ratio
-for w in 1 2 4; do round bench "$w" "$LATENCY_MS"; done
-echo
+if [ "$LATENCY_MS" -gt 0 ]; then  # latency 0: only the CPU-bound rounds
+    echo "queued runs, one ${LATENCY_MS} ms model call each, $RUNS runs over $SESSIONS sessions, adk.worker_concurrency = $concurrency"
+    printf '%8s %8s %6s %9s %10s %10s %7s\n' workers procs runs seconds "runs/s" "ideal/s" ratio
+    for w in 1 2 4; do round bench "$w" "$LATENCY_MS"; done
+    echo
+fi
 echo "the same at 0 ms model latency (CPU-bound)"
 printf '%8s %8s %6s %9s %10s %10s %7s\n' workers procs runs seconds "runs/s" "ideal/s" ratio
 for w in 1 2 4; do round bench_fast "$w" 0; done
