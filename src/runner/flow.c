@@ -633,27 +633,6 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 	return replaced ? replaced : response;
 }
 
-/*
- * One part {"function_response": {"id", "name", "response"}} of a tool
- * response event.
- */
-void
-adk_jw_function_response(JsonWriter *w, const char *id, const char *name,
-						 Jsonb *response)
-{
-	jw_begin_object(w);
-	jw_key(w, "function_response");
-	jw_begin_object(w);
-	jw_key(w, "id");
-	jw_string(w, id);
-	jw_key(w, "name");
-	jw_string(w, name);
-	jw_key(w, "response");
-	jw_jsonb(w, response);
-	jw_end_object(w);
-	jw_end_object(w);
-}
-
 static void
 emit_partial(Jsonb *partial, void *arg)
 {
@@ -1006,55 +985,6 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		return result;
 
 	return adk_call_sql_tool(run, agent, NULL, tool, call->id, call->args);
-}
-
-/*
- * A SQL tool call wrapped in its plugins: before_tool (may answer instead),
- * the call, on_tool_error (may replace the error), after_tool (may replace
- * the result).  The response object the model sees; NULL when a plugin
- * failed (an error event is stored and the invocation ends).
- */
-Jsonb *
-adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
-				  AdkTool *tool, const char *call_id, Jsonb *args)
-{
-	JsonWriter	w;
-	Jsonb	   *tool_info;
-	Jsonb	   *result;
-	Jsonb	   *replaced;
-	char	   *error;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "name");
-	jw_string(&w, tool->name);
-	jw_key(&w, "id");
-	jw_string(&w, call_id);
-	jw_key(&w, "args");
-	jw_jsonb(&w, args);
-	jw_end_object(&w);
-	tool_info = jw_finish(&w);
-
-	if (!adk_plugins_hook(run, CB_BEFORE_TOOL, agent->name, branch,
-						  "tool", tool_info, NULL, NULL, &result))
-		return NULL;
-	if (result != NULL)
-		return result;
-
-	result = adk_tool_call(tool, args, &error);
-	if (result == NULL)
-	{
-		Jsonb	   *err = error_object(error);
-
-		if (!adk_plugins_hook(run, CB_ON_TOOL_ERROR, agent->name, branch,
-							  "tool", tool_info, "error", err, &replaced))
-			return NULL;
-		return replaced ? replaced : err;
-	}
-	if (!adk_plugins_hook(run, CB_AFTER_TOOL, agent->name, branch,
-						  "tool", tool_info, "result", result, &replaced))
-		return NULL;
-	return replaced ? replaced : result;
 }
 
 /*

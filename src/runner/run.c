@@ -85,8 +85,6 @@ static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 static bool lock_unheld_session(AdkRun *run, Datum *args);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
-static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
-static void store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
@@ -137,29 +135,6 @@ adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text)
 				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
 				 errhint("Pass text as text, or build function responses with adk_function_response().")));
 	return message;
-}
-
-/*
- * {"role": "user", "parts": [{"text": text}]}
- */
-Jsonb *
-adk_text_content(const char *text)
-{
-	JsonWriter	w;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "user");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, text);
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
-	return jw_finish(&w);
 }
 
 /* adk_run's state between calls */
@@ -415,28 +390,6 @@ adk_run_free(AdkRun *run)
 }
 
 /*
- * One invocation run to its end, waiting for each model call in turn.
- */
-void
-adk_execute_run(const char *app, const char *user, const char *session,
-				Jsonb *message, Jsonb *state_delta, Jsonb *options,
-				const char *invocation_id, const char *extschema,
-				AdkEventSink sink, void *sink_arg)
-{
-	AdkRun	   *run = adk_run_begin(app, user, session, message, state_delta,
-									options, invocation_id, extschema,
-									sink, sink_arg);
-	AdkStepResult r;
-
-	while ((r = adk_run_step(run)) != ADK_STEP_DONE)
-	{
-		if (r == ADK_STEP_WAIT)
-			adk_http_drive(ADK_HTTP_POLL_MS);
-	}
-	adk_run_free(run);
-}
-
-/*
  * The query ended before the run did (called only on a normal end, never
  * on an error): nothing more is run; the invocation ends 'cancelled' with
  * what it stored so far.
@@ -598,6 +551,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = run->invocation_id;
+	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;
 	invocation_start(run, agent->name, NULL);
@@ -637,8 +591,8 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 			adk_emit_error(run, agent->name, NULL, code, error);
 			return;
 		}
-		store_timed(run, event, &stored);
-		put_row(run, &stored, false);
+		adk_store_timed(run, event, &stored);
+		adk_put_row(run, &stored, false);
 	}
 	else
 		adk_push_agent(run, agent, NULL);	/* 5, 6: the agent */
@@ -838,195 +792,9 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
 		jw_end_object(&w);
 	}
 	jw_end_object(&w);
-	store_timed(run, jw_finish(&w), &stored);
+	adk_store_timed(run, jw_finish(&w), &stored);
 	if (run->yield_user_message)
-		put_row(run, &stored, false);
-}
-
-/*
- * Open an event object: {"invocation_id", "author"[, "branch"] -- the
- * caller adds the rest and closes it.
- */
-void
-adk_event_start(JsonWriter *w, AdkRun *run, const char *author,
-				const char *branch)
-{
-	jw_init(w);
-	jw_begin_object(w);
-	jw_key(w, "invocation_id");
-	jw_string(w, run->invocation_id);
-	jw_key(w, "author");
-	jw_string(w, author);
-	if (branch)
-	{
-		jw_key(w, "branch");
-		jw_string(w, branch);
-	}
-}
-
-/*
- * Step 5 for one event: on_event, append unless partial, return it.
- */
-void
-adk_emit(AdkRun *run, Jsonb *event)
-{
-	JsonbValue *partial = adk_jsonb_get(&event->root, "partial");
-	bool		is_partial = partial && partial->type == jbvBool && partial->val.boolean;
-	Jsonb	   *replaced;
-	char	   *error;
-	AdkStoredEvent stored;
-	char	   *why;
-	const char *code;
-
-	if (!is_partial)
-	{
-		JsonbValue *author = adk_jsonb_get(&event->root, "author");
-
-		replaced = adk_plugins_call(run, CB_ON_EVENT,
-									adk_plugin_context(run, CB_ON_EVENT, NULL,
-													   "event", event, NULL, NULL),
-									&error);
-		if (error)
-		{
-			/* the event is not stored; the run reports the error */
-			char	   *name = author && author->type == jbvString ?
-				pnstrdup(author->val.string.val, author->val.string.len) : "runner";
-
-			adk_emit_error(run, name, NULL, "PLUGIN_ERROR", error);
-			return;
-		}
-		if (replaced != NULL)
-		{
-			if (JB_ROOT_IS_SCALAR(replaced))
-			{
-				JsonbValue *s = getIthJsonbValueFromContainer(&replaced->root, 0);
-
-				if (s->type == jbvBool && !s->val.boolean)
-					return;		/* rejected: not stored, not returned */
-			}
-			event = replaced;
-		}
-	}
-	if ((why = adk_event_unstorable(event, &code)) != NULL)
-	{
-		/*
-		 * What a model or a plugin produced and the store would refuse: a
-		 * stored error event instead (SPEC §5), never an ERROR that rolls
-		 * back the caller or an event that breaks every later prompt.  A
-		 * partial event is only a preview of one that follows: dropped.
-		 */
-		JsonbValue *author = adk_jsonb_get(&event->root, "author");
-		JsonbValue *branch = adk_jsonb_get(&event->root, "branch");
-
-		if (is_partial)
-			return;
-		adk_emit_error(run,
-					   author && author->type == jbvString ?
-					   pnstrdup(author->val.string.val, author->val.string.len) : "runner",
-					   branch && branch->type == jbvString ?
-					   pnstrdup(branch->val.string.val, branch->val.string.len) : NULL,
-					   code, why);
-		return;
-	}
-	store_timed(run, event, &stored);
-	put_row(run, &stored, is_partial);
-}
-
-/*
- * NULL when the store takes an event of this size and nesting; else why
- * not, and *code the error code for it (EVENT_TOO_LARGE, EVENT_TOO_DEEP).
- * The same limits adk_append_event applies: adk.max_event_size on the
- * event's jsonb, ADK_MAX_JSON_DEPTH levels counting the event's own object.
- */
-char *
-adk_event_unstorable(Jsonb *event, const char **code)
-{
-	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
-	{
-		*code = "EVENT_TOO_LARGE";
-		return psprintf("the event would take %zu bytes; \"adk.max_event_size\" allows %d kB",
-						(Size) VARSIZE(event), adk_max_event_size_kb);
-	}
-	if (adk_jsonb_depth(&event->root, ADK_MAX_JSON_DEPTH) > ADK_MAX_JSON_DEPTH)
-	{
-		*code = "EVENT_TOO_DEEP";
-		return psprintf("the event would be nested more than %d levels deep",
-						ADK_MAX_JSON_DEPTH);
-	}
-	*code = NULL;
-	return NULL;
-}
-
-/*
- * A stored error event; the invocation ends as failed.  Returns false.
- */
-bool
-adk_emit_error(AdkRun *run, const char *author, const char *branch,
-			   const char *code, const char *message)
-{
-	JsonWriter	w;
-	AdkStoredEvent stored;
-
-	adk_event_start(&w, run, author, branch);
-	jw_key(&w, "error_code");
-	jw_string(&w, code ? code : "UNKNOWN_ERROR");
-	jw_key(&w, "error_message");
-	jw_string(&w, message ? message : "");
-	jw_end_object(&w);
-	store_timed(run, jw_finish(&w), &stored);
-	put_row(run, &stored, false);
-	run->failed = true;
-	run->end_invocation = true;
-	if (run->error_code == NULL)
-	{
-		/* in the run's memory: this may be called inside a round's */
-		run->error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
-											  code ? code : "UNKNOWN_ERROR");
-		run->error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
-												 message ? message : "");
-	}
-	return false;
-}
-
-/*
- * Append an event, adding the time it took to the invocation's store time
- * (adk.invocations.store_ms: what storing events cost this run).
- */
-static void
-store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
-{
-	instr_time	start,
-				end;
-
-	INSTR_TIME_SET_CURRENT(start);
-	adk_store_append(run->app, run->user, run->session, event, stored);
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	run->store_ms += INSTR_TIME_GET_MILLISEC(end);
-	if (stored->seq > 0)
-		run->stored_events++;
-}
-
-/*
- * Hand one event to the run's sink.
- */
-static void
-put_row(AdkRun *run, AdkStoredEvent *stored, bool partial)
-{
-	run->sink(run, stored->event, stored->seq, stored->time, partial,
-			  run->sink_arg);
-}
-
-/*
- * "prefix" + a random UUID.
- */
-char *
-adk_new_id(const char *prefix)
-{
-	char		uuid[37];
-
-	adk_random_uuid(uuid);
-	return psprintf("%s%s", prefix, uuid);
+		adk_put_row(run, &stored, false);
 }
 
 static void

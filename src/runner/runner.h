@@ -4,11 +4,15 @@
  *	  The runner: one invocation of an app's agents for one input, as
  *	  adk_run() runs it.
  *
- * Data flows one way: run.c (order of work, SPEC §5) -> agents.c (which
- * agent, workflow agents, transfer) -> flow.c (the LLM flow: prompt, model
- * call, tool calls) -> prompt.c / tools.c / plugins.c -> the model layer
- * and the session store.  Everything is palloc'd in the invocation's
- * memory context; the event in event_data shape is what every step speaks.
+ * Data flows one way, top to bottom, no file calling one above it:
+ * run.c (order of work, SPEC §5; adk_run's SRF and the job worker drive
+ * its stepper) -> agents.c (the frame stepper, workflow agents, transfer)
+ * -> flow.c (one LLM round: prompt, model call started and consumed, tool
+ * calls) -> hitl.c / compaction.c (policy) -> tools.c / prompt.c / route.c
+ * -> emit.c (the one place events leave the runner) -> plugins.c -> defs.c
+ * (definitions: loaders and lookups) -> the model layer and the store.
+ * A run's memory is its run object's context (below); the event in
+ * event_data shape is what every step speaks.
  *
  * IDENTIFICATION
  *	  src/runner/runner.h
@@ -150,11 +154,6 @@ typedef enum AdkStepResult
 } AdkStepResult;
 
 /* run.c: one invocation, for adk_run and for background workers */
-extern void adk_execute_run(const char *app, const char *user,
-							const char *session, Jsonb *message,
-							Jsonb *state_delta, Jsonb *options,
-							const char *invocation_id, const char *extschema,
-							AdkEventSink sink, void *sink_arg);
 extern AdkRun *adk_run_begin(const char *app, const char *user,
 							 const char *session, Jsonb *message,
 							 Jsonb *state_delta, Jsonb *options,
@@ -162,11 +161,11 @@ extern AdkRun *adk_run_begin(const char *app, const char *user,
 							 AdkEventSink sink, void *sink_arg);
 extern AdkStepResult adk_run_step(AdkRun *run);
 extern void adk_run_free(AdkRun *run);
-extern Jsonb *adk_text_content(const char *text);
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 
-/* run.c */
+/* emit.c: the one place events leave the runner */
 struct JsonWriter;
+struct AdkStoredEvent;
 extern void adk_jw_function_response(struct JsonWriter *w, const char *id,
 									 const char *name, Jsonb *response);
 extern void adk_event_start(struct JsonWriter *w, AdkRun *run,
@@ -175,7 +174,14 @@ extern void adk_emit(AdkRun *run, Jsonb *event);
 extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
 extern char *adk_new_id(const char *prefix);
+extern Jsonb *adk_text_content(const char *text);
+extern void adk_store_timed(AdkRun *run, Jsonb *event,
+							struct AdkStoredEvent *stored);
+extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,
+						bool partial);
 extern char *adk_event_unstorable(Jsonb *event, const char **code);
+
+/* run.c */
 extern void adk_check_run_options(Jsonb *options);
 
 /* defs.c */

@@ -12,8 +12,9 @@
  *	   not starve another's), register the run (a run entry of this
  *	   worker's, before the claim commits, so whoever sees the job
  *	   'running' also finds it), commit;
- *	2. then step by step (runner.h: adk_run_begin, adk_run_step), each step
- *	   in a transaction of its own: the session row locked (SKIP LOCKED: a
+ *	2. then step by step (runner.h: adk_run_begin, adk_run_step), each
+ *	   stretch of steps up to the next wait for the model (at most
+ *	   STEPS_PER_TRANSACTION) in a transaction of its own: the session row locked (SKIP LOCKED: a
  *	   session a foreground adk_run holds makes the run wait for a later
  *	   round, never the worker), what any previous step may have left in
  *	   the session cleared (settings, temporary tables, prepared
@@ -113,6 +114,8 @@ typedef struct AdkJob
 
 /* a run whose session another transaction holds looks again after this */
 #define BUSY_SESSION_RETRY_MS	10
+/* at most this many steps of one run in one transaction */
+#define STEPS_PER_TRANSACTION	16
 /* with runs held, the worker looks for more jobs at least this often */
 #define CLAIM_EVERY_MS			200
 
@@ -644,6 +647,7 @@ step_job(AdkJob *job)
 	{
 		AdkStepResult r;
 		char	   *activity;
+		int			n;
 
 		start_xact();
 		MemoryContextSwitchTo(job->cxt);
@@ -691,6 +695,14 @@ step_job(AdkJob *job)
 			r = ADK_STEP_RAN;
 		}
 		else
+			r = adk_run_step(job->run);
+
+		/*
+		 * Steps that need no wait go on in the same transaction (a few at a
+		 * time, so the worker's other runs get their turn): a transaction
+		 * per wait, not per unit of work.
+		 */
+		for (n = 1; r == ADK_STEP_RAN && n < STEPS_PER_TRANSACTION; n++)
 			r = adk_run_step(job->run);
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
 		adk_tenancy_pin_user(NULL);

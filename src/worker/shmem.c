@@ -51,7 +51,6 @@ char	   *adk_database = NULL;
 int			adk_max_workers = 4;
 int			adk_worker_idle_timeout_s = 60;
 int			adk_job_retention_s = 7 * 24 * 3600;
-bool		adk_notify_events = true;
 int			adk_worker_concurrency = 64;
 int			adk_session_wait_timeout_ms = 60000;
 

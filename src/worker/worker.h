@@ -32,7 +32,6 @@ extern char *adk_database;
 extern int	adk_max_workers;
 extern int	adk_worker_idle_timeout_s;
 extern int	adk_job_retention_s;
-extern bool adk_notify_events;
 extern int	adk_worker_concurrency;
 extern int	adk_session_wait_timeout_ms;
 
@@ -136,11 +135,8 @@ extern char *adk_job_insert(const char *app, const char *user,
 							Jsonb *state_delta, Jsonb *options, Oid role,
 							const char *source);
 
-/* notify.c */
-extern void adk_notify_event(const char *app, const char *user,
-							 const char *session, int64 seq,
-							 const char *invocation_id, Jsonb *event);
-extern void adk_notify_job(const char *invocation_id, const char *status);
+/* notify.c is the store's (store/notify.h) */
+#include "store/notify.h"
 
 /* cancel.c */
 extern bool adk_may_cancel(Oid role, bool role_is_superuser);
