@@ -11,7 +11,6 @@
 #ifndef ADK_COMPAT_H
 #define ADK_COMPAT_H
 
-#include "access/tableam.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -22,26 +21,6 @@
 #else
 #define adk_proc_aclcheck(fn) \
 	pg_proc_aclcheck((fn), GetUserId(), ACL_EXECUTE)
-#endif
-
-/*
- * ExecInsertIndexTuples without ON CONFLICT, and what table_tuple_update
- * says about index entries (PostgreSQL 16 can ask for summarizing indexes
- * only).
- */
-#if PG_VERSION_NUM >= 160000
-#define adk_exec_insert_index_tuples(rri, slot, estate, update, summarizing) \
-	ExecInsertIndexTuples((rri), (slot), (estate), (update), false, NULL, NIL, \
-						  (summarizing))
-typedef TU_UpdateIndexes AdkUpdateIndexes;
-#define adk_update_needs_indexes(u) ((u) != TU_None)
-#define adk_update_summarizing_only(u) ((u) == TU_Summarizing)
-#else
-#define adk_exec_insert_index_tuples(rri, slot, estate, update, summarizing) \
-	ExecInsertIndexTuples((rri), (slot), (estate), (update), false, NULL, NIL)
-typedef bool AdkUpdateIndexes;
-#define adk_update_needs_indexes(u) (u)
-#define adk_update_summarizing_only(u) false
 #endif
 
 #endif							/* ADK_COMPAT_H */

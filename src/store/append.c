@@ -32,7 +32,6 @@
 #include "store/event.h"
 #include "store/owner.h"
 #include "store/place.h"
-#include "store/direct.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
@@ -140,24 +139,20 @@ adk_store_append(const char *app, const char *user, const char *session,
 	args[6] = JsonbPGetDatum(event);
 	args[7] = Int64GetDatum(seq);
 
-	/* straight into the partition, or by INSERT if it carries more */
-	if (!adk_event_row_insert(args))
+	SPI_connect();
+	if (insert_plan == NULL)
 	{
-		SPI_connect();
-		if (insert_plan == NULL)
-		{
-			Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-			TIMESTAMPTZOID, JSONBOID, INT8OID};
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+		TIMESTAMPTZOID, JSONBOID, INT8OID};
 
-			insert_plan = SPI_prepare(INSERT_SQL, 8, types);
-			if (insert_plan == NULL)
-				elog(ERROR, "SPI_prepare failed: %s",
-					 SPI_result_code_string(SPI_result));
-			SPI_keepplan(insert_plan);
-		}
-		insert_placed(args, keys.id);
-		SPI_finish();
+		insert_plan = SPI_prepare(INSERT_SQL, 8, types);
+		if (insert_plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s",
+				 SPI_result_code_string(SPI_result));
+		SPI_keepplan(insert_plan);
 	}
+	insert_placed(args, keys.id);
+	SPI_finish();
 	stored->seq = seq;
 	stored->time = ts;
 	stored->event = event;

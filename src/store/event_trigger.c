@@ -41,7 +41,6 @@
 #include "utils/timestamp.h"
 
 #include "common/jsonb_util.h"
-#include "store/direct.h"
 #include "store/event_time.h"
 #include "store/place.h"
 
@@ -212,16 +211,7 @@ void
 adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 				int64 *seq, TimestampTz *ts)
 {
-	bool		found;
-
-	/* the row straight through the table AM, or by UPDATE (store/direct.c) */
-	if (!adk_session_row_bump(ids, adk_truncate_to_ms(proposed),
-							  split->session, seq, ts, &found))
-	{
-		if (!found)
-			no_session(ids);
-		bump_by_update(ids, proposed, split, seq, ts);
-	}
+	bump_by_update(ids, proposed, split, seq, ts);
 	if (split->app || split->user)
 	{
 		SPI_connect();
@@ -234,8 +224,7 @@ adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 }
 
 /*
- * The session bump as an UPDATE statement, when adk.sessions_p0 carries
- * something the statement must run.
+ * The session bump: one UPDATE ... RETURNING, prepared once per backend.
  */
 static void
 bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
