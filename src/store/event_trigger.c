@@ -33,10 +33,13 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -45,6 +48,8 @@
 #include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
+PG_FUNCTION_INFO_V1(adk_next_event_time);
+PG_FUNCTION_INFO_V1(adk_event_at);
 
 /* Column numbers of adk.events (or one of its partitions), per relation. */
 typedef struct EventCols
@@ -56,6 +61,7 @@ typedef struct EventCols
 	int			timestamp;
 	int			event_data;
 	int			seq;
+	bool		on_shard;		/* a Citus shard of adk.events_p0 */
 } EventCols;
 
 static EventCols cols;
@@ -64,6 +70,7 @@ static SPIPlanPtr app_plan = NULL;
 static SPIPlanPtr user_plan = NULL;
 
 static void lookup_cols(Relation rel);
+static bool is_citus_shard(Relation rel);
 static void bump_by_update(Datum *ids, TimestampTz proposed,
 						   AdkStateDelta *split, int64 *seq, TimestampTz *ts);
 static void no_session(Datum *ids) pg_attribute_noreturn();
@@ -77,10 +84,9 @@ static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 #define BUMP_SQL \
 	"UPDATE adk.sessions_p0 AS s" \
 	"   SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
-	"       last_event_time = GREATEST($4, s.last_event_time" \
-	"           OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)," \
-	"       update_time = GREATEST(s.update_time, $4, s.last_event_time" \
-	"           OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)," \
+	"       last_event_time = adk._next_event_time(s.last_event_time, $4)," \
+	"       update_time = GREATEST(s.update_time," \
+	"           adk._next_event_time(s.last_event_time, $4))," \
 	"       state = CASE WHEN $5 IS NULL THEN s.state" \
 	"                    ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
 	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
@@ -172,7 +178,19 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 		proposed = GetCurrentTimestamp();
 
 	adk_event_state_delta(event, &split);
-	adk_place_event(ids, proposed, &split, &seq, &ts);
+	if (cols.on_shard)
+	{
+		/*
+		 * On a Citus shard the session bump is routed to the colocated
+		 * session shard (Citus lets a shard's trigger reach colocated
+		 * shards); the app: and user: scopes live in reference tables,
+		 * which only the coordinator writes (adk_store_append does; other
+		 * runtimes merge them themselves).
+		 */
+		bump_by_update(ids, proposed, &split, &seq, &ts);
+	}
+	else
+		adk_place_event(ids, proposed, &split, &seq, &ts);
 
 	attnums[0] = cols.seq;
 	attnums[1] = cols.timestamp;
@@ -183,6 +201,42 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 3, attnums,
 													 values, newnulls));
+}
+
+/*
+ * adk._next_event_time(last, proposed): the time an event gets -- the
+ * proposed time truncated to whole milliseconds, but at least 1 ms after
+ * the session's last event (last NULL: no event yet).  Plain microsecond
+ * arithmetic, no time zone: IMMUTABLE, where "+ interval" is only STABLE,
+ * so Citus can evaluate it on a shard with a column argument.
+ */
+Datum
+adk_next_event_time(PG_FUNCTION_ARGS)
+{
+	TimestampTz result;
+
+	if (PG_ARGISNULL(1) && PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	result = PG_ARGISNULL(1) ? DT_NOBEGIN :
+		adk_truncate_to_ms(PG_GETARG_TIMESTAMPTZ(1));
+	if (!PG_ARGISNULL(0) && !TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(0)) &&
+		PG_GETARG_TIMESTAMPTZ(0) + 1000 > result)
+		result = PG_GETARG_TIMESTAMPTZ(0) + 1000;
+	PG_RETURN_TIMESTAMPTZ(result);
+}
+
+/*
+ * adk._event_at(event_data, time): event_data with "timestamp" set to
+ * time in epoch milliseconds, as ADK writes it.
+ */
+Datum
+adk_event_at(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(1);
+
+	PG_RETURN_JSONB_P(adk_jsonb_concat(PG_GETARG_JSONB_P(0),
+									   adk_jsonb_one_int("timestamp",
+														 adk_timestamp_to_epoch_ms(ts))));
 }
 
 /*
@@ -212,13 +266,23 @@ adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 				int64 *seq, TimestampTz *ts)
 {
 	bump_by_update(ids, proposed, split, seq, ts);
+	adk_merge_scope_states(ids, split, *ts);
+}
+
+/*
+ * Merge the app: and user: scopes of a delta into adk.app_states and
+ * adk.user_states, at time ts (under the session row lock).
+ */
+void
+adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
+{
 	if (split->app || split->user)
 	{
 		SPI_connect();
 		if (split->app)
-			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, *ts);
+			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, ts);
 		if (split->user)
-			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, *ts);
+			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, ts);
 		SPI_finish();
 	}
 }
@@ -288,7 +352,39 @@ lookup_cols(Relation rel)
 		cols.timestamp <= 0 || cols.event_data <= 0 || cols.seq <= 0)
 		elog(ERROR, "relation \"%s\" does not have the columns of adk.events",
 			 RelationGetRelationName(rel));
+	cols.on_shard = is_citus_shard(rel);
 	cols.relid = RelationGetRelid(rel);
+}
+
+/*
+ * Whether rel is a shard of adk.events_p0 that Citus placed on this node:
+ * named events_p0_<shard id> in schema adk, and listed in pg_dist_shard.
+ */
+static bool
+is_citus_shard(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	const char *digits = name + strlen("events_p0_");
+	bool		result = false;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1];
+
+	if (GetConfigOption("citus.version", true, false) == NULL ||
+		!OidIsValid(get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE)) ||
+		strncmp(name, "events_p0_", strlen("events_p0_")) != 0 ||
+		*digits == '\0' || strspn(digits, "0123456789") != strlen(digits) ||
+		strlen(digits) > 18)
+		return false;
+	args[0] = Int64GetDatum(strtoi64(digits, NULL, 10));
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT FROM pg_catalog.pg_dist_shard s"
+							  " WHERE s.shardid OPERATOR(pg_catalog.=) $1"
+							  "   AND s.logicalrelid OPERATOR(pg_catalog.=)"
+							  "       'adk.events_p0'::pg_catalog.regclass",
+							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT)
+		result = (SPI_processed == 1);
+	SPI_finish();
+	return result;
 }
 
 static Datum
