@@ -46,7 +46,7 @@ PG_FUNCTION_INFO_V1(adk_append_event);
 static SPIPlanPtr append_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr distributed_plan = NULL;
-static SPIPlanPtr is_distributed_plan = NULL;
+static SPIPlanPtr layout_plan = NULL;
 
 /*
  * How an event is stored (all three are statements the executor runs):
@@ -110,9 +110,21 @@ typedef enum AppendPath
 	" VALUES ($4, $1, $2, $3, $5, $6, $7)" \
 	" RETURNING seq, \"timestamp\", event_data"
 
-#define IS_DISTRIBUTED_SQL \
-	"SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p" \
-	" WHERE p.logicalrelid OPERATOR(pg_catalog.=) 'adk.events'::pg_catalog.regclass)"
+/* Citus manages adk.sessions or adk.events; and in the layout we support */
+#define LAYOUT_SQL \
+	"SELECT e.logicalrelid IS NOT NULL OR s.logicalrelid IS NOT NULL," \
+	"       coalesce(e.partmethod OPERATOR(pg_catalog.=) 'h'" \
+	"            AND s.partmethod OPERATOR(pg_catalog.=) 'h'" \
+	"            AND e.colocationid OPERATOR(pg_catalog.=) s.colocationid" \
+	"            AND pg_catalog.column_to_column_name(e.logicalrelid, e.partkey)" \
+	"                OPERATOR(pg_catalog.=) 'session_id'" \
+	"            AND pg_catalog.column_to_column_name(s.logicalrelid, s.partkey)" \
+	"                OPERATOR(pg_catalog.=) 'id', false)" \
+	"  FROM (SELECT) x" \
+	"  LEFT JOIN pg_catalog.pg_dist_partition e" \
+	"    ON e.logicalrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('adk.events')" \
+	"  LEFT JOIN pg_catalog.pg_dist_partition s" \
+	"    ON s.logicalrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('adk.sessions')"
 
 static SPIPlanPtr
 keep_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
@@ -131,10 +143,11 @@ keep_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 }
 
 /*
- * Whether Citus manages adk.events.  Without Citus loaded in this backend
- * (no "citus.version" setting) that is one lookup of a setting; without
- * the citus extension in this database, one of the catalog cache.  SPI is
- * connected.
+ * Whether Citus manages adk.events (in the layout of adk_distribute(); any
+ * other is an error, never a write to where no read looks).  Without Citus
+ * loaded in this backend (no "citus.version" setting) that is one lookup
+ * of a setting; without the citus extension in this database, one of the
+ * catalog cache.  SPI is connected.
  */
 static bool
 events_distributed(void)
@@ -144,12 +157,21 @@ events_distributed(void)
 	if (GetConfigOption("citus.version", true, false) == NULL ||
 		!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
 		return false;
-	if (SPI_execute_plan(keep_plan(&is_distributed_plan, IS_DISTRIBUTED_SQL, 0, NULL),
+	if (SPI_execute_plan(keep_plan(&layout_plan, LAYOUT_SQL, 0, NULL),
 						 NULL, NULL, true, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
-		return false;			/* Citus loaded, not created here */
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, &isnull));
+		elog(ERROR, "could not read the Citus layout of adk.events");
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull)))
+		return false;
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 2, &isnull)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("Citus manages adk.sessions or adk.events in a layout adk_runner does not support"),
+				 errdetail("Events must be distributed by session_id, colocated with sessions distributed by id."),
+				 errhint("SELECT adk_undistribute(), then SELECT adk_distribute().")));
+	return true;
 }
 
 static AppendPath
