@@ -127,6 +127,7 @@ DECLARE
     part regclass;
     rels regclass[];
     r regclass;
+    tg name;
     n integer := 0;
 BEGIN
     IF NOT EXISTS (SELECT FROM adk._citus_tables()) THEN
@@ -144,24 +145,41 @@ BEGIN
          WHERE i.inhparent OPERATOR(pg_catalog.=) t.rel;
         rels := ARRAY[t.rel];
         IF part IS NOT NULL THEN
+            -- on the coordinator only: the workers' own copies stay as
+            -- they are, the shards go with their parent's
+            PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
             EXECUTE pg_catalog.format('ALTER TABLE %s DETACH PARTITION %s', t.rel, part);
+            PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'on', true);
             rels := rels OPERATOR(pg_catalog.||) part;
         END IF;
         FOREACH r IN ARRAY rels LOOP
+            -- (the workers take a partition's metadata apart with its parent's)
             PERFORM pg_catalog.master_remove_distributed_table_metadata_from_workers(
                         r, n.nspname, c.relname)
                FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-              WHERE c.oid OPERATOR(pg_catalog.=) r;
-            PERFORM pg_catalog.citus_drop_all_shards(r, n.nspname, c.relname, false)
+              WHERE c.oid OPERATOR(pg_catalog.=) r AND r IS DISTINCT FROM part;
+            PERFORM pg_catalog.citus_drop_all_shards(r, n.nspname, c.relname,
+                                                     r IS NOT DISTINCT FROM part)
                FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
               WHERE c.oid OPERATOR(pg_catalog.=) r;
             PERFORM pg_catalog.master_remove_partition_metadata(r, n.nspname, c.relname)
                FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
               WHERE c.oid OPERATOR(pg_catalog.=) r;
+            -- what Citus left on the coordinator's own table: its TRUNCATE
+            -- trigger, and the rows it held before it was distributed
+            FOR tg IN SELECT g.tgname FROM pg_catalog.pg_trigger g
+                       WHERE g.tgrelid OPERATOR(pg_catalog.=) r
+                         AND g.tgfoid OPERATOR(pg_catalog.=) 'pg_catalog.citus_truncate_trigger'::pg_catalog.regproc
+            LOOP
+                EXECUTE pg_catalog.format('DROP TRIGGER %I ON %s', tg, r);
+            END LOOP;
+            EXECUTE pg_catalog.format('TRUNCATE %s', r);
         END LOOP;
         IF part IS NOT NULL THEN
+            PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
             EXECUTE pg_catalog.format('ALTER TABLE %s ATTACH PARTITION %s FOR VALUES WITH (MODULUS 1, REMAINDER 0)',
                                       t.rel, part);
+            PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'on', true);
         END IF;
         PERFORM pg_catalog.set_config('session_replication_role', 'replica', true);
         EXECUTE pg_catalog.format('INSERT INTO %s SELECT * FROM adk_undistribute_%s', t.rel, n);
