@@ -12,6 +12,7 @@ OBJS = \
 	src/common/ids.o \
 	src/common/jsonb_build.o \
 	src/common/json_bridge.o \
+	src/common/json_limits.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
 	src/common/spi_plans.o \
@@ -20,6 +21,7 @@ OBJS = \
 	src/model/adapter_openai.o \
 	src/model/buf.o \
 	src/model/generate.o \
+	src/model/guard.o \
 	src/model/http.o \
 	src/model/ledger.o \
 	src/model/llm_common.o \
@@ -68,7 +70,8 @@ ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(srcdir)
 TAP_TESTS    = 1
 PROVE_TESTS  = $(wildcard test/t/*.pl)
 
-EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs regression.out log
+EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs regression.out log \
+	tmp_regress_vg output_vg
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -11,6 +11,7 @@
 #ifndef ADK_COMPAT_H
 #define ADK_COMPAT_H
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -21,6 +22,13 @@
 #else
 #define adk_proc_aclcheck(fn) \
 	pg_proc_aclcheck((fn), GetUserId(), ACL_EXECUTE)
+#endif
+
+#if PG_VERSION_NUM >= 160000
+#define adk_class_ownercheck(relid, role) \
+	object_ownercheck(RelationRelationId, (relid), (role))
+#else
+#define adk_class_ownercheck(relid, role) pg_class_ownercheck((relid), (role))
 #endif
 
 #endif							/* ADK_COMPAT_H */

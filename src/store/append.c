@@ -337,6 +337,7 @@ adk_store_append(const char *app, const char *user, const char *session,
 														   3, &isnull),
 											 false, -1));
 	SPI_finish();
+	adk_check_placed_time(ts);
 	/* adk_place_event merged them already */
 	if (path != TWO_STATEMENTS)
 		adk_merge_scope_states(args, &split, ts);
