@@ -137,6 +137,7 @@ BEGIN
     PERFORM adk._check_id('app name', app_name);
     PERFORM adk._check_id('user id', user_id);
     PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
     IF num_recent_events < 0 THEN
         RAISE EXCEPTION 'num_recent_events must not be negative' USING ERRCODE = '22023';
     END IF;
@@ -173,9 +174,12 @@ BEGIN
     PERFORM adk._check_id('app name', $1);
     IF $2 IS NOT NULL THEN
         PERFORM adk._check_id('user id', $2);
+        PERFORM adk._tenancy_check($1, $2);
     END IF;
-    -- merged state by joins, not a function reading app_states per row:
-    -- Citus runs this on the shards, where such a function cannot read
+    -- without a user id: every session the caller may see (row-level
+    -- security).  The state is merged by joins, not by a function reading
+    -- app_states per row: Citus runs this on the shards, where such a
+    -- function cannot read.
     RETURN QUERY
         SELECT s.id::text, s.app_name::text, s.user_id::text,
                s.state || adk._prefixed(a.state, 'app:') || adk._prefixed(u.state, 'user:'),
