@@ -81,13 +81,15 @@ typedef struct EventCols
 
 static EventCols cols;
 static SPIPlanPtr bump_plan = NULL;
+static SPIPlanPtr shard_bump_plan = NULL;
 static SPIPlanPtr app_plan = NULL;
 static SPIPlanPtr user_plan = NULL;
 
 static void lookup_cols(Relation rel);
 static bool is_citus_shard(Relation rel);
 static void bump_by_update(Datum *ids, TimestampTz proposed,
-						   AdkStateDelta *split, int64 *seq, TimestampTz *ts);
+						   AdkStateDelta *split, int64 *seq, TimestampTz *ts,
+						   bool on_shard);
 static void no_session(Datum *ids) pg_attribute_noreturn();
 static void check_scoped_keys(JsonbContainer *delta);
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
@@ -97,18 +99,32 @@ static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
 static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 								 bool strip_temp);
 
-#define BUMP_SQL \
+/*
+ * The session bump.  BUMP_SQL_LOCAL uses built-in operators only, so a
+ * writer with table privileges (ADK-JS's role) needs no EXECUTE on ours;
+ * BUMP_SQL_SHARD, on a Citus shard, uses the IMMUTABLE adk._next_event_time
+ * instead of timestamptz + interval, which Citus refuses on a column in an
+ * UPDATE.  They compute the same.
+ */
+#define BUMP_SQL(next_time_last, next_time_update) \
 	"UPDATE adk.sessions_p0 AS s" \
 	"   SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
-	"       last_event_time = adk._next_event_time(s.last_event_time, $4)," \
-	"       update_time = GREATEST(s.update_time," \
-	"           adk._next_event_time(s.last_event_time, $4))," \
+	"       last_event_time = " next_time_last "," \
+	"       update_time = " next_time_update "," \
 	"       state = CASE WHEN $5 IS NULL THEN s.state" \
 	"                    ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
 	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
 	"   AND s.user_id OPERATOR(pg_catalog.=) $2" \
 	"   AND s.id OPERATOR(pg_catalog.=) $3" \
 	" RETURNING s.last_seq, s.last_event_time"
+#define BUMP_SQL_LOCAL \
+	BUMP_SQL("GREATEST($4, s.last_event_time" \
+			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)", \
+			 "GREATEST(s.update_time, $4, s.last_event_time" \
+			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)")
+#define BUMP_SQL_SHARD \
+	BUMP_SQL("adk._next_event_time(s.last_event_time, $4)", \
+			 "GREATEST(s.update_time, adk._next_event_time(s.last_event_time, $4))")
 
 #define APP_SQL \
 	"INSERT INTO adk.app_states AS a (app_name, state, update_time)" \
@@ -218,7 +234,7 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 		 * which only the coordinator writes (adk_store_append does; other
 		 * runtimes merge them themselves).
 		 */
-		bump_by_update(ids, proposed, &split, &seq, &ts);
+		bump_by_update(ids, proposed, &split, &seq, &ts, true);
 	}
 	else
 		adk_place_event(ids, proposed, &split, &seq, &ts);
@@ -325,7 +341,7 @@ void
 adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 				int64 *seq, TimestampTz *ts)
 {
-	bump_by_update(ids, proposed, split, seq, ts);
+	bump_by_update(ids, proposed, split, seq, ts, false);
 	adk_merge_scope_states(ids, split, *ts);
 }
 
@@ -365,16 +381,18 @@ adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
  */
 static void
 bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
-			   int64 *seq, TimestampTz *ts)
+			   int64 *seq, TimestampTz *ts, bool on_shard)
 {
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
 	bool		isnull;
+	SPIPlanPtr *plan = on_shard ? &shard_bump_plan : &bump_plan;
 
 	SPI_connect();
-	if (bump_plan == NULL)
-		bump_plan = prepare_plan(BUMP_SQL, 5, bump_types);
+	if (*plan == NULL)
+		*plan = prepare_plan(on_shard ? BUMP_SQL_SHARD : BUMP_SQL_LOCAL,
+							 5, bump_types);
 	args[0] = ids[0];
 	args[1] = ids[1];
 	args[2] = ids[2];
@@ -382,7 +400,7 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 	args[4] = split->session ? JsonbPGetDatum(split->session) : (Datum) 0;
 	if (split->session == NULL)
 		nulls[4] = 'n';
-	if (SPI_execute_plan(bump_plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (SPI_execute_plan(*plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not update adk.sessions");
 	if (SPI_processed != 1)
 		no_session(ids);
