@@ -26,6 +26,7 @@ OBJS = \
 	src/model/model_def.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
 	src/runner/flow.o \
@@ -41,6 +42,7 @@ OBJS = \
 	src/store/owner.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
+	src/store/artifacts.o \
 	src/worker/cancel.o \
 	src/worker/job.o \
 	src/worker/launcher.o \
