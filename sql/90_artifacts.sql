@@ -151,6 +151,28 @@ SELECT seq, event_data ->> 'author' AS author, event_data #> '{actions,artifact_
 SELECT filename, version, convert_from(data, 'UTF8') AS data,
        invocation_id = (SELECT invocation_id FROM adk.events WHERE session_id = 'r3' LIMIT 1) AS run_invocation
   FROM adk.artifacts WHERE app_name = 'report_app' ORDER BY filename, version;
+-- a tool that needs confirmation saves when it is confirmed, in a later
+-- run: that run's response event records it
+CREATE FUNCTION signed_report(title text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM adk_save_artifact('signed.txt', convert_to(title, 'UTF8'), 'text/plain');
+  RETURN 'signed';
+END $$;
+SELECT adk_define_tool('signed_report(text)'::regprocedure, require_confirmation => true);
+SELECT adk_define_agent('signer', model => 'art_model', tools => ARRAY['signed_report']);
+SELECT adk_define_app('sign_app', 'signer');
+SELECT count(*) AS events FROM adk_run('sign_app', 'ann', 'c1', 'call signed_report({"title": "deal"})');
+SELECT count(*) AS saved_before_confirmation FROM adk.artifacts WHERE app_name = 'sign_app';
+SELECT count(*) AS events
+  FROM adk_run('sign_app', 'ann', 'c1',
+               adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'c1'),
+                                     'adk_request_confirmation', '{"confirmed": true}'));
+SELECT event_data #> '{actions,artifact_delta}' AS artifact_delta,
+       event_data #> '{content,parts,0,function_response,response}' AS response
+  FROM adk.events WHERE app_name = 'sign_app' AND session_id = 'c1'
+   AND event_data::text LIKE '%"signed"%';
+SELECT filename, version, invocation_id IS NOT NULL AS has_invocation
+  FROM adk.artifacts WHERE app_name = 'sign_app';
 -- after the run, the tools' form has no run again
 SELECT expect_error($q$SELECT adk_save_artifact('x.txt', '\x00', 'text/plain')$q$);
 
