@@ -129,17 +129,26 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
       FROM pg_catalog.unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector(config, query))) AS l(lexeme)
 $$;
 
+-- The query is parsed once, before the scan (a variable, so the planner
+-- can use the GIN index and never re-parses it per row).
 CREATE FUNCTION adk._memory_search(app_name text, user_id text, query text, max_results integer)
 RETURNS SETOF adk.memory_match
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT m.text, m.author, m."timestamp", m.session_id, m.event_id,
-           pg_catalog.ts_rank_cd(m.search, q.q) AS rank
-      FROM adk.memory m,
-           (SELECT adk._any_word_query(adk._memory_config($1), $3) AS q) q
-     WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
-       AND m.search OPERATOR(pg_catalog.@@) q.q
-     ORDER BY rank DESC, m."timestamp" DESC, m.id DESC
-     LIMIT $4
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    q tsquery := adk._any_word_query(adk._memory_config(app_name), query);
+BEGIN
+    IF q IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT m.text, m.author, m."timestamp", m.session_id, m.event_id,
+               pg_catalog.ts_rank_cd(m.search, q) AS rank
+          FROM adk.memory m
+         WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
+           AND m.search OPERATOR(pg_catalog.@@) q
+         ORDER BY rank DESC, m."timestamp" DESC, m.id DESC
+         LIMIT $4;
+END
 $$;
 
 CREATE FUNCTION adk_search_memory(app_name text, user_id text, query text,
