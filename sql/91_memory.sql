@@ -68,7 +68,8 @@ SELECT memory_search_config, add_to_memory FROM adk.apps WHERE name = 'mem_app';
 -- load_memory: the instruction says memory exists; the call answers
 -- {"memories": [...]} with the user's matching entries
 SELECT count(*) AS events FROM adk_run('mem_app', 'ann', 'e2', 'call load_memory({"query": "dog park"})');
-SELECT seq, author, function_calls, regexp_replace(function_responses, '"timestamp": "[^"]*"', '"timestamp": "<time>"', 'g') AS function_responses, text
+SELECT seq, author, function_calls, regexp_replace(function_responses, '"timestamp": "[^"]*"', '"timestamp": "<time>"', 'g') AS function_responses,
+       regexp_replace(text, '"timestamp":"[^"]*"', '"timestamp":"<time>"', 'g') AS text
   FROM adk.event_log WHERE app_name = 'mem_app' AND session_id = 'e2' ORDER BY seq;
 SELECT (SELECT event_data #>> '{content,parts,0,function_response,response,memories,0,timestamp}'
           FROM adk.events WHERE session_id = 'e2' AND seq = 3)::timestamptz
