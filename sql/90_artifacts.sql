@@ -205,3 +205,19 @@ SELECT count(*) AS events FROM adk_run('art_app', 'ann', 'b3',
 SELECT event_data #>> '{content,parts,1,inline_data,data}' AS kept_inline
   FROM adk.events WHERE app_name = 'art_app' AND session_id = 'b3' AND seq = 1;
 SELECT count(*) AS saved FROM adk.artifacts WHERE app_name = 'art_app' AND session_id = 'b3';
+
+-- a tool that runs another app: each run records its own saves
+CREATE FUNCTION nested_tool(title text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM adk_save_artifact('outer_before.txt', convert_to(title, 'UTF8'), 'text/plain');
+  PERFORM count(*) FROM adk_run('report_app', 'ann', 'inner-1', 'call make_report({"title": "inner"})');
+  PERFORM adk_save_artifact('outer_after.txt', convert_to(title, 'UTF8'), 'text/plain');
+  RETURN 'nested';
+END $$;
+SELECT adk_define_tool('nested_tool(text)'::regprocedure);
+SELECT adk_define_agent('outer_agent', model => 'art_model', tools => ARRAY['nested_tool']);
+SELECT adk_define_app('outer_app', 'outer_agent');
+SELECT count(*) AS events FROM adk_run('outer_app', 'ann', 'outer-1', 'call nested_tool({"title": "outer"})');
+SELECT app_name, session_id, event_data #> '{actions,artifact_delta}' AS artifact_delta
+  FROM adk.events WHERE session_id IN ('outer-1', 'inner-1')
+   AND event_data #> '{actions,artifact_delta}' <> '{}' ORDER BY app_name;

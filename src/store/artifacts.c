@@ -12,7 +12,10 @@
  * actions.artifact_delta, as ADK does.  The notes live in
  * TopTransactionContext: a subtransaction that aborts (a tool that fails
  * after saving) drops its own notes, as its rows are gone too, and the end
- * of the transaction ends the scope whatever happened.
+ * of the transaction ends the scope whatever happened.  Scopes nest: a
+ * tool that runs another app (adk_run inside a tool) opens an inner scope,
+ * and its end (or the abort of the subtransaction it began in) gives the
+ * outer one back.
  *
  * IDENTIFICATION
  *	  src/store/artifacts.c
@@ -53,6 +56,7 @@ typedef struct RunScope
 	char	   *invocation_id;
 	SubTransactionId subid;		/* where the scope began */
 	List	   *notes;			/* ScopeNote *, in TopTransactionContext */
+	struct RunScope *outer;		/* the scope this one interrupts, or NULL */
 } RunScope;
 
 static RunScope scope;
@@ -62,6 +66,7 @@ static void scope_xact_callback(XactEvent event, void *arg);
 static void scope_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								   SubTransactionId parentSubid, void *arg);
 static bool scope_matches(FunctionCallInfo fcinfo);
+static void scope_pop(void);
 
 void
 adk_artifacts_init(void)
@@ -81,6 +86,15 @@ adk_artifact_scope_begin(const char *app, const char *user,
 
 	adk_artifacts_init();
 	old = MemoryContextSwitchTo(TopTransactionContext);
+	if (scope.active)
+	{
+		RunScope   *outer = palloc(sizeof(RunScope));
+
+		*outer = scope;
+		scope.outer = outer;
+	}
+	else
+		scope.outer = NULL;
 	scope.active = true;
 	scope.app = pstrdup(app);
 	scope.user = pstrdup(user);
@@ -124,8 +138,20 @@ adk_artifact_scope_end(void)
 			result = lappend(result, a);
 		}
 	}
-	memset(&scope, 0, sizeof(scope));
+	scope_pop();
 	return result;
+}
+
+/* End the current scope: the outer one, if any, is current again. */
+static void
+scope_pop(void)
+{
+	RunScope   *outer = scope.outer;
+
+	if (outer != NULL)
+		scope = *outer;
+	else
+		memset(&scope, 0, sizeof(scope));
 }
 
 static void
@@ -151,34 +177,37 @@ scope_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					   SubTransactionId parentSubid, void *arg)
 {
 	ListCell   *lc;
+	RunScope   *level;
 
 	if (!scope.active)
 		return;
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
-		if (scope.subid == mySubid)
-		{
-			memset(&scope, 0, sizeof(scope));
-			return;
-		}
-		foreach(lc, scope.notes)
-		{
-			ScopeNote  *n = (ScopeNote *) lfirst(lc);
+		/* scopes begun in it end with it; every level loses its notes */
+		while (scope.active && scope.subid == mySubid)
+			scope_pop();
+		for (level = &scope; level != NULL && level->active; level = level->outer)
+			foreach(lc, level->notes)
+			{
+				ScopeNote  *n = (ScopeNote *) lfirst(lc);
 
-			if (n->subid == mySubid)
-				scope.notes = foreach_delete_current(scope.notes, lc);
-		}
+				if (n->subid == mySubid)
+					level->notes = foreach_delete_current(level->notes, lc);
+			}
 	}
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 	{
-		if (scope.subid == mySubid)
-			scope.subid = parentSubid;
-		foreach(lc, scope.notes)
+		for (level = &scope; level != NULL && level->active; level = level->outer)
 		{
-			ScopeNote  *n = (ScopeNote *) lfirst(lc);
+			if (level->subid == mySubid)
+				level->subid = parentSubid;
+			foreach(lc, level->notes)
+			{
+				ScopeNote  *n = (ScopeNote *) lfirst(lc);
 
-			if (n->subid == mySubid)
-				n->subid = parentSubid;
+				if (n->subid == mySubid)
+					n->subid = parentSubid;
+			}
 		}
 	}
 }
