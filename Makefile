@@ -19,6 +19,7 @@ OBJS = \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
 	src/model/buf.o \
+	src/model/embed.o \
 	src/model/generate.o \
 	src/model/http.o \
 	src/model/ledger.o \

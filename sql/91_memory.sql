@@ -133,3 +133,63 @@ SELECT adk_append_event('mem', 'ann', 'm1', $j${"author": "user", "content": {"r
 SELECT adk_add_session_to_memory('mem', 'ann', 'm1') AS added;
 SELECT text FROM adk_search_memory('mem', 'ann', $q$x'y it's \temp\$q$);
 SELECT adk._any_word_query('simple', $q$x'y \temp\$q$) AS query;
+
+-- Semantic search: an embedding model embeds entries as they are added
+-- and each query; the two rankings are fused (reciprocal rank fusion).
+-- The local server's embeddings are bags of words in which a few synonyms
+-- count as one word ("canine" is "dog"), so semantic search finds what no
+-- word of the query matches.
+SELECT adk._cosine('{1,0}', '{0,1}') AS orthogonal, adk._cosine('{1,2}', '{2,4}') AS parallel,
+       adk._cosine('{1}', '{1,2}') AS lengths_differ, adk._cosine('{0,0}', '{1,1}') AS zero;
+SELECT adk_define_model('emb_openai', 'openai', current_setting('adk_test.model_url') || '/v1', 'emb-test',
+                        api_key_secret => 'test-key');
+SELECT adk_define_model('emb_gemini', 'gemini', current_setting('adk_test.model_url'), 'emb-test',
+                        api_key_secret => 'test-key');
+SELECT adk_define_model('emb_broken', 'openai', current_setting('adk_test.model_url') || '/v1', 'fault-500',
+                        api_key_secret => 'test-key', options => '{"retries": 0}');
+SELECT adk_define_model('emb_claude', 'anthropic', current_setting('adk_test.model_url'), 'claude-test',
+                        api_key_secret => 'test-key');
+SELECT adk_define_app('sem_app', 'mem_agent');
+SELECT adk_define_app('sem_app2', 'mem_agent');
+SELECT adk_define_app_memory('sem_app', 'english', embedding_model => 'emb_openai');
+SELECT adk_define_app_memory('sem_app2', embedding_model => 'emb_gemini', min_similarity => 0.5);
+SELECT name, memory_search_config, memory_embedding_model, memory_min_similarity
+  FROM adk.apps WHERE name LIKE 'sem_app%' ORDER BY name;
+SELECT adk_create_session(a, 'ann', 'v1') IS NOT NULL AS created FROM unnest(ARRAY['sem_app', 'sem_app2']) a;
+SELECT count(*) AS appended FROM unnest(ARRAY['sem_app', 'sem_app2']) a,
+       unnest(ARRAY['My dog is called Rex', 'I parked the car near the river', 'The weather is nice today']) t,
+       LATERAL adk_append_event(a, 'ann', 'v1', jsonb_build_object('author', 'user',
+                 'content', jsonb_build_object('role', 'user', 'parts', jsonb_build_array(jsonb_build_object('text', t))))) e;
+SELECT adk_add_session_to_memory('sem_app', 'ann', 'v1') AS added;
+SELECT adk_add_session_to_memory('sem_app2', 'ann', 'v1') AS added;
+SELECT app_name, text, array_length(embedding, 1) AS dims,
+       round(adk._cosine(embedding, (SELECT v FROM adk._embed('emb_openai', ARRAY['canine']) v))::numeric, 3) AS to_canine
+  FROM adk.memory WHERE app_name LIKE 'sem_app%' ORDER BY app_name, id;
+-- no word of "canine" is in memory: only semantic search finds the dog
+SELECT count(*) AS full_text FROM adk_search_memory('mem_app', 'ann', 'canine');
+SELECT text, round(rank::numeric, 5) AS rrf FROM adk_search_memory('sem_app', 'ann', 'canine');
+SELECT text, round(rank::numeric, 5) AS rrf FROM adk_search_memory('sem_app2', 'ann', 'my puppy');
+-- both rankings: the entry both find comes first
+SELECT text, round(rank::numeric, 5) AS rrf FROM adk_search_memory('sem_app', 'ann', 'canine weather');
+-- never another user's
+SELECT count(*) AS none FROM adk_search_memory('sem_app', 'bob', 'canine');
+-- load_memory uses it too
+SELECT adk_define_agent('sem_agent', model => 'mem_model', tools => ARRAY['load_memory']);
+SELECT adk_define_app('sem_app3', 'sem_agent');
+SELECT adk_define_app_memory('sem_app3', embedding_model => 'emb_openai');
+SELECT adk_create_session('sem_app3', 'ann', 'v1') IS NOT NULL AS created;
+SELECT adk_append_event('sem_app3', 'ann', 'v1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "My dog is called Rex"}]}}') IS NOT NULL AS appended;
+SELECT adk_add_session_to_memory('sem_app3', 'ann', 'v1') AS added;
+SELECT count(*) AS events FROM adk_run('sem_app3', 'ann', 'v2', 'call load_memory({"query": "hound"})');
+SELECT event_data #>> '{content,parts,0,function_response,response,memories,0,content,parts,0,text}' AS found
+  FROM adk.events WHERE app_name = 'sem_app3' AND session_id = 'v2' AND seq = 3;
+-- errors: a model that cannot embed; an embedding failure while adding
+-- raises; while searching, the search goes on with full-text only
+SELECT expect_error($q$SELECT adk_define_app_memory('sem_app', embedding_model => 'emb_claude')$q$);
+SELECT expect_error($q$SELECT adk_define_app_memory('sem_app', embedding_model => 'no_such_model')$q$);
+SELECT expect_error($q$SELECT adk_define_app_memory('sem_app', min_similarity => 2)$q$);
+SELECT expect_error($q$SELECT * FROM adk._embed('emb_claude', ARRAY['x'])$q$);
+SELECT adk_define_app_memory('sem_app', 'english', embedding_model => 'emb_broken');
+SELECT adk_append_event('sem_app', 'ann', 'v1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "One more dog"}]}}') IS NOT NULL AS appended;
+SELECT expect_error($q$SELECT adk_add_session_to_memory('sem_app', 'ann', 'v1')$q$);
+SELECT text FROM adk_search_memory('sem_app', 'ann', 'dog');

@@ -10,6 +10,15 @@
 -- ts_rank_cd orders them.  A search only ever reads the given user's
 -- entries.  Memory outlives the session it came from (it is long-term
 -- memory): deleting a session keeps its entries.
+--
+-- Semantic search (optional): an app with an embedding model embeds its
+-- entries as they are added (real[], batches of 100) and each query; the
+-- full-text ranking and the cosine ranking (entries at least
+-- memory_min_similarity alike) are fused by reciprocal rank fusion,
+-- 1 / (60 + rank) summed over both.  Embeddings are ranked in C
+-- (adk._cosine) over the user's entries: pgvector is not packaged for
+-- Debian 12's PostgreSQL.  A query whose embedding fails falls back to
+-- full-text search alone, with a warning.
 -- ---------------------------------------------------------------------
 
 -- App options: the text search configuration of its memory, and whether
@@ -17,9 +26,21 @@
 -- adds implicitly).
 ALTER TABLE adk.apps
     ADD COLUMN memory_search_config regconfig NOT NULL DEFAULT 'pg_catalog.simple',
-    ADD COLUMN add_to_memory boolean NOT NULL DEFAULT false;
+    ADD COLUMN add_to_memory boolean NOT NULL DEFAULT false,
+    ADD COLUMN memory_embedding_model text REFERENCES adk.models (name),
+    ADD COLUMN memory_min_similarity real NOT NULL DEFAULT 0.3
+        CHECK (memory_min_similarity BETWEEN -1 AND 1);
 COMMENT ON COLUMN adk.apps.memory_search_config IS 'text search configuration of the app''s memory (adk_search_memory), e.g. simple or english';
 COMMENT ON COLUMN adk.apps.add_to_memory IS 'add every completed invocation''s events to memory (off by default, as in ADK)';
+COMMENT ON COLUMN adk.apps.memory_embedding_model IS 'model that embeds memory entries and queries for semantic search (NULL: full-text search only)';
+COMMENT ON COLUMN adk.apps.memory_min_similarity IS 'least cosine similarity for an entry to be a semantic match';
+
+-- Embeddings (src/model/embed.c): one real[] per text, in order; the
+-- cosine similarity of two (NULL when lengths differ or one is zero).
+CREATE FUNCTION adk._embed(model text, texts text[]) RETURNS SETOF real[]
+    AS 'MODULE_PATHNAME', 'adk_embed_sql' LANGUAGE C VOLATILE;
+CREATE FUNCTION adk._cosine(a real[], b real[]) RETURNS real
+    AS 'MODULE_PATHNAME', 'adk_cosine_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE SEQUENCE adk.memory_id_seq;
 CREATE TABLE adk.memory (
@@ -72,23 +93,42 @@ CREATE FUNCTION adk._memory_add(app_name text, user_id text, session_id text,
 RETURNS integer
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    n integer;
     cfg regconfig := adk._memory_config(app_name);
+    model text := (SELECT a.memory_embedding_model FROM adk.apps a
+                    WHERE a.name OPERATOR(pg_catalog.=) $1);
+    ids bigint[];
+    texts text[];
+    n integer;
+    b integer;
 BEGIN
-    INSERT INTO adk.memory AS m (app_name, user_id, session_id, event_id, author,
-                                 "timestamp", text, search_config)
-    SELECT e.app_name, e.user_id, e.session_id, e.id, e.event_data OPERATOR(pg_catalog.->>) 'author',
-           e."timestamp", t.text, cfg
-      FROM adk.events e
-     CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
-     WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
-       AND e.session_id OPERATOR(pg_catalog.=) $3
-       AND ($4 IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) $4)
-       AND t.text IS NOT NULL
-       AND coalesce(e.event_data OPERATOR(pg_catalog.->) 'partial', 'false') OPERATOR(pg_catalog.<>) 'true'
-     ORDER BY e.seq
-    ON CONFLICT ON CONSTRAINT memory_source_key DO NOTHING;
-    GET DIAGNOSTICS n = ROW_COUNT;
+    WITH added AS (
+        INSERT INTO adk.memory AS m (app_name, user_id, session_id, event_id, author,
+                                     "timestamp", text, search_config)
+        SELECT e.app_name, e.user_id, e.session_id, e.id, e.event_data OPERATOR(pg_catalog.->>) 'author',
+               e."timestamp", t.text, cfg
+          FROM adk.events e
+         CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
+         WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+           AND e.session_id OPERATOR(pg_catalog.=) $3
+           AND ($4 IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) $4)
+           AND t.text IS NOT NULL
+           AND coalesce(e.event_data OPERATOR(pg_catalog.->) 'partial', 'false') OPERATOR(pg_catalog.<>) 'true'
+         ORDER BY e.seq
+        ON CONFLICT ON CONSTRAINT memory_source_key DO NOTHING
+        RETURNING m.id, m.text)
+    SELECT pg_catalog.array_agg(x.id ORDER BY x.id), pg_catalog.array_agg(x.text ORDER BY x.id)
+      INTO ids, texts FROM added x;
+    n := coalesce(pg_catalog.cardinality(ids), 0);
+    -- the new entries' embeddings, 100 texts a request
+    IF model IS NOT NULL AND n OPERATOR(pg_catalog.>) 0 THEN
+        FOR b IN 0 .. (n OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) 100 LOOP
+            UPDATE adk.memory m SET embedding = v.embedding
+              FROM adk._embed(model, texts[b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) 1
+                                           : b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) 100])
+                   WITH ORDINALITY AS v(embedding, i)
+             WHERE m.id OPERATOR(pg_catalog.=) ids[b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) v.i::integer];
+        END LOOP;
+    END IF;
     RETURN n;
 END
 $$;
@@ -136,17 +176,62 @@ RETURNS SETOF adk.memory_match
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     q tsquery := adk._any_word_query(adk._memory_config(app_name), query);
+    model text;
+    min_similarity real;
+    qv real[];
+    k integer := GREATEST(max_results, 20) OPERATOR(pg_catalog.*) 3;
+    msg text;
 BEGIN
-    IF q IS NULL THEN
+    SELECT a.memory_embedding_model, a.memory_min_similarity INTO model, min_similarity
+      FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1;
+    IF model IS NOT NULL AND query OPERATOR(pg_catalog.~) '[[:alnum:]]' THEN
+        BEGIN
+            SELECT v INTO qv FROM adk._embed(model, ARRAY[query]) v;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            RAISE WARNING 'memory search without embeddings: %', msg;
+            qv := NULL;
+        END;
+    END IF;
+    IF qv IS NULL THEN
+        IF q IS NULL THEN
+            RETURN;
+        END IF;
+        RETURN QUERY
+            SELECT m.text, m.author, m."timestamp", m.session_id, m.event_id,
+                   pg_catalog.ts_rank_cd(m.search, q) AS rank
+              FROM adk.memory m
+             WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
+               AND m.search OPERATOR(pg_catalog.@@) q
+             ORDER BY rank DESC, m."timestamp" DESC, m.id DESC
+             LIMIT $4;
         RETURN;
     END IF;
+    -- reciprocal rank fusion of the full-text and the semantic ranking
     RETURN QUERY
-        SELECT m.text, m.author, m."timestamp", m.session_id, m.event_id,
-               pg_catalog.ts_rank_cd(m.search, q) AS rank
-          FROM adk.memory m
-         WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
-           AND m.search OPERATOR(pg_catalog.@@) q
-         ORDER BY rank DESC, m."timestamp" DESC, m.id DESC
+        WITH fts AS (
+            SELECT m.id, pg_catalog.row_number() OVER (ORDER BY pg_catalog.ts_rank_cd(m.search, q) DESC,
+                                                       m."timestamp" DESC, m.id DESC) AS r
+              FROM adk.memory m
+             WHERE q IS NOT NULL
+               AND m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
+               AND m.search OPERATOR(pg_catalog.@@) q
+             ORDER BY r LIMIT k),
+        sem AS (
+            SELECT s.id, pg_catalog.row_number() OVER (ORDER BY s.sim DESC, s.id DESC) AS r
+              FROM (SELECT m.id, adk._cosine(m.embedding, qv) AS sim
+                      FROM adk.memory m
+                     WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
+                       AND m.embedding IS NOT NULL) s
+             WHERE s.sim OPERATOR(pg_catalog.>=) min_similarity
+             ORDER BY r LIMIT k),
+        fused AS (
+            SELECT x.id, pg_catalog.sum(1.0 OPERATOR(pg_catalog./) (60 OPERATOR(pg_catalog.+) x.r)) AS score
+              FROM (SELECT * FROM fts UNION ALL SELECT * FROM sem) x
+             GROUP BY x.id)
+        SELECT m.text, m.author, m."timestamp", m.session_id, m.event_id, f.score::real AS rank
+          FROM fused f JOIN adk.memory m ON m.id OPERATOR(pg_catalog.=) f.id
+         ORDER BY f.score DESC, m."timestamp" DESC, m.id DESC
          LIMIT $4;
 END
 $$;
@@ -172,13 +257,27 @@ COMMENT ON FUNCTION adk_search_memory(text, text, text, integer) IS
 
 CREATE FUNCTION adk_define_app_memory(app_name text,
                                       search_config regconfig DEFAULT 'pg_catalog.simple',
-                                      add_to_memory boolean DEFAULT false)
+                                      add_to_memory boolean DEFAULT false,
+                                      embedding_model text DEFAULT NULL,
+                                      min_similarity real DEFAULT 0.3)
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    IF embedding_model IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM adk.models m WHERE m.name OPERATOR(pg_catalog.=) $4
+              AND m.provider OPERATOR(pg_catalog.=) ANY (ARRAY['openai', 'gemini'])) THEN
+        RAISE EXCEPTION 'embedding model "%" is not an OpenAI-compatible or Gemini model', embedding_model
+            USING ERRCODE = '42704',
+                  HINT = 'Define it with adk_define_model(); its endpoint must serve /embeddings (OpenAI) or :batchEmbedContents (Gemini).';
+    END IF;
+    IF min_similarity IS NOT NULL AND NOT min_similarity BETWEEN -1 AND 1 THEN
+        RAISE EXCEPTION 'min_similarity must be between -1 and 1' USING ERRCODE = '22023';
+    END IF;
     UPDATE adk.apps a
        SET memory_search_config = coalesce($2, 'pg_catalog.simple'::pg_catalog.regconfig),
-           add_to_memory = coalesce($3, false)
+           add_to_memory = coalesce($3, false),
+           memory_embedding_model = $4,
+           memory_min_similarity = coalesce($5, 0.3)
      WHERE a.name OPERATOR(pg_catalog.=) $1;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'app "%" does not exist', app_name USING ERRCODE = '42704',
@@ -186,8 +285,8 @@ BEGIN
     END IF;
 END
 $$;
-COMMENT ON FUNCTION adk_define_app_memory(text, regconfig, boolean) IS
-    'Set an app''s memory options: the text search configuration of adk_search_memory (simple, english, ...), and whether every completed invocation is added to memory.';
+COMMENT ON FUNCTION adk_define_app_memory(text, regconfig, boolean, text, real) IS
+    'Set an app''s memory options: the text search configuration of adk_search_memory (simple, english, ...), whether every completed invocation is added to memory, and an embedding model (with the least cosine similarity of a semantic match) for semantic search fused with full-text search.';
 
 GRANT SELECT ON adk.memory TO adk_user;
 SELECT pg_catalog.pg_extension_config_dump('adk.memory', '');
