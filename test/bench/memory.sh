@@ -22,6 +22,11 @@
 #    share of the entries, all of which must be ranked (the costly case of
 #    any-word matching); under 'english' (the entries re-added under it) stop
 #    words are dropped from entries and queries.
+# 3. Semantic search (unless MEMORY_BENCH_EMBEDDINGS=0): the entries added
+#    again with an embedding model -- the bundled local model server at 0 ms
+#    latency, 64-dimensional vectors -- then the same queries, each embedded
+#    and ranked by cosine over all of the user's entries and fused with the
+#    'english' full-text ranking.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "$(id -u)" -eq 0 ]; then
@@ -33,6 +38,7 @@ fi
 N=${1:-100000}
 Q=${2:-1000}
 . test/scripts/cluster.sh
+. test/scripts/model_server.sh
 cluster_start "shared_buffers = '256MB'" "work_mem = '16MB'"
 PSQL="psql -X -q -v ON_ERROR_STOP=1"
 
@@ -117,6 +123,23 @@ $PSQL -c "VACUUM ANALYZE adk.memory"
 $PSQL -c "SELECT setseed(0.5)" -c "CALL bench.search('english', 10)" -c "DELETE FROM bench.lat WHERE config = 'english'" \
       -c "CALL bench.search('english', $Q)"
 
+if [ "${MEMORY_BENCH_EMBEDDINGS:-1}" != 0 ]; then
+    model_server_start
+    trap 'model_server_stop; cluster_stop' EXIT
+    $PSQL <<SQL
+SELECT adk_set_secret('k', 'sk-bench', ARRAY['127.0.0.1']);
+SELECT adk_define_model('emb', 'openai', '$ADK_TEST_MODEL_URL/v1', 'emb-bench', api_key_secret => 'k');
+SELECT adk_define_app_memory('bench', 'english', embedding_model => 'emb', min_similarity => 0.3);
+TRUNCATE adk.memory;
+SQL
+    $PSQL -c "CALL bench.add('add (english + embeddings)')"
+    $PSQL -c "VACUUM ANALYZE adk.memory"
+    $PSQL -c "SELECT setseed(0.5)" -c "CALL bench.search('english + embeddings', 10)" \
+          -c "DELETE FROM bench.lat WHERE config = 'english + embeddings'" \
+          -c "CALL bench.search('english + embeddings', $Q)"
+    model_server_stop
+fi
+
 echo "memory benchmark: $N entries of one user, $Q queries each"
 $PSQL -c "SELECT what, n AS entries, round(ms::numeric) AS ms,
                  round((n / nullif(ms, 0) * 1000)::numeric) AS per_second
@@ -126,7 +149,7 @@ $PSQL -c "SELECT config,
                  round(percentile_cont(0.9) WITHIN GROUP (ORDER BY ms)::numeric, 2) AS p90_ms,
                  round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2) AS p99_ms,
                  round(max(ms)::numeric, 2) AS max_ms
-            FROM bench.lat GROUP BY config ORDER BY config DESC"
+            FROM bench.lat GROUP BY config ORDER BY min(ctid)"
 $PSQL -c "SELECT pg_size_pretty(pg_total_relation_size('adk.memory')) AS memory_table,
                  pg_size_pretty(pg_relation_size('adk.memory_search_idx')) AS gin_index"
 cluster_stop
