@@ -12,6 +12,7 @@ OBJS = \
 	src/common/ids.o \
 	src/common/jsonb_build.o \
 	src/common/json_bridge.o \
+	src/common/json_limits.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
 	src/common/spi_plans.o \
@@ -21,12 +22,14 @@ OBJS = \
 	src/model/buf.o \
 	src/model/embed.o \
 	src/model/generate.o \
+	src/model/guard.o \
 	src/model/http.o \
 	src/model/ledger.o \
 	src/model/llm_common.o \
 	src/model/model_def.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/budget.o \
 	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
@@ -44,6 +47,7 @@ OBJS = \
 	src/store/session_trigger.o \
 	src/store/append.o \
 	src/store/artifacts.o \
+	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \
 	src/worker/launcher.o \

@@ -48,6 +48,7 @@ PG_FUNCTION_INFO_V1(adk_cosine_sql);
 static ArrayType *vector_of(JsonbValue *list, const char *model, int i);
 static int	int_option(Jsonb *options, const char *key, int dflt);
 static char *one_line(const char *s, int max);
+static char *redacted(const char *s, const char *secret);
 static JsonbValue *nth(JsonbContainer *array, int i);
 
 /*
@@ -147,12 +148,13 @@ adk_embed_sql(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("embedding model \"%s\" failed: %s", name, resp.error_code),
-				 errdetail("%s", resp.error_message ? resp.error_message : "")));
+				 errdetail("%s", redacted(resp.error_message, def.api_key))));
 	if (resp.status < 200 || resp.status >= 300)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("embedding model \"%s\" failed with HTTP status %ld", name, resp.status),
-				 errdetail("The response began: %s", one_line(resp.body.data, 200))));
+				 errdetail("The response began: %s",
+						   one_line(redacted(resp.body.data, def.api_key), 200))));
 
 	answer = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(resp.body.data)));
 	list = adk_jsonb_get(&answer->root, def.provider == LLM_OPENAI ? "data" : "embeddings");
@@ -187,6 +189,30 @@ int_option(Jsonb *options, const char *key, int dflt)
 	if (v == NULL || v->type != jbvNumeric)
 		return dflt;
 	return DatumGetInt32(DirectFunctionCall1(numeric_int4, NumericGetDatum(v->val.numeric)));
+}
+
+/* s with every occurrence of the model's key replaced (a provider may echo it) */
+static char *
+redacted(const char *s, const char *secret)
+{
+	StringInfoData out;
+	size_t		n;
+	const char *hit;
+
+	if (s == NULL)
+		return "";
+	if (secret == NULL || secret[0] == '\0')
+		return pstrdup(s);
+	n = strlen(secret);
+	initStringInfo(&out);
+	while ((hit = strstr(s, secret)) != NULL)
+	{
+		appendBinaryStringInfo(&out, s, hit - s);
+		appendStringInfoString(&out, "[REDACTED]");
+		s = hit + n;
+	}
+	appendStringInfoString(&out, s);
+	return out.data;
 }
 
 /* The first max bytes of s, whitespace runs as one space */

@@ -54,8 +54,13 @@ HANG_SECONDS = 300
 BADUTF8_MARK = "@@BADUTF8@@"
 
 # Fault names, longest first so that "429-always" wins over "429".
-FAULTS = ["stream-error", "429-always", "overloaded", "malformed", "truncated",
-          "oversized", "badutf8", "stall", "hang", "429", "500"]
+FAULTS = ["stream-error-empty", "stream-error", "huge-usage", "empty-finish", "redirect", "429-always",
+          "overloaded", "malformed", "truncated", "oversized", "badutf8", "key-error", "stall", "hang",
+          "429", "500"]
+# In the last user text: replaced by the request's API key in the answer
+# (text and call arguments, names included), as a provider that echoes
+# the key would do.  /_last and /_requests keep the marker, not the key.
+ECHO_KEY_MARK = "[[echo-key]]"
 FAULT_MODEL_RE = re.compile(r"fault-(" + "|".join(re.escape(f) for f in FAULTS) + r")(?![0-9a-z])")
 FAULT_TEXT_RE = re.compile(r"\[\[fault:(?:fault-)?(" + "|".join(re.escape(f) for f in FAULTS) + r")\]\]", re.I)
 LATENCY_RE = re.compile(r"(?<![a-z0-9])latency-(\d+)", re.I)
@@ -76,8 +81,23 @@ def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+# A string "@@raw:TEXT@@" in call arguments is sent as the bare number TEXT:
+# Python's json cannot write 1e999 or 1e-20000 (they are not doubles).
+RAW_NUM_RE = re.compile(r'"@@raw:([0-9eE+.\-]+)@@"')
+RAW_NUM_BYTES_RE = re.compile(rb'\\?"@@raw:([0-9eE+.\-]+)@@\\?"')
+REDIRECT_LOCATION = "http://127.0.0.1:9/moved/v1/chat?key=secret-in-location#frag"
+HUGE_TOKENS = (9223372036854775807, 99999999999999999999999)
+
+
 def compact(obj):
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def args_text(args, **kw):
+    """Call arguments as JSON text, "@@raw:...@@" strings as bare numbers."""
+    if kw:
+        return RAW_NUM_RE.sub(r"\1", json.dumps(args, **kw))
+    return RAW_NUM_RE.sub(r"\1", compact(args))
 
 
 def chunks(text, n):
@@ -605,6 +625,21 @@ def script(conv):
     return ans
 
 
+def echo_key(ans, key):
+    """Put the key where the answer has the echo-key marker."""
+    def sub(v):
+        if isinstance(v, str):
+            return v.replace(ECHO_KEY_MARK, key)
+        if isinstance(v, list):
+            return [sub(x) for x in v]
+        if isinstance(v, dict):
+            return {sub(k): sub(x) for k, x in v.items()}
+        return v
+    ans.text = sub(ans.text)
+    # new dicts: /_last holds the old ones
+    ans.calls = [dict(c, args=sub(c["args"])) for c in ans.calls]
+
+
 # --------------------------------------------------------------------------
 # provider renderers
 # --------------------------------------------------------------------------
@@ -621,7 +656,7 @@ class Stream:
 # ---- OpenAI ----
 
 OPENAI_FP = "fp_mock0adk01"
-OPENAI_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
+OPENAI_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "": ""}
 
 
 def openai_usage(ans):
@@ -636,7 +671,7 @@ def openai_body(conv, ans, rid, created):
     msg = {"role": "assistant", "content": ans.text if not ans.calls else None}
     if ans.calls:
         msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                              "function": {"name": c["name"], "arguments": compact(c["args"])}}
+                              "function": {"name": c["name"], "arguments": args_text(c["args"])}}
                              for c in ans.calls]
     msg["refusal"] = None
     msg["annotations"] = []
@@ -667,7 +702,7 @@ def openai_stream(conv, ans, rid, created, text_chunk=TEXT_CHUNK):
                 frames.append(frame({"role": "assistant", "content": None, "tool_calls": [head], "refusal": None}))
             else:
                 frames.append(frame({"tool_calls": [head]}))
-            for frag in chunks(compact(c["args"]), ARGS_CHUNK):
+            for frag in chunks(args_text(c["args"]), ARGS_CHUNK):
                 frames.append(frame({"tool_calls": [{"index": i, "function": {"arguments": frag}}]}))
     else:
         frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
@@ -687,7 +722,7 @@ def openai_stream(conv, ans, rid, created, text_chunk=TEXT_CHUNK):
 
 # ---- Gemini ----
 
-GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
+GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP", "": ""}
 
 
 def gemini_json(obj, pretty):
@@ -721,6 +756,8 @@ def gemini_call_parts(ans):
 
 def gemini_body(conv, ans, rid):
     parts = gemini_call_parts(ans) if ans.calls else [{"text": ans.text}]
+    if ans.finish == "" and not ans.calls:
+        parts = []
     body = {"candidates": [{"content": {"parts": parts, "role": "model"},
                             "finishReason": GEMINI_FINISH[ans.finish], "index": 0}],
             "usageMetadata": gemini_usage(ans), "modelVersion": conv.model, "responseId": rid}
@@ -738,7 +775,7 @@ def gemini_chunks(conv, ans, rid, text_chunk=TEXT_CHUNK):
     pieces = chunks(ans.text, text_chunk)
     for i, piece in enumerate(pieces):
         final = i == len(pieces) - 1
-        cand = {"content": {"parts": [{"text": piece}], "role": "model"}}
+        cand = {"content": {"parts": [{"text": piece}] if ans.finish != "" else [], "role": "model"}}
         if final:
             cand["finishReason"] = GEMINI_FINISH[ans.finish]
         out.append({"candidates": [cand], "usageMetadata": gemini_usage(ans, final),
@@ -761,7 +798,7 @@ def gemini_stream(conv, ans, rid, sse, text_chunk=TEXT_CHUNK):
 
 # ---- Anthropic ----
 
-ANTHROPIC_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+ANTHROPIC_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "": ""}
 
 
 def anthropic_usage(ans, output_tokens=None):
@@ -797,7 +834,7 @@ def anthropic_stream(conv, ans, rid, text_chunk=TEXT_CHUNK):
             blocks.append(({"type": "tool_use", "id": c["id"], "name": c["name"], "input": {}},
                            [{"type": "input_json_delta", "partial_json": ""}] +
                            [{"type": "input_json_delta", "partial_json": f}
-                            for f in chunks(json.dumps(c["args"], ensure_ascii=False), ARGS_CHUNK)]))
+                            for f in chunks(args_text(c["args"], ensure_ascii=False), ARGS_CHUNK)]))
     else:
         blocks.append(({"type": "text", "text": ""},
                        [{"type": "text_delta", "text": p} for p in chunks(ans.text, text_chunk)]))
@@ -852,7 +889,14 @@ def error_bytes(provider, obj):
     return compact(obj).encode("utf-8")
 
 
-def stream_error_frame(provider, sse=True):
+def stream_error_frame(provider, sse=True, empty=False):
+    if empty:
+        o = stream_error_frame_obj(provider)
+        if provider == "anthropic":
+            return anthropic_event("error", o)
+        if provider == "gemini" and not sse:
+            return b",\r\n" + gemini_json(o, False).encode() + b"]"
+        return b"data: " + compact(o).encode() + (b"\r\n\r\n" if provider == "gemini" else b"\n\n")
     if provider == "openai":
         return b"data: " + compact(error_obj("openai", 500, "server",
                                              "The server had an error while processing your request. "
@@ -863,6 +907,13 @@ def stream_error_frame(provider, sse=True):
                         False)
         return (b"data: " + o.encode() + b"\r\n\r\n") if sse else (b",\r\n" + o.encode() + b"]")
     return anthropic_event("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+
+
+def stream_error_frame_obj(provider):
+    """The error body of stream-error-empty, non-streamed: empty type and message."""
+    return {"openai": {"error": {"message": "", "type": "", "param": None, "code": None}},
+            "gemini": {"error": {"code": 500, "message": "", "status": ""}},
+            "anthropic": {"type": "error", "error": {"type": "", "message": ""}}}[provider]
 
 
 CANNED = {
@@ -1175,6 +1226,7 @@ class Handler(BaseHTTPRequestHandler):
             if not key:
                 return (401, "auth", "x-api-key header is required", None, None)
         STATE.remember_secret(key)
+        self.api_key = key
         if STATE.require_key is not None and not hmac.compare_digest(key.encode("utf-8", "replace"),
                                                                      STATE.require_key.encode("utf-8")):
             if provider == "openai":
@@ -1348,6 +1400,8 @@ class Handler(BaseHTTPRequestHandler):
             ans = script(conv)
             rec = self._update(rec, system=conv.system, tools=conv.tools, stream=conv.stream, fault=fault,
                          messages=conv.messages, answer=ans.summary())
+            if ECHO_KEY_MARK in conv.last_user_text():
+                echo_key(ans, self.api_key)
             status = self.respond(provider, conv, ans, fault, sse)
         except ClientGone:
             status = "client-gone"
@@ -1394,6 +1448,24 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_provider_error(provider, st, kind, msgs[provider], code=code, details=details,
                                             extra=extra)
 
+        if fault == "key-error":
+            # an auth error that quotes the key in full
+            return self.send_provider_error(provider, 401, "auth",
+                                            "Incorrect API key provided: %s." % self.api_key,
+                                            code="invalid_api_key" if provider == "openai" else None)
+        if fault == "redirect":
+            self._write(self._head(302, [("Location", REDIRECT_LOCATION), ("Content-Length", "0")]))
+            return 302
+        if fault == "stream-error-empty" and not conv.stream:
+            body = error_bytes(provider, stream_error_frame_obj(provider))
+            self.send_full(500, body, "application/json", hdrs)
+            return 500
+        if fault == "huge-usage":
+            ans.prompt_tokens, ans.completion_tokens = HUGE_TOKENS
+        if fault == "empty-finish":
+            ans.text = ""
+            ans.calls = []
+            ans.finish = ""
         if fault == "oversized":
             filler = "The quick brown fox jumps over the lazy dog. "
             ans.text = (filler * (OVERSIZED_CHARS // len(filler) + 1))[:OVERSIZED_CHARS]
@@ -1412,6 +1484,7 @@ class Handler(BaseHTTPRequestHandler):
             text_chunk = 1 << 30
 
         def fix(b):
+            b = RAW_NUM_BYTES_RE.sub(rb"\1", b)
             return b.replace(BADUTF8_MARK.encode(), b"\xff\xfe") if fault == "badutf8" else b
 
         if not conv.stream:
@@ -1468,9 +1541,9 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(HANG_SECONDS)
             self.close_connection = True
             return "200-stall"
-        if fault == "stream-error":
+        if fault in ("stream-error", "stream-error-empty"):
             send(frames[:max(0, min(3, st.n_safe))])
-            self.stream_write(stream_error_frame(provider, sse))
+            self.stream_write(stream_error_frame(provider, sse, fault == "stream-error-empty"))
             self.end_stream()
             return "200-stream-error"
         if fault == "malformed":
