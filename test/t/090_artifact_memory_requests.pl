@@ -19,6 +19,8 @@ use AdkTest;
 
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
+# the server goes with the test, however it ends
+END { $server->kill_kill if $server; }
 my $http = HTTP::Tiny->new(timeout => 10);
 
 # the provider requests the server received since the last reset
@@ -162,5 +164,4 @@ $node->safe_psql('postgres',
 is($req[1]{body}{messages}[-1]{content}, '{"memories":[]}', 'load_memory: another user finds nothing');
 
 $node->stop;
-$server->kill_kill;
 done_testing();
