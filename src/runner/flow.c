@@ -58,6 +58,7 @@
 #include "common/jsonb_util.h"
 #include "model/generate.h"
 #include "runner/budget.h"
+#include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 
@@ -97,6 +98,7 @@ struct AdkRound
 	AdkAgent  **agent_tools;
 	AdkAgent   *transfer;
 	bool		escalate;
+	List	   *saved;			/* artifacts the tools saved (builtin_tools.c) */
 };
 
 static void emit_partial(Jsonb *partial, void *arg);
@@ -331,6 +333,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round->results = palloc0(sizeof(Jsonb *) * (round->ncalls + 1));
 	round->agent_calls = palloc0(sizeof(AdkModelCall *) * (round->ncalls + 1));
 	round->agent_tools = palloc0(sizeof(AdkAgent *) * (round->ncalls + 1));
+	adk_builtin_saves_begin(run);	/* artifacts the tools save */
 	foreach(lc, calls)
 	{
 		Call	   *call = (Call *) lfirst(lc);
@@ -350,6 +353,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		}
 		i++;
 	}
+	round->saved = adk_builtin_saves_end();
 	MemoryContextSwitchTo(caller);
 	if (run->end_invocation)
 	{
@@ -413,6 +417,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	AdkAgent   *transfer = round->transfer;
 	bool		escalate = round->escalate;
 	Jsonb	   *confirmations;
+	List	   *saved;
 	Size		room = (Size) adk_max_event_size_kb * 1024;
 	int			i = 0;
 
@@ -433,13 +438,19 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 
 		adk_jw_function_response(&w, call->id, call->name, result);
 	}
+	saved = round->saved;
 	jw_end_array(&w);
 	jw_end_object(&w);
 	confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
-	if (transfer || escalate || confirmations)
+	if (transfer || escalate || confirmations || saved)
 	{
 		jw_key(&w, "actions");
 		jw_begin_object(&w);
+		if (saved)
+		{
+			jw_key(&w, "artifact_delta");
+			adk_jw_artifact_delta(&w, saved);
+		}
 		if (confirmations)
 		{
 			jw_key(&w, "requested_tool_confirmations");
@@ -974,6 +985,9 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		*agent_tool = as_tool;
 		return NULL;
 	}
+	/* load_artifacts, load_memory (builtin_tools.c) */
+	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
+		return result;
 
 	tool = find_tool(tools, call->name);
 	if (tool == NULL)
