@@ -130,6 +130,7 @@ typedef struct AdkRun
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
 	List	  **stack;			/* agents.c: the frame stack being stepped */
+	List	   *history;		/* prompt.c: what it read of its session */
 	AdkAgent   *first_agent;	/* the agent the run started with */
 
 	/* output: every stored (or partial) event goes to the sink */
