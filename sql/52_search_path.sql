@@ -155,6 +155,18 @@ SELECT adk_generate('sp_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')
 SELECT count(*) AS chunks FROM adk_generate_stream('sp_model', '[{"role": "user", "parts": [{"text": "hi"}]}]');
 SELECT adk_rebuild_run_states('sp_app', 'regress_alice', 's1') >= 0 AS rebuilt;
 SELECT adk_tool_schema('public.sp_whoami(text)'::regprocedure) ? 'properties' AS tool_schema;
+-- an error while the owner's privileges are in effect restores her role
+-- and her search_path, in a subtransaction as at top level
+SELECT expect_error($q$SELECT adk_append_event('sp_app', 'regress_alice', 'nope', '{"author": "user"}')$q$);
+SELECT current_user AS role_after_error, pg_catalog.current_setting('search_path') AS path_after_error;
+BEGIN;
+SAVEPOINT sp;
+SELECT adk_compact('sp_app', 'regress_alice', 'nope');
+ROLLBACK TO SAVEPOINT sp;
+SELECT current_user AS role_after_error, pg_catalog.current_setting('search_path') AS path_after_error;
+COMMIT;
+SELECT adk_compact('sp_app', 'regress_alice', 'nope');
+SELECT current_user AS role_after_error, pg_catalog.current_setting('search_path') AS path_after_error;
 -- adk_submit, adk_wait, adk_cancel, adk_interrupt and adk_create_trigger
 -- need the workers: test/t/007_search_path_worker.pl
 SELECT adk_create_session('sp_app', 'regress_alice', 's2') ->> 'id' AS created;

@@ -567,8 +567,9 @@ finish_job(AdkJob *job)
 	adk_become_owner(&save);
 	SPI_connect();
 	if (SPI_execute_with_args("UPDATE adk.jobs j SET"
-							  "  status = CASE i.status WHEN 'failed' THEN 'failed'"
-							  "   WHEN 'waiting' THEN 'waiting' WHEN 'cancelled' THEN 'cancelled'"
+							  "  status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'"
+							  "   WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'"
+							  "   WHEN i.status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
 							  "   ELSE 'completed' END,"
 							  "  finished_at = pg_catalog.clock_timestamp(),"
 							  "  error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'"
