@@ -7,7 +7,7 @@
 -- search_path.  (Workers and trigger-fired jobs: test/t/007.)
 CREATE ROLE regress_alice LOGIN IN ROLE adk_user;
 CREATE SCHEMA regress_alice AUTHORIZATION regress_alice;
-CREATE TABLE public.shadow_log (what text, who text);
+CREATE TABLE public.shadow_log (what text, who text, context text);
 GRANT INSERT ON public.shadow_log TO PUBLIC;
 
 SELECT adk_set_secret('sp-key', 'sk-sp-0123456789', ARRAY['127.0.0.1']);
@@ -24,11 +24,15 @@ SELECT adk_define_app('sp_app', 'sp_agent', compaction => '{"compaction_interval
 
 SET ROLE regress_alice;
 -- the shadows: each records a run as another role, and tries to escalate
+-- (test/t/007 runs the same, from here to "shadows end")
 CREATE FUNCTION regress_alice.hit(what text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  stack text;
 BEGIN
   IF current_user OPERATOR(pg_catalog.<>) 'regress_alice'::pg_catalog.name THEN
     RAISE WARNING 'shadow % ran as %', what, current_user;
-    INSERT INTO public.shadow_log VALUES (what, current_user);
+    GET DIAGNOSTICS stack = PG_CONTEXT;
+    INSERT INTO public.shadow_log VALUES (what, current_user, stack);
     BEGIN
       EXECUTE 'ALTER ROLE regress_alice SUPERUSER';
     EXCEPTION WHEN OTHERS THEN NULL;
@@ -133,6 +137,7 @@ BEGIN
   CREATE AGGREGATE regress_alice.jsonb_object_agg(text, jsonb) (SFUNC = regress_alice.obj_step, STYPE = jsonb, INITCOND = '{}');
 END
 $shadows$;
+-- shadows end
 SELECT count(*) > 60 AS shadows FROM pg_catalog.pg_proc WHERE pronamespace = 'regress_alice'::regnamespace;
 
 -- every public function, with her schema first
@@ -175,7 +180,7 @@ RESET search_path;
 RESET ROLE;
 
 -- no shadow ran as another role, and she did not become superuser
-SELECT what, who FROM public.shadow_log ORDER BY 1, 2;
+SELECT what, who, context FROM public.shadow_log ORDER BY 1, 2;
 SELECT rolsuper AS alice_superuser FROM pg_roles WHERE rolname = 'regress_alice';
 -- the calls above did their work: the tool ran as her, with her search_path
 SELECT e.event_data #> '{content,parts,0,function_response,response}' AS tool_saw

@@ -22,8 +22,9 @@
  *	  event.  Merging is idempotent, so writers that also apply the delta
  *	  themselves (ADK-JS) end in the same state.
  *
- * All SQL is prepared once per backend and uses schema-qualified operators,
- * so the caller's search_path cannot change what it means.
+ * All SQL is prepared once per backend, uses schema-qualified operators and
+ * runs with search_path pinned to pg_catalog, pg_temp (store/owner.c), so
+ * the caller's search_path cannot change what it means.
  *
  * IDENTIFICATION
  *	  src/store/event_trigger.c
@@ -43,6 +44,7 @@
 #include "common/jsonb_util.h"
 #include "store/direct.h"
 #include "store/event_time.h"
+#include "store/owner.h"
 #include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
@@ -133,6 +135,7 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	int			attnums[3];
 	Datum		values[3];
 	bool		newnulls[3] = {false, false, false};
+	int			guc_level;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
@@ -173,7 +176,14 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 		proposed = GetCurrentTimestamp();
 
 	adk_event_state_delta(event, &split);
+
+	/*
+	 * Whoever writes the row (another runtime, perhaps a privileged role),
+	 * the trigger's SQL runs with search_path pinned, as the owner's does.
+	 */
+	guc_level = adk_pin_search_path();
 	adk_place_event(ids, proposed, &split, &seq, &ts);
+	adk_unpin_search_path(guc_level);
 
 	attnums[0] = cols.seq;
 	attnums[1] = cols.timestamp;

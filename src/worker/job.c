@@ -353,6 +353,8 @@ claim_job(void)
 	Oid			nsp;
 
 	start_xact();
+	/* the worker's own statements (as its superuser): pinned until commit */
+	(void) adk_pin_search_path();
 	nsp = get_namespace_oid("adk", true);
 	if (OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp)))
 	{
