@@ -591,7 +591,7 @@ finish_job(AdkJob *job)
 									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 	SPI_finish();
 	adk_restore_user(&save);
-	adk_notify_job(job->invocation_id, status);
+	adk_notify_job(job->id, job->invocation_id, status);
 }
 
 /*
@@ -645,7 +645,7 @@ job_error(AdkJob *job, ErrorData *edata)
 	SPI_finish();
 	adk_restore_user(&save);
 	if (!retry)
-		adk_notify_job(job->invocation_id, status);
+		adk_notify_job(job->id, job->invocation_id, status);
 	commit_xact();
 }
 

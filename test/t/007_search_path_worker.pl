@@ -7,7 +7,8 @@
 # puts her schema first in the worker's search_path for the rest of the
 # job.  No shadow may run as another role (the worker's superuser, the
 # schema owner), and she must not become superuser.  Her tool still runs
-# as her with the search_path of the worker's session.
+# as her with the search_path of the worker's session.  Also: what LISTEN
+# adk_events / adk_jobs hands a role with no adk grants (issue 11 §7).
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -143,6 +144,63 @@ $node->safe_psql(
 	VALUES ('ev-direct', 'sp_app', 'regress_alice', 'w1', 'e-direct', '2026-01-01 00:00:00+00',
 	        '{"author": "user", "actions": {"state_delta": {"x": 1, "app:y": 2, "user:z": 3}}}');
 });
+
+# LISTEN adk_events / adk_jobs: any role may listen, even one with no adk
+# grants; by default it learns row ids only, which it cannot look up
+$node->safe_psql('postgres', 'CREATE ROLE regress_nobody LOGIN');
+my $listener = $node->background_psql('postgres');
+$listener->query_safe('SET ROLE regress_nobody; LISTEN adk_events; LISTEN adk_jobs;');
+$inv = $node->safe_psql('postgres',
+	qq{$as_alice SELECT adk_submit('sp_app', 'regress_alice', 'listened-to', 'hello')});
+$node->safe_psql('postgres', qq{$as_alice SELECT count(*) FROM adk_wait('$inv', '60 s')});
+$node->safe_psql('postgres',
+	q{SELECT adk_append_event('sp_app', 'regress_alice', 'listened-to', '{"author": "someone"}')});
+my $notes = $listener->query_safe('SELECT 1');
+$notes .= $listener->{stdout} // '';
+my @events = $notes =~ /"adk_events" with payload "(\{[^"]*"event_id":"[^"]*"[^}]*\})"/g;
+my @jobs = $notes =~ /"adk_jobs" with payload "(\{[^}]*\})"/g;
+ok(@events >= 3, 'the listener got NOTIFY adk_events for every event');
+ok(@jobs >= 1, 'the listener got NOTIFY adk_jobs');
+unlike($notes, qr/sp_app|regress_alice|listened-to|\Q$inv\E/,
+	'no app, user, session or invocation id in any payload');
+like($events[0] // '', qr/^\{"event_id":"[^"]+"\}$/, 'adk_events carries the event id only');
+like($jobs[-1] // '', qr/^\{"job_id":\d+,"status":"completed"\}$/,
+	'adk_jobs carries the job id and its status');
+my ($event_id) = ($events[0] // '') =~ /"event_id":"([^"]+)"/;
+my ($job_id) = ($jobs[-1] // '') =~ /"job_id":(\d+)/;
+my ($ret, $out, $err) = $node->psql('postgres',
+	qq{SET ROLE regress_nobody; SELECT session_id FROM adk.events WHERE id = '$event_id'});
+like($err, qr/permission denied for schema adk/, 'the listener cannot look the event up');
+is( $node->safe_psql(
+		'postgres',
+		qq{$as_alice SELECT e.session_id || ',' || j.invocation_id
+		     FROM adk.events e, adk.jobs j WHERE e.id = '$event_id' AND j.id = $job_id}),
+	"listened-to,$inv",
+	'a reader with the privileges looks both up');
+$listener->quit;
+
+# adk.notify_payload = full: the ids themselves (superusers decide)
+($ret, $out, $err) = $node->psql('postgres',
+	qq{$as_alice SET adk.notify_payload = full});
+like($err, qr/permission denied to set parameter "adk.notify_payload"/,
+	'adk.notify_payload is not a user\'s to set');
+$node->append_conf('postgresql.conf', 'adk.notify_payload = full');
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('adk.notify_payload') = 'full'})
+  or die 'adk.notify_payload not reloaded';
+select(undef, undef, undef, 0.5);	# the idle workers reload too
+$listener = $node->background_psql('postgres');
+$listener->query_safe('LISTEN adk_events; LISTEN adk_jobs;');
+$inv = $node->safe_psql('postgres',
+	qq{$as_alice SELECT adk_submit('sp_app', 'regress_alice', 'listened-to', 'again')});
+$node->safe_psql('postgres', qq{$as_alice SELECT count(*) FROM adk_wait('$inv', '60 s')});
+$notes = $listener->query_safe('SELECT 1') . ($listener->{stdout} // '');
+like($notes,
+	qr/"adk_events" with payload "\{"event_id":"[^"]+","app":"sp_app","user":"regress_alice","session":"listened-to","seq":\d+,"invocation_id":"$inv","author":"user"\}"/,
+	'with adk.notify_payload = full, adk_events carries the ids');
+like($notes, qr/"adk_jobs" with payload "\{"job_id":\d+,"invocation_id":"$inv","status":"completed"\}"/,
+	'with adk.notify_payload = full, adk_jobs carries the invocation id');
+$listener->quit;
 
 # nothing ran as another role; she is not superuser
 is($node->safe_psql('postgres', 'SELECT count(*) FROM public.shadow_log'),
