@@ -28,7 +28,8 @@ GRANT INSERT, UPDATE, DELETE ON adk.tools, adk.agents, adk.apps, adk.plugins TO 
 -- where a caller's own statement runs them: the SECURITY INVOKER API and
 -- the views adk_user may read (adk_user), the triggers on the definition
 -- tables adk_admin writes (adk_admin), and adk._job_trigger, which CREATE
--- TRIGGER in adk_create_trigger checks.  Every other internal runs only
+-- TRIGGER in adk_create_trigger checks -- and adk._agent_tree, a read of
+-- adk.agents an adk_user may make anyway.  Every other internal runs only
 -- inside the extension, as the owner of schema adk, and nobody else may
 -- call it with arguments of their own (README "Security").
 DO $grants$
@@ -37,7 +38,7 @@ DECLARE
     n name;
     user_internals name[] := ARRAY['_check_id', '_session_json', '_session_not_found',
         '_prefixed', '_parts', '_tool_schema', '_function_inputs', '_type_schema',
-        '_check_tool_function', '_job_trigger'];
+        '_check_tool_function', '_job_trigger', '_agent_tree'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_compaction', '_check_one_parent',
         '_check_references', '_check_tool_parameters', '_format_cycle', '_lock_definitions',
