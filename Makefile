@@ -69,7 +69,8 @@ ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(srcdir)
 TAP_TESTS    = 1
 PROVE_TESTS  = $(wildcard test/t/*.pl)
 
-EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs regression.out log
+EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs regression.out log \
+	tmp_regress_vg output_vg
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

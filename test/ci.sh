@@ -12,14 +12,14 @@
 #
 # Environment (for developers): ADK_CI_NO_APT=1 skips apt-get;
 # ADK_CI_SUITES="regress isolation" runs only the named suites
-# (unit regress isolation tap interop model_server); ADK_PG_CONFIG=/path/pg_config
+# (unit regress regress_valgrind isolation tap interop model_server); ADK_PG_CONFIG=/path/pg_config
 # builds and tests against another PostgreSQL 15 tree (e.g. a private copy of
 # /usr/lib/postgresql/15, so that two checkouts can be tested side by side).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 T0=$SECONDS
-SUITES=${ADK_CI_SUITES:-"model_server unit regress isolation tap interop"}
+SUITES=${ADK_CI_SUITES:-"model_server unit regress regress_valgrind isolation tap interop"}
 step() { printf '\n==== [%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 die() { echo "FATAL: $*"; echo "ci: 0 passed, 1 failed"; exit 1; }
 wants() { [[ " $SUITES " == *" $1 "* ]]; }
@@ -34,7 +34,7 @@ if [ -z "${ADK_CI_NO_APT:-}" ]; then
     apt-get update -qq || die "apt-get update"
     apt-get install -y -qq --no-install-recommends \
         postgresql-15 postgresql-server-dev-15 libcurl4-openssl-dev libjson-c-dev \
-        libipc-run-perl make gcc pkg-config python3 curl ca-certificates \
+        libipc-run-perl make gcc pkg-config python3 curl ca-certificates valgrind \
         >/dev/null || die "apt-get install"
     # the interop suite runs Google's ADK-JS; the image's Node.js 20 is used
     # when present, Debian's otherwise
@@ -111,6 +111,11 @@ echo "model server at $ADK_TEST_MODEL_URL (pid $MODEL_SERVER_PID)"
 if wants regress; then
     run_make_suite regress "regression.diffs log/postmaster.log" ISOLATION= TAP_TESTS= \
         EXTRA_REGRESS_OPTS="--temp-config=$ADK_TEST_MODEL_CONF"
+fi
+if wants regress_valgrind; then
+    # a cursor over adk_run left open while other statements run, under valgrind
+    run_script_suite regress_valgrind env ADK_TEST_MODEL_CONF="$ADK_TEST_MODEL_CONF" \
+        bash test/scripts/regress_valgrind.sh
 fi
 if wants isolation; then
     run_make_suite isolation "output_iso/regression.diffs output_iso/log/postmaster.log" REGRESS= TAP_TESTS= \

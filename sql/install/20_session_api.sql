@@ -79,6 +79,10 @@ BEGIN
     IF state IS NOT NULL AND jsonb_typeof(state) <> 'object' THEN
         RAISE EXCEPTION 'session state must be a JSON object' USING ERRCODE = '22023';
     END IF;
+    IF state ?| ARRAY['app:', 'user:'] THEN
+        RAISE EXCEPTION 'state key "%" has no name after its prefix',
+            CASE WHEN state ? 'app:' THEN 'app:' ELSE 'user:' END USING ERRCODE = '22023';
+    END IF;
 
     INSERT INTO adk.sessions AS s (id, app_name, user_id, state, create_time, update_time)
     VALUES (session_id, app_name, user_id, adk._scope_state(state, NULL), now_ms, now_ms)

@@ -106,7 +106,10 @@ BEGIN
                 HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, headers.';
         END IF;
     END LOOP;
-    NEW.updated_at := now();
+    -- an INSERT keeps the updated_at it carries (a restored row its own)
+    IF TG_OP = 'UPDATE' THEN
+        NEW.updated_at := now();
+    END IF;
     RETURN NEW;
 END
 $$;

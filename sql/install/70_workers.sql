@@ -36,8 +36,8 @@ COMMENT ON TABLE adk.jobs IS 'Queued runs for the background workers: one row pe
 COMMENT ON COLUMN adk.jobs.max_attempts IS '1 + options.retries: how often a job is started again after its worker died or the run raised';
 
 GRANT SELECT ON adk.jobs TO adk_user;
--- Not marked for pg_dump: a queue is transient state (a restored dump would
--- run its queued jobs again elsewhere); the runs' events are kept.
+-- Marked for pg_dump in 80_backup.sql, with the role looked up by name on
+-- insert (README "Backup and restore").
 
 -- The claim, in one place: the job workers run exactly this, and so does
 -- the isolation test.  The first queued job, in submit order, that no

@@ -12,6 +12,7 @@
 #define ADK_COMPAT_H
 
 #include "access/tableam.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -22,6 +23,13 @@
 #else
 #define adk_proc_aclcheck(fn) \
 	pg_proc_aclcheck((fn), GetUserId(), ACL_EXECUTE)
+#endif
+
+#if PG_VERSION_NUM >= 160000
+#define adk_class_ownercheck(relid, role) \
+	object_ownercheck(RelationRelationId, (relid), (role))
+#else
+#define adk_class_ownercheck(relid, role) pg_class_ownercheck((relid), (role))
 #endif
 
 /*

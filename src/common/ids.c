@@ -6,7 +6,10 @@
  * ADK's session tables key everything on varchar(191) columns, so an id is
  * a non-empty string of at most 191 characters.  A NULL is rejected with
  * SQLSTATE 22004, everything else with 22023 (invalid_parameter_value).
- * NUL bytes cannot reach us: neither text nor jsonb can hold them.
+ * NUL bytes cannot reach us: neither text nor jsonb can hold them.  Control
+ * characters (C0, DEL and, in a UTF-8 database, C1) are refused too: ids
+ * are written into log lines, NOTIFY payloads and error messages, where a
+ * newline or an escape sequence would forge or hide lines.
  *
  * IDENTIFICATION
  *	  src/common/ids.c
@@ -58,6 +61,11 @@ adk_check_id_cstring(const char *what, const char *value, int len,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not contain NUL bytes", what)));
 
+	if (!adk_id_is_printable(value, len))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not contain control characters", what)));
+
 	nchars = len <= max_chars ? len : pg_mbstrlen_with_len(value, len);
 	if (nchars > max_chars)
 		ereport(ERROR,
@@ -65,6 +73,29 @@ adk_check_id_cstring(const char *what, const char *value, int len,
 				 errmsg("%s is too long", what),
 				 errdetail("It has %d characters; the limit is %d.",
 						   nchars, max_chars)));
+}
+
+/*
+ * True when value has no control character: no byte below 0x20, no DEL,
+ * and in a UTF-8 database no C1 control (U+0080..U+009F, encoded as 0xC2
+ * 0x80..0x9F).
+ */
+bool
+adk_id_is_printable(const char *value, int len)
+{
+	const unsigned char *p = (const unsigned char *) value;
+	bool		utf8 = GetDatabaseEncoding() == PG_UTF8;
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return false;
+		if (utf8 && p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 &&
+			p[i + 1] <= 0x9f)
+			return false;
+	}
+	return true;
 }
 
 /*

@@ -17,6 +17,7 @@
 extern char *adk_check_id(const char *what, text *value, int max_chars);
 extern void adk_check_id_cstring(const char *what, const char *value,
 								 int len, int max_chars);
+extern bool adk_id_is_printable(const char *value, int len);
 
 /* Writes a random (version 4) UUID, 36 characters plus NUL, into buf. */
 extern void adk_random_uuid(char *buf);

@@ -448,6 +448,7 @@ adk_agent_step(AdkRun *run)
 {
 	Frame	   *f;
 	AdkAgent   *transfer = NULL;
+	AdkRoundResult rr;
 
 	if (run->frames == NIL)
 		return false;
@@ -471,8 +472,12 @@ adk_agent_step(AdkRun *run)
 				f->phase = F_AFTER;
 			break;
 		case F_CALLS:
-			switch (adk_llm_run_calls(run, f->agent, f->branch, f->tools,
-									  f->calls, &transfer))
+			rr = adk_llm_run_calls(run, f->agent, f->branch, f->tools,
+								   f->calls, &transfer);
+			/* a long run keeps no call it already ran */
+			adk_llm_free_calls(f->calls);
+			f->calls = NIL;
+			switch (rr)
 			{
 				case ROUND_AGAIN:
 				case ROUND_CALLS:

@@ -47,6 +47,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include <json-c/json.h>
 
@@ -274,14 +275,17 @@ load_config(AdkRun *run)
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
 	AdkOwnerSave save;
-	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext caller;
 
 	if (run->compaction)
 		return run->compaction;
+	/* kept for the whole run: not in the memory of the round that asks */
+	caller = MemoryContextSwitchTo(GetMemoryChunkContext(run));
 	cfg = palloc0(sizeof(AdkCompaction));
 	if (!run->compaction_configured)
 	{
 		/* the cached app row says compaction is off: nothing to read */
+		MemoryContextSwitchTo(caller);
 		run->compaction = cfg;
 		return cfg;
 	}
@@ -310,8 +314,8 @@ load_config(AdkRun *run)
 		cfg->retention = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
 		cfg->own_summarizer = DatumGetBool(SPI_getbinval(row, desc, 6, &isnull));
 		model = SPI_getvalue(row, desc, 5);
-		MemoryContextSwitchTo(caller);
-		cfg->summarizer = model ? pstrdup(model) : NULL;
+		cfg->summarizer = model ?
+			MemoryContextStrdup(GetMemoryChunkContext(run), model) : NULL;
 	}
 	SPI_finish();
 	adk_restore_user(&save);

@@ -9,7 +9,10 @@
  * adk.plugins bumps that one row, so a run compares the row's version and
  * xmin with what the cache was read under: equal means nothing changed
  * (the xmin also tells a rolled-back change from a later committed one).
- * On a change the whole cache is dropped.  The tree rules are checked when
+ * On a change the whole cache is dropped -- or, while a run still uses it
+ * (a cursor over adk_run, half read), set aside and freed when the last
+ * such run's memory goes: a run keeps the definitions it started with.  The
+ * tree rules are checked when
  * a tree is read, so a run never uses a tree that breaks them.  Models and
  * secrets are not cached: their rows are read at each model call.
  *
@@ -41,12 +44,25 @@ typedef struct CachedApp
 	AdkAgent   *root;
 } CachedApp;
 
-static MemoryContext cache_cxt = NULL;
+/*
+ * One generation of the cache: its memory, and how many runs still use it
+ * (in TopMemoryContext, outside the memory it describes).
+ */
+typedef struct CacheGen
+{
+	MemoryContext cxt;
+	int			pins;			/* runs that started with it, not yet freed */
+	bool		current;		/* false: set aside, freed at the last unpin */
+} CacheGen;
+
+static CacheGen *cache_gen = NULL;
 static List *cached_apps = NIL;
 static int64 cached_version = -1;
 static char *cached_xmin = NULL;
 
 static void check_version(void);
+static void new_generation(void);
+static void unpin_generation(void *arg);
 static CachedApp *load_app(const char *app);
 
 /*
@@ -58,6 +74,7 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 {
 	ListCell   *lc;
 	CachedApp  *c = NULL;
+	MemoryContextCallback *pin;
 
 	check_version();
 	foreach(lc, cached_apps)
@@ -70,16 +87,27 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 	}
 	if (c == NULL)
 	{
-		MemoryContext old = MemoryContextSwitchTo(cache_cxt);
+		MemoryContext old = MemoryContextSwitchTo(cache_gen->cxt);
 
 		c = load_app(run->app);
 		cached_apps = lappend(cached_apps, c);
 		MemoryContextSwitchTo(old);
 	}
+	/*
+	 * The run points into this generation: pin it until the run's memory
+	 * goes (at the end of the run's query, also on error).
+	 */
+	pin = MemoryContextAlloc(GetMemoryChunkContext(run), sizeof(MemoryContextCallback));
+	pin->func = unpin_generation;
+	pin->arg = cache_gen;
+	cache_gen->pins++;
+	MemoryContextRegisterResetCallback(GetMemoryChunkContext(run), pin);
+
 	run->root = c->root;
 	run->agents = c->agents;
 	run->plugins = c->plugins;
-	if (run->max_llm_calls < 0)
+	/* options.max_llm_calls may lower the app's cap, never raise it */
+	if (run->max_llm_calls < 0 || run->max_llm_calls > c->max_llm_calls)
 		run->max_llm_calls = c->max_llm_calls;
 	*auto_create = c->auto_create;
 	run->compaction_configured = c->compaction;
@@ -105,19 +133,53 @@ check_version(void)
 											  SPI_tuptable->tupdesc, 1, &isnull));
 		xmin = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	}
-	if (cache_cxt == NULL)
-		cache_cxt = AllocSetContextCreate(TopMemoryContext, "adk_runner definitions",
-										  ALLOCSET_DEFAULT_SIZES);
+	if (cache_gen == NULL)
+		new_generation();
 	if (version != cached_version || xmin == NULL || cached_xmin == NULL ||
 		strcmp(xmin, cached_xmin) != 0)
 	{
-		MemoryContextReset(cache_cxt);
+		if (cache_gen->pins > 0)
+		{
+			/* runs still use it: the last of them frees it */
+			cache_gen->current = false;
+			new_generation();
+		}
+		else
+			MemoryContextReset(cache_gen->cxt);
 		cached_apps = NIL;
 		cached_version = version;
-		cached_xmin = xmin ? MemoryContextStrdup(cache_cxt, xmin) : NULL;
+		cached_xmin = xmin ? MemoryContextStrdup(cache_gen->cxt, xmin) : NULL;
 	}
 	SPI_finish();
 	adk_restore_user(&save);
+}
+
+static void
+new_generation(void)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "adk_runner definitions",
+											  ALLOCSET_DEFAULT_SIZES);
+
+	cache_gen = MemoryContextAllocZero(TopMemoryContext, sizeof(CacheGen));
+	cache_gen->cxt = cxt;
+	cache_gen->current = true;
+}
+
+/*
+ * A run's memory is going: it no longer uses its generation.  (Reset
+ * callbacks of the run's context; never raises.)
+ */
+static void
+unpin_generation(void *arg)
+{
+	CacheGen   *gen = (CacheGen *) arg;
+
+	gen->pins--;
+	if (gen->pins == 0 && !gen->current)
+	{
+		MemoryContextDelete(gen->cxt);
+		pfree(gen);
+	}
 }
 
 /*

@@ -14,6 +14,20 @@
  * ends the invocation as failed; a tool failure is an {"error": ...}
  * function response the model sees.
  *
+ * Each half of a round works in a memory context of its own, deleted when
+ * it ends: the history read for the prompt, the request, the response and
+ * the tool results of one round are gone before the next, so a run's memory
+ * is bounded by its current round, not by how many it made.  What outlives
+ * a round lives in the run's context: the calls for the next step (copied
+ * out here), returned rows (run.c copies them), error codes, HITL and
+ * compaction state.
+ *
+ * What a tool returned that the store would refuse -- larger than
+ * adk.max_event_size, or nested deeper than ADK_MAX_JSON_DEPTH once it sits
+ * in its event -- becomes an {"error": ...} function response too; model
+ * output the store would refuse becomes a stored error event (run.c's
+ * adk_emit).
+ *
  * IDENTIFICATION
  *	  src/runner/flow.c
  *
@@ -22,8 +36,10 @@
 #include "postgres.h"
 
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 
+#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
@@ -59,6 +75,21 @@ static Jsonb *run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args);
 static AdkTool *find_tool(List *tools, const char *name);
 static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
+static AdkRoundResult model_round(AdkRun *run, AdkAgent *agent,
+								  const char *branch, List *tools,
+								  Jsonb *decls, List **calls);
+static AdkRoundResult run_calls(AdkRun *run, AdkAgent *agent,
+								const char *branch, List *tools, List *calls,
+								AdkAgent **transfer_to);
+static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
+static List *copy_calls(List *calls);
+static MemoryContext round_context(MemoryContext parent);
+
+/*
+ * Levels a tool's result object sits below its event's own: content,
+ * parts, the part, function_response (the result is the "response").
+ */
+#define RESULT_DEPTH_IN_EVENT	5
 
 /*
  * Before the first round: the agent's tools, and HITL's resumed calls.
@@ -87,15 +118,50 @@ AdkRoundResult
 adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 			  Jsonb *decls, List **calls)
 {
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext round;
+	AdkRoundResult result;
+	List	   *round_calls = NIL;
+
+	*calls = NIL;
+	if (run->end_invocation)
+		return ROUND_DONE;
+	round = round_context(caller);
+	MemoryContextSwitchTo(round);
+	result = model_round(run, agent, branch, tools, decls, &round_calls);
+	MemoryContextSwitchTo(caller);
+	if (result == ROUND_CALLS)
+		*calls = copy_calls(round_calls);
+	MemoryContextDelete(round);
+	return result;
+}
+
+/*
+ * The memory of one half of a round.  Not the sizes PostgreSQL keeps freed
+ * contexts of for reuse: deleting it returns all of its memory to malloc,
+ * so under valgrind anything kept past the round shows up as a use after
+ * free.
+ */
+static MemoryContext
+round_context(MemoryContext parent)
+{
+	return AllocSetContextCreate(parent, "adk_runner round",
+								 0, ALLOCSET_DEFAULT_INITSIZE, ALLOCSET_DEFAULT_MAXSIZE);
+}
+
+/*
+ * adk_llm_round's work, in the round's memory.
+ */
+static AdkRoundResult
+model_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
+			Jsonb *decls, List **calls)
+{
 	Jsonb	   *contents;
 	Jsonb	   *config;
 	char	   *instruction;
 	Jsonb	   *response;
 	JsonWriter	w;
 
-	*calls = NIL;
-	if (run->end_invocation)
-		return ROUND_DONE;
 	if (agent->model == NULL)
 	{
 		adk_emit_error(run, agent->name, branch, "NO_MODEL",
@@ -148,14 +214,36 @@ AdkRoundResult
 adk_llm_run_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 				  List *tools, List *calls, AdkAgent **transfer_to)
 {
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext round;
+	AdkRoundResult result;
+
+	if (run->end_invocation)
+		return ROUND_DONE;
+	round = round_context(caller);
+	MemoryContextSwitchTo(round);
+	result = run_calls(run, agent, branch, tools, calls, transfer_to);
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(round);
+	return result;
+}
+
+/*
+ * adk_llm_run_calls' work, in the round's memory.
+ */
+static AdkRoundResult
+run_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
+		  List *calls, AdkAgent **transfer_to)
+{
 	ListCell   *lc;
 	JsonWriter	w;
 	AdkAgent   *transfer = NULL;
 	bool		escalate = false;
 	Jsonb	   *confirmations;
+	Size		room = (Size) adk_max_event_size_kb * 1024;
 
-	if (run->end_invocation)
-		return ROUND_DONE;
+	/* the event's own fields, the content's, the actions' */
+	room = room > 4096 ? room - 4096 : 0;
 
 	/* one event with all their responses */
 	adk_event_start(&w, run, agent->name, branch);
@@ -172,6 +260,7 @@ adk_llm_run_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 
 		if (run->end_invocation)
 			return ROUND_DONE;
+		result = fit_result(call, result, &room);
 		adk_jw_function_response(&w, call->id, call->name, result);
 	}
 	jw_end_array(&w);
@@ -219,6 +308,70 @@ adk_llm_run_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 		return ROUND_DONE;
 	}
 	return ROUND_AGAIN;
+}
+
+/*
+ * result, or an {"error": ...} in its place when the event that holds it
+ * could not be stored: nested too deeply, or too large for what is left of
+ * the event's room (*room, which the result's size is taken from).
+ */
+static Jsonb *
+fit_result(Call *call, Jsonb *result, Size *room)
+{
+	Size		size = VARSIZE(result) + strlen(call->id) + strlen(call->name) + 64;
+
+	if (adk_jsonb_depth(&result->root, ADK_MAX_JSON_DEPTH) >
+		ADK_MAX_JSON_DEPTH - RESULT_DEPTH_IN_EVENT)
+		return error_object(psprintf("tool \"%s\" returned JSON nested more than %d levels deep",
+									 call->name, ADK_MAX_JSON_DEPTH - RESULT_DEPTH_IN_EVENT));
+	if (size > *room)
+		return error_object(psprintf("tool \"%s\" returned %zu bytes, more than its event can hold (\"adk.max_event_size\" is %d kB)",
+									 call->name, (Size) VARSIZE(result),
+									 adk_max_event_size_kb));
+	*room -= size;
+	return result;
+}
+
+/*
+ * A deep copy of a round's calls, in the current memory context.
+ */
+static List *
+copy_calls(List *calls)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, calls)
+	{
+		Call	   *c = (Call *) lfirst(lc);
+		Call	   *copy = palloc(sizeof(Call));
+
+		copy->id = pstrdup(c->id);
+		copy->name = pstrdup(c->name);
+		copy->args = DatumGetJsonbPCopy(JsonbPGetDatum(c->args));
+		result = lappend(result, copy);
+	}
+	return result;
+}
+
+/*
+ * Free the calls adk_llm_round returned, once adk_llm_run_calls ran them.
+ */
+void
+adk_llm_free_calls(List *calls)
+{
+	ListCell   *lc;
+
+	foreach(lc, calls)
+	{
+		Call	   *c = (Call *) lfirst(lc);
+
+		pfree(c->id);
+		pfree(c->name);
+		pfree(c->args);
+		pfree(c);
+	}
+	list_free(calls);
 }
 
 /*

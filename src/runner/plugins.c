@@ -25,6 +25,7 @@
 
 #include "common/compat.h"
 #include "common/json_writer.h"
+#include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "store/owner.h"
@@ -51,6 +52,7 @@ typedef struct PluginCall
 } PluginCall;
 
 static void call_one(void *arg);
+static bool is_false(Jsonb *j);
 
 /*
  * The plugins named in an app's plugins array, in order.
@@ -195,10 +197,35 @@ adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context, char **error)
 							  callback_names[cb], err);
 			return NULL;
 		}
+		if (call.result != NULL && !adk_jsonb_is_object(&call.result->root) &&
+			!(cb == CB_ON_EVENT && is_false(call.result)))
+		{
+			/*
+			 * Every replacement is an object (a content, a response, a tool
+			 * result, an event); on_event may also reject with false.
+			 * Anything else is the plugin's failure, not the caller's.
+			 */
+			*error = psprintf("plugin \"%s\" failed in %s: it returned %s, not a JSON object%s",
+							  p->name, callback_names[cb],
+							  JB_ROOT_IS_SCALAR(call.result) ? "a scalar" : "an array",
+							  cb == CB_ON_EVENT ? " or false" : "");
+			return NULL;
+		}
 		if (call.result != NULL)
 			return call.result;
 	}
 	return NULL;
+}
+
+static bool
+is_false(Jsonb *j)
+{
+	JsonbValue *v;
+
+	if (!JB_ROOT_IS_SCALAR(j))
+		return false;
+	v = getIthJsonbValueFromContainer(&j->root, 0);
+	return v->type == jbvBool && !v->val.boolean;
 }
 
 /*

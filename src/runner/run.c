@@ -39,6 +39,7 @@
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -240,10 +241,22 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	if (st->queue != NIL)
 	{
 		QueuedRow  *r = (QueuedRow *) linitial(st->queue);
+		Datum		row;
 
 		st->queue = list_delete_first(st->queue);
-		SRF_RETURN_NEXT(funcctx, row_datum(funcctx->tuple_desc, st->run, r));
+		row = row_datum(funcctx->tuple_desc, st->run, r);
+		/* the tuple holds a copy: a long run keeps no row it returned */
+		pfree(r->event);
+		pfree(r);
+		SRF_RETURN_NEXT(funcctx, row);
 	}
+
+	/*
+	 * SRF_RETURN_DONE frees st with the multi-call context: stop_run must
+	 * not be called on it at executor shutdown.
+	 */
+	UnregisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
+								  stop_run, PointerGetDatum(st));
 	SRF_RETURN_DONE(funcctx);
 }
 
@@ -374,13 +387,20 @@ queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
 		   bool partial, void *arg)
 {
 	RunState   *st = (RunState *) arg;
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(st));
 	QueuedRow  *r = palloc(sizeof(QueuedRow));
 
-	r->event = event;
+	/*
+	 * The event was made in the memory of one round of the flow, which is
+	 * freed when the round ends (flow.c): the queue keeps a copy until the
+	 * row is returned.
+	 */
+	r->event = DatumGetJsonbPCopy(JsonbPGetDatum(event));
 	r->seq = seq;
 	r->time = time;
 	r->partial = partial;
 	st->queue = lappend(st->queue, r);
+	MemoryContextSwitchTo(old);
 }
 
 static Datum
@@ -439,10 +459,18 @@ parse_options(AdkRun *run, Jsonb *options)
 			run->stream = v.val.boolean;
 		else if (strcmp(key, "max_llm_calls") == 0 && v.type == jbvNumeric)
 		{
-			int64		n = DatumGetInt64(DirectFunctionCall1(numeric_int8,
-															  NumericGetDatum(v.val.numeric)));
+			Datum		num = NumericGetDatum(v.val.numeric);
+			int64		n = 0;
 
-			if (n <= 0 || n > INT_MAX)
+			/* an integer from 1 to INT_MAX: 2.5 is not rounded, 1e30 not cut */
+			if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
+												  NumericGetDatum(int64_to_numeric(1)))) >= 0 &&
+				DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
+												  NumericGetDatum(int64_to_numeric(INT_MAX)))) <= 0)
+				n = DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
+			if (n <= 0 ||
+				DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
+												  NumericGetDatum(int64_to_numeric(n)))) != 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("option \"max_llm_calls\" must be a positive integer")));
@@ -454,6 +482,19 @@ parse_options(AdkRun *run, Jsonb *options)
 					 errmsg("invalid option \"%s\"", key),
 					 errhint("Options are yield_user_message (boolean), stream (boolean) and max_llm_calls (positive integer).")));
 	}
+}
+
+/*
+ * Raise unless options are valid adk_run options (adk_submit checks them
+ * when the job is queued, not when a worker runs it).
+ */
+void
+adk_check_run_options(Jsonb *options)
+{
+	AdkRun		tmp;
+
+	memset(&tmp, 0, sizeof(tmp));
+	parse_options(&tmp, options);
 }
 
 /*
@@ -508,12 +549,20 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	{
 		JsonWriter	w;
 		AdkStoredEvent stored;
+		Jsonb	   *event;
+		const char *code;
 
 		adk_event_start(&w, run, agent->name, NULL);
 		jw_key(&w, "content");
 		jw_jsonb(&w, replaced);
 		jw_end_object(&w);
-		store_timed(run, jw_finish(&w), &stored);
+		event = jw_finish(&w);
+		if ((error = adk_event_unstorable(event, &code)) != NULL)
+		{
+			adk_emit_error(run, agent->name, NULL, code, error);
+			return;
+		}
+		store_timed(run, event, &stored);
 		put_row(run, &stored, false);
 	}
 	else
@@ -663,6 +712,8 @@ adk_emit(AdkRun *run, Jsonb *event)
 	Jsonb	   *replaced;
 	char	   *error;
 	AdkStoredEvent stored;
+	char	   *why;
+	const char *code;
 
 	if (!is_partial)
 	{
@@ -693,8 +744,54 @@ adk_emit(AdkRun *run, Jsonb *event)
 			event = replaced;
 		}
 	}
+	if ((why = adk_event_unstorable(event, &code)) != NULL)
+	{
+		/*
+		 * What a model or a plugin produced and the store would refuse: a
+		 * stored error event instead (SPEC §5), never an ERROR that rolls
+		 * back the caller or an event that breaks every later prompt.  A
+		 * partial event is only a preview of one that follows: dropped.
+		 */
+		JsonbValue *author = adk_jsonb_get(&event->root, "author");
+		JsonbValue *branch = adk_jsonb_get(&event->root, "branch");
+
+		if (is_partial)
+			return;
+		adk_emit_error(run,
+					   author && author->type == jbvString ?
+					   pnstrdup(author->val.string.val, author->val.string.len) : "runner",
+					   branch && branch->type == jbvString ?
+					   pnstrdup(branch->val.string.val, branch->val.string.len) : NULL,
+					   code, why);
+		return;
+	}
 	store_timed(run, event, &stored);
 	put_row(run, &stored, is_partial);
+}
+
+/*
+ * NULL when the store takes an event of this size and nesting; else why
+ * not, and *code the error code for it (EVENT_TOO_LARGE, EVENT_TOO_DEEP).
+ * The same limits adk_append_event applies: adk.max_event_size on the
+ * event's jsonb, ADK_MAX_JSON_DEPTH levels counting the event's own object.
+ */
+char *
+adk_event_unstorable(Jsonb *event, const char **code)
+{
+	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
+	{
+		*code = "EVENT_TOO_LARGE";
+		return psprintf("the event would take %zu bytes; \"adk.max_event_size\" allows %d kB",
+						(Size) VARSIZE(event), adk_max_event_size_kb);
+	}
+	if (adk_jsonb_depth(&event->root, ADK_MAX_JSON_DEPTH) > ADK_MAX_JSON_DEPTH)
+	{
+		*code = "EVENT_TOO_DEEP";
+		return psprintf("the event would be nested more than %d levels deep",
+						ADK_MAX_JSON_DEPTH);
+	}
+	*code = NULL;
+	return NULL;
 }
 
 /*
@@ -719,8 +816,11 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 	run->end_invocation = true;
 	if (run->error_code == NULL)
 	{
-		run->error_code = pstrdup(code ? code : "UNKNOWN_ERROR");
-		run->error_message = pstrdup(message ? message : "");
+		/* in the run's memory: this may be called inside a round's */
+		run->error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
+											  code ? code : "UNKNOWN_ERROR");
+		run->error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
+												 message ? message : "");
 	}
 	return false;
 }

@@ -150,6 +150,8 @@ extern void adk_emit(AdkRun *run, Jsonb *event);
 extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
 extern char *adk_new_id(const char *prefix);
+extern char *adk_event_unstorable(Jsonb *event, const char **code);
+extern void adk_check_run_options(Jsonb *options);
 
 /* defs.c */
 extern void adk_load_definitions(AdkRun *run, bool *auto_create);
@@ -182,6 +184,7 @@ extern AdkRoundResult adk_llm_round(AdkRun *run, AdkAgent *agent,
 extern AdkRoundResult adk_llm_run_calls(AdkRun *run, AdkAgent *agent,
 										const char *branch, List *tools,
 										List *calls, AdkAgent **transfer_to);
+extern void adk_llm_free_calls(List *calls);
 extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 								AdkTool *tool, const char *call_id, Jsonb *args);
 

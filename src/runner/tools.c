@@ -438,9 +438,16 @@ build_call_sql(AdkTool *tool, Jsonb *args)
 
 	initStringInfo(&sql);
 	if (proc->proretset)
+	{
+		/*
+		 * A set-returning function: its rows as a JSON array (a TABLE
+		 * function's rows as objects), [] for none.  COALESCE is syntax,
+		 * not a function: it cannot be schema-qualified, and needs none.
+		 */
 		appendStringInfo(&sql,
-						 "SELECT pg_catalog.coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(x)), '[]')"
+						 "SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(s.x)), '[]'::pg_catalog.jsonb)"
 						 " FROM (SELECT %s AS x) s", call.data);
+	}
 	else if (proc->prorettype == VOIDOID)
 		appendStringInfo(&sql, "SELECT CASE WHEN %s IS NULL THEN NULL::pg_catalog.jsonb END",
 						 call.data);

@@ -45,6 +45,12 @@ static void add_string(AdkJsonbField *f, int *n, const char *key,
 static void set_binary(JsonbValue *v, Jsonb *jb);
 static Jsonb *empty_container(bool object);
 static bool key_is(JsonbValue *k, const char *name);
+static TimestampTz event_ms_to_timestamp(Numeric n);
+static void out_of_range(const char *what) pg_attribute_noreturn();
+static bool branch_is_valid(const char *s, int len);
+
+/* A branch: agent names joined by dots, at most this many bytes. */
+#define ADK_MAX_BRANCH_BYTES	1024
 
 /*
  * Check an event (22023 for a malformed one; the caller has rejected NULL
@@ -100,12 +106,128 @@ adk_event_check(Jsonb *event, AdkEventKeys *keys)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("event field \"timestamp\" must be a number of milliseconds since the Unix epoch")));
-		keys->proposed_time =
-			adk_epoch_ms_to_timestamp(DatumGetInt64(DirectFunctionCall1(numeric_int8,
-																		NumericGetDatum(v->val.numeric))));
+		keys->proposed_time = event_ms_to_timestamp(v->val.numeric);
 	}
+	adk_event_check_fields(event);
 	v = adk_jsonb_get(ev, "partial");
 	keys->partial = (v != NULL && v->type == jbvBool && v->val.boolean);
+}
+
+/*
+ * An event's "timestamp" (epoch milliseconds) as a time, range-checked
+ * before any arithmetic: ms * 1000 must not overflow.
+ */
+static TimestampTz
+event_ms_to_timestamp(Numeric n)
+{
+	Datum		num = NumericGetDatum(n);
+	Datum		lo = NumericGetDatum(int64_to_numeric(ADK_EVENT_MIN_MS - 1));
+	Datum		hi = NumericGetDatum(int64_to_numeric(ADK_EVENT_MAX_MS + 1));
+	int64		ms;
+
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num, lo)) < 0 ||
+		DatumGetInt32(DirectFunctionCall2(numeric_cmp, num, hi)) > 0)
+		out_of_range("event field \"timestamp\"");
+	/* within 1 of the range: rounding to an integer cannot overflow */
+	ms = DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
+	if (ms < ADK_EVENT_MIN_MS || ms > ADK_EVENT_MAX_MS)
+		out_of_range("event field \"timestamp\"");
+	return adk_epoch_ms_to_timestamp(ms);
+}
+
+/*
+ * The checks every stored event gets, whoever writes it (adk_event_check,
+ * and the events trigger for other runtimes' INSERTs): its nesting depth,
+ * "partial" a boolean, "branch" agent names joined by dots.
+ */
+void
+adk_event_check_fields(Jsonb *event)
+{
+	JsonbContainer *ev = &event->root;
+	JsonbValue *v;
+
+	/*
+	 * Each level of jsonb nesting takes at least 8 bytes (a container header
+	 * and the JEntry of its one element), so a small event is never too deep
+	 * and is not walked.
+	 */
+	if (VARSIZE(event) > ADK_MAX_JSON_DEPTH * 8 &&
+		adk_jsonb_depth(ev, ADK_MAX_JSON_DEPTH) > ADK_MAX_JSON_DEPTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("event is nested too deeply"),
+				 errdetail("At most %d levels of nesting are accepted (the event object itself is the first).",
+						   ADK_MAX_JSON_DEPTH)));
+
+	if ((v = adk_jsonb_get(ev, "partial")) != NULL && v->type != jbvNull &&
+		v->type != jbvBool)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event field \"partial\" must be a boolean")));
+
+	if ((v = adk_jsonb_get(ev, "branch")) != NULL && v->type != jbvNull &&
+		(v->type != jbvString ||
+		 !branch_is_valid(v->val.string.val, v->val.string.len)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event field \"branch\" must be agent names joined by dots"),
+				 errdetail("Each name is letters, digits, \"_\" or \"-\" (or other printable non-ASCII characters); the branch has at most %d bytes.",
+						   ADK_MAX_BRANCH_BYTES)));
+}
+
+/*
+ * 22008 for a time no event may have (see store/event_time.h).
+ */
+void
+adk_check_event_time(TimestampTz ts)
+{
+	if (!adk_event_time_in_range(ts))
+		out_of_range("event timestamp");
+}
+
+static void
+out_of_range(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+			 errmsg("%s is out of range", what),
+			 errdetail("Event times are milliseconds since the Unix epoch from %lld to %lld (years 1 to 9999 UTC).",
+					   (long long) ADK_EVENT_MIN_MS,
+					   (long long) ADK_EVENT_MAX_MS)));
+}
+
+/*
+ * ADK's branch: "root.child.grandchild".  Names are agent names; other
+ * runtimes allow non-ASCII letters in them, so any printable non-ASCII
+ * character passes, but no empty name, space, punctuation or control
+ * character.
+ */
+static bool
+branch_is_valid(const char *s, int len)
+{
+	int			seglen = 0;
+	int			i;
+
+	if (len == 0 || len > ADK_MAX_BRANCH_BYTES ||
+		!adk_id_is_printable(s, len))
+		return false;
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c == '.')
+		{
+			if (seglen == 0)
+				return false;
+			seglen = 0;
+			continue;
+		}
+		if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return false;
+		seglen++;
+	}
+	return seglen > 0;
 }
 
 /*
@@ -344,7 +466,7 @@ string_field(JsonbContainer *ev, const char *field, int max_chars,
 				 errmsg("event field \"%s\" must be a string", field)));
 	/* the message's subject is built only when the quick check fails */
 	if (v->val.string.len == 0 || v->val.string.len > max_chars ||
-		memchr(v->val.string.val, '\0', v->val.string.len) != NULL)
+		!adk_id_is_printable(v->val.string.val, v->val.string.len))
 	{
 		what = psprintf("event field \"%s\"", field);
 		adk_check_id_cstring(what, v->val.string.val, v->val.string.len,

@@ -26,6 +26,7 @@ typedef struct AdkEventKeys
 } AdkEventKeys;
 
 extern void adk_event_check(Jsonb *event, AdkEventKeys *keys);
+extern void adk_event_check_fields(Jsonb *event);
 extern Jsonb *adk_event_finish(Jsonb *event, AdkEventKeys *keys,
 							   TimestampTz time, bool strip_temp);
 

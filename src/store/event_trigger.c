@@ -22,6 +22,19 @@
  *	  event.  Merging is idempotent, so writers that also apply the delta
  *	  themselves (ADK-JS) end in the same state.
  *
+ * It also refuses what would poison the session: a time outside years
+ * 1..9999, an event nested deeper than ADK_MAX_JSON_DEPTH, a malformed
+ * "partial" or "branch", an "app:" or "user:" state key with no name.
+ *
+ * A row that already carries its seq, inserted by the owner of the table
+ * (or a superuser), is a restored one (pg_restore, pg_dump | psql): it is
+ * stored exactly as it comes, with its seq, time and event_data, and moves
+ * no session -- the sessions and the scoped states are restored from their
+ * own tables.  Events are restored before sessions (pg_dump orders the
+ * tables by name), so such a row does not need its session yet.  The
+ * owner could disable the trigger anyway; any other writer's seq is
+ * replaced as always.
+ *
  * All SQL is prepared once per backend, uses schema-qualified operators and
  * runs with search_path pinned to pg_catalog, pg_temp (store/owner.c), so
  * the caller's search_path cannot change what it means.
@@ -41,8 +54,10 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "common/compat.h"
 #include "common/jsonb_util.h"
 #include "store/direct.h"
+#include "store/event.h"
 #include "store/event_time.h"
 #include "store/owner.h"
 #include "store/place.h"
@@ -70,6 +85,7 @@ static void lookup_cols(Relation rel);
 static void bump_by_update(Datum *ids, TimestampTz proposed,
 						   AdkStateDelta *split, int64 *seq, TimestampTz *ts);
 static void no_session(Datum *ids) pg_attribute_noreturn();
+static void check_scoped_keys(JsonbContainer *delta);
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
 static SPIPlanPtr prepare_plan(const char *sql, int nargs, Oid *types);
 static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
@@ -127,6 +143,8 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	HeapTuple	tuple;
 	Datum		ids[3];
 	bool		ts_null;
+	bool		seq_null;
+	Datum		given_seq;
 	TimestampTz proposed;
 	Jsonb	   *event;
 	AdkStateDelta split;
@@ -161,6 +179,17 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 			return PointerGetDatum(tuple);
 	}
 
+	/* a restored row keeps its place (see the file header) */
+	given_seq = heap_getattr(tuple, cols.seq, desc, &seq_null);
+	if (!seq_null && adk_class_ownercheck(RelationGetRelid(rel), GetUserId()))
+	{
+		if (DatumGetInt64(given_seq) < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("seq of an ADK event must be positive")));
+		return PointerGetDatum(tuple);
+	}
+
 	ids[0] = get_required(tuple, desc, cols.app_name);
 	ids[1] = get_required(tuple, desc, cols.user_id);
 	ids[2] = get_required(tuple, desc, cols.session_id);
@@ -169,11 +198,13 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("event_data must be a JSON object")));
+	adk_event_check_fields(event);
 
 	proposed = DatumGetTimestampTz(heap_getattr(tuple, cols.timestamp, desc,
 												&ts_null));
 	if (ts_null)
 		proposed = GetCurrentTimestamp();
+	adk_check_event_time(proposed);
 
 	adk_event_state_delta(event, &split);
 
@@ -207,9 +238,38 @@ adk_event_state_delta(Jsonb *event, AdkStateDelta *split)
 		adk_jsonb_get(actions->val.binary.data, "state_delta") : NULL;
 
 	if (delta && delta->type == jbvBinary)
+	{
+		check_scoped_keys(delta->val.binary.data);
 		adk_split_state_delta(delta->val.binary.data, split);
+	}
 	else
 		memset(split, 0, sizeof(*split));
+}
+
+/*
+ * An "app:" or "user:" key must name something after its prefix.
+ */
+static void
+check_scoped_keys(JsonbContainer *delta)
+{
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	k;
+
+	if (!JsonContainerIsObject(delta))
+		return;
+	it = JsonbIteratorInit(delta);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		if ((k.val.string.len == 4 && memcmp(k.val.string.val, "app:", 4) == 0) ||
+			(k.val.string.len == 5 && memcmp(k.val.string.val, "user:", 5) == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("state key \"%.*s\" has no name after its prefix",
+							k.val.string.len, k.val.string.val)));
+	}
 }
 
 /*
@@ -232,6 +292,12 @@ adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 			no_session(ids);
 		bump_by_update(ids, proposed, split, seq, ts);
 	}
+	/* 1 ms past the last event may be past the last time an event may have */
+	if (!adk_event_time_in_range(*ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("event time is out of range"),
+				 errdetail("An event is placed at least 1 ms after the session's last event, and no event may be later than 9999-12-31 23:59:59.999 UTC.")));
 	if (split->app || split->user)
 	{
 		SPI_connect();

@@ -86,7 +86,8 @@ adk_may_cancel(Oid role, bool role_is_superuser)
 Datum
 adk_cancel(PG_FUNCTION_ARGS)
 {
-	char	   *invocation_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *invocation_id = adk_check_id("invocation id", PG_GETARG_TEXT_PP(0),
+											 ADK_MAX_INVOCATION_ID_CHARS);
 	Datum		arg = CStringGetTextDatum(invocation_id);
 	int			denied = 0;
 	int			n;

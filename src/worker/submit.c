@@ -100,7 +100,10 @@ submit_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
 	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
 	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
+	int			retries;
 
+	/* bad options are the caller's error now, not a failed job later */
+	adk_check_run_options(take_retries(options, &retries));
 	adk_workers_require();
 	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
 		ereport(ERROR,
@@ -154,6 +157,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 	NameData	role_name;
 
 	options = take_retries(options, &retries);
+	adk_check_run_options(options);
 	namestrcpy(&role_name, GetUserNameFromId(role, false));
 	memset(nulls, ' ', sizeof(nulls));
 	args[0] = CStringGetTextDatum(invocation_id);
@@ -243,11 +247,9 @@ adk_wait(PG_FUNCTION_ARGS)
 	AdkRunEntry *entry = adk_my_run_entry();
 	RunInfo		info;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("invocation id must not be null")));
-	invocation_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	invocation_id = adk_check_id("invocation id",
+								 PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+								 ADK_MAX_INVOCATION_ID_CHARS);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
 
 	if (entry)

@@ -194,12 +194,19 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')")
 	'2', 'the run went on, and a second adk_wait returns its events');
 
 # --- a run that raises: failed with the message; retries re-queue it
-$inv = $node->safe_psql('postgres',
+# (bad options are refused by adk_submit itself; a session the app does
+# not create makes the run raise)
+my ($rc, $out, $err) = $node->psql('postgres',
 	q{SELECT adk_submit('echo_app', 'u', 'e1', 'x', NULL, '{"strem": true, "retries": 1}')});
+like($err, qr/invalid option "strem"/, 'adk_submit refuses an unknown option when the job is queued');
+$node->safe_psql('postgres',
+	q{SELECT adk_define_app('no_create_app', 'echo', auto_create_session => false)});
+$inv = $node->safe_psql('postgres',
+	q{SELECT adk_submit('no_create_app', 'u', 'e1', 'x', NULL, '{"retries": 1}')});
 $node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')");
 is( $node->safe_psql(
 		'postgres', "SELECT status || ',' || attempts || ',' || error FROM adk.jobs WHERE invocation_id = '$inv'"),
-	'failed,2,invalid option "strem"',
+	'failed,2,session "e1" does not exist for app "no_create_app" and user "u"',
 	'a run that raises fails with the message, after its retries');
 $inv = $node->safe_psql('postgres', "SELECT adk_submit('broken_app', 'u', 'e2', 'x')");
 $node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')");
