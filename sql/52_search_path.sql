@@ -5,6 +5,15 @@
 -- records (and tries to make her superuser) when it runs as any role but
 -- hers: it must never do so.  Tools still run as her, with her own
 -- search_path.  (Workers and trigger-fired jobs: test/t/007.)
+-- every SQL and PL/pgSQL function of the extension (SECURITY DEFINER or
+-- not) sets search_path itself
+SELECT p.oid::regprocedure AS unpinned, p.prosecdef
+  FROM pg_proc p
+  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'adk_runner'
+  JOIN pg_language l ON l.oid = p.prolang
+ WHERE (l.lanname IN ('sql', 'plpgsql') OR p.prosecdef)
+   AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false);
 CREATE ROLE regress_alice LOGIN IN ROLE adk_user;
 CREATE SCHEMA regress_alice AUTHORIZATION regress_alice;
 CREATE TABLE public.shadow_log (what text, who text, context text);
@@ -18,9 +27,25 @@ CREATE FUNCTION public.sp_whoami(note text) RETURNS jsonb LANGUAGE sql AS $$
                                        'path', pg_catalog.current_setting('search_path')) $$;
 GRANT EXECUTE ON FUNCTION public.sp_whoami(text) TO regress_alice;
 SELECT adk_define_tool('public.sp_whoami(text)'::regprocedure, description => 'Who runs me.');
+CREATE FUNCTION public.sp_pay(amount integer) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT pg_catalog.jsonb_build_object('paid', amount) $$;
+GRANT EXECUTE ON FUNCTION public.sp_pay(integer) TO regress_alice;
+SELECT adk_define_tool('public.sp_pay(integer)'::regprocedure, description => 'Pay.',
+                       require_confirmation => true);
+-- a plugin: notes who runs it, with which search_path
+CREATE TABLE public.plugin_seen (who text, path text);
+GRANT INSERT ON public.plugin_seen TO PUBLIC;
+CREATE FUNCTION public.sp_plugin(ctx jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.plugin_seen VALUES (current_user, pg_catalog.current_setting('search_path'));
+  RETURN NULL;
+END $$;
+GRANT EXECUTE ON FUNCTION public.sp_plugin(jsonb) TO regress_alice;
+SELECT adk_define_plugin('sp_plug', on_event => 'public.sp_plugin(jsonb)');
 SELECT adk_define_agent('sp_agent', model => 'sp_model', instruction => 'Be brief.',
-                        tools => ARRAY['sp_whoami']);
-SELECT adk_define_app('sp_app', 'sp_agent', compaction => '{"compaction_interval": 2}');
+                        tools => ARRAY['sp_whoami', 'sp_pay']);
+SELECT adk_define_app('sp_app', 'sp_agent', compaction => '{"compaction_interval": 2}',
+                      plugins => ARRAY['sp_plug']);
 
 SET ROLE regress_alice;
 -- the shadows: each records a run as another role, and tries to escalate
@@ -151,6 +176,16 @@ SELECT count(*) AS run_rows FROM adk_run('sp_app', 'regress_alice', 's1', 'call 
 SELECT count(*) AS run_rows FROM adk_run('sp_app', 'regress_alice', 's1', 'What is new?');
 SELECT count(*) AS run_rows FROM adk_run('sp_app', 'regress_alice', 's1',
        adk_function_response('call-x', 'sp_whoami', '{"ok": true}'));
+-- a tool that needs confirmation: the run waits, the answer runs the tool
+SELECT count(*) AS run_rows FROM adk_run('sp_app', 'regress_alice', 's1', 'call sp_pay({"amount": 5})');
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 's1';
+SELECT count(*) AS run_rows FROM adk_run('sp_app', 'regress_alice', 's1',
+       adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 's1'),
+                             'adk_request_confirmation', '{"confirmed": true}'));
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 's1';
+-- streamed
+SELECT count(*) > 1 AS streamed FROM adk_run('sp_app', 'regress_alice', 's1', 'Stream it.', NULL,
+                                             '{"stream": true}');
 SELECT adk_compact('sp_app', 'regress_alice', 's1') IS NOT NULL AS compacted;
 SELECT adk_compaction_read('sp_app', 'regress_alice', 's1') IS NOT NULL AS read_plan;
 SELECT adk_compaction_append('sp_app', 'regress_alice', 's1',
@@ -189,17 +224,26 @@ SELECT e.event_data #> '{content,parts,0,function_response,response}' AS tool_sa
    AND e.event_data #> '{content,parts,0,function_response,name}' = '"sp_whoami"'
    AND e.event_data #>> '{content,parts,0,function_response,id}' <> 'call-x';
 SELECT count(*) AS compactions FROM adk.compactions WHERE app_name = 'sp_app' AND session_id = 's1';
+SELECT e.event_data #> '{content,parts,0,function_response,response}' AS paid
+  FROM adk.events e
+ WHERE e.app_name = 'sp_app' AND e.session_id = 's1'
+   AND e.event_data #>> '{content,parts,0,function_response,name}' = 'sp_pay'
+ ORDER BY e.seq;
+-- the plugin, too, ran as her with her search_path
+SELECT DISTINCT who, path FROM public.plugin_seen;
 
 -- clean up
 SELECT adk_delete_session('sp_app', 'regress_alice', 's1');
 DELETE FROM adk.model_calls WHERE invocation_id IS NULL OR invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE app_name = 'sp_app');
 DELETE FROM adk.invocations WHERE app_name = 'sp_app';
 DELETE FROM adk.apps WHERE name = 'sp_app';
+DELETE FROM adk.plugins WHERE name = 'sp_plug';
 DELETE FROM adk.agents WHERE name = 'sp_agent';
-DELETE FROM adk.tools WHERE name = 'sp_whoami';
+DELETE FROM adk.tools WHERE name IN ('sp_whoami', 'sp_pay');
 DELETE FROM adk.models WHERE name = 'sp_model';
 DELETE FROM adk.secrets WHERE name = 'sp-key';
-DROP FUNCTION public.sp_whoami(text);
+DROP FUNCTION public.sp_whoami(text), public.sp_pay(integer), public.sp_plugin(jsonb);
+DROP TABLE public.plugin_seen;
 DROP TABLE public.shadow_log;
 SET client_min_messages = warning;
 DROP SCHEMA regress_alice CASCADE;
