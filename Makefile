@@ -20,6 +20,7 @@ OBJS = \
 	src/model/adapter_openai.o \
 	src/model/buf.o \
 	src/model/generate.o \
+	src/model/guard.o \
 	src/model/http.o \
 	src/model/ledger.o \
 	src/model/llm_common.o \

@@ -73,6 +73,18 @@ _PG_init(void)
 							   GUC_LIST_INPUT,
 							   NULL, NULL, NULL);
 
+	DefineCustomStringVariable("adk.env_key_hosts",
+							   gettext_noop("The hosts each environment variable's API key may be sent to."),
+							   gettext_noop("Comma-separated VARIABLE=host or VARIABLE=host:port; a variable may appear more than once; host * is any host."),
+							   &adk_env_key_hosts,
+							   "OPENAI_API_KEY=api.openai.com, "
+							   "GEMINI_API_KEY=generativelanguage.googleapis.com, "
+							   "GOOGLE_API_KEY=generativelanguage.googleapis.com, "
+							   "ANTHROPIC_API_KEY=api.anthropic.com",
+							   PGC_SUSET,
+							   GUC_LIST_INPUT,
+							   adk_check_env_key_hosts, NULL, NULL);
+
 	DefineCustomIntVariable("adk.model_calls_retention",
 							gettext_noop("How long rows of adk.model_calls are kept."),
 							gettext_noop("-1 keeps them forever."),

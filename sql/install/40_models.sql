@@ -29,6 +29,11 @@ CREATE TABLE adk.models (
 );
 COMMENT ON TABLE adk.models IS 'Model definitions: provider (openai | gemini | anthropic), base endpoint as the provider SDK takes it, provider model id, where the key comes from, options';
 
+-- The transport options a model or a call may set: header names and
+-- values, timeouts and retries within bounds (model/guard.c).
+CREATE FUNCTION adk._check_call_options(options jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'adk_check_call_options_sql' LANGUAGE C STRICT STABLE;
+
 -- Every INSERT/UPDATE is checked here, whoever writes it, with messages a
 -- person can act on (the CHECK constraints above are the backstop).
 CREATE FUNCTION adk._models_check_options() RETURNS trigger
@@ -36,7 +41,6 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     k text;
     v jsonb;
-    hdr text;
 BEGIN
     IF NEW.name IS NULL OR NEW.name = '' THEN
         RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
@@ -80,23 +84,7 @@ BEGIN
                 RAISE EXCEPTION 'model option "stop_sequences" must be an array of strings' USING ERRCODE = '22023';
             END IF;
         ELSIF k = 'headers' THEN
-            IF jsonb_typeof(v) <> 'object' OR EXISTS (
-                   SELECT 1 FROM jsonb_each(v) h
-                    WHERE jsonb_typeof(h.value) <> 'string'
-                       OR h.key !~ '^[A-Za-z0-9!#$%&''*+.^_`|~-]+$'
-                       OR h.value #>> '{}' ~ '[\r\n]') THEN
-                RAISE EXCEPTION 'model option "headers" must be an object of header names to string values'
-                    USING ERRCODE = '22023',
-                          DETAIL = 'Names must be HTTP tokens and values must not contain line breaks.';
-            END IF;
-            SELECT h.key INTO hdr FROM jsonb_each(v) h
-             WHERE lower(h.key) IN ('authorization', 'x-api-key', 'x-goog-api-key', 'content-type', 'content-length', 'host')
-             ORDER BY h.key LIMIT 1;
-            IF hdr IS NOT NULL THEN
-                RAISE EXCEPTION 'model option "headers" may not set header "%"', hdr
-                    USING ERRCODE = '22023',
-                          HINT = 'adk_runner sets the API key and framing headers itself; keep the key with adk_set_secret().';
-            END IF;
+            NULL;   -- checked below, by the rules every call's config is held to
         ELSIF k = 'system_instruction' THEN
             IF jsonb_typeof(v) <> 'string' THEN
                 RAISE EXCEPTION 'model option "system_instruction" must be a string' USING ERRCODE = '22023';
@@ -106,6 +94,8 @@ BEGIN
                 HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, headers.';
         END IF;
     END LOOP;
+    -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)
+    PERFORM adk._check_call_options(NEW.options);
     -- an INSERT keeps the updated_at it carries (a restored row its own)
     IF TG_OP = 'UPDATE' THEN
         NEW.updated_at := now();

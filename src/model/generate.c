@@ -35,6 +35,7 @@
 #include "common/json_bridge.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
+#include "model/guard.h"
 #include "model/http.h"
 #include "model/ledger.h"
 #include "model/llm.h"
@@ -56,6 +57,8 @@ typedef struct StreamState
 	List	   *pending;		/* json-c partials not yet handed on */
 	AdkPartialFn on_partial;
 	void	   *arg;
+	const char *secret;			/* the key, redacted from every partial */
+	AdkRedactHold hold;
 } StreamState;
 
 /* The json-c objects of one call; free_call_objects puts them all. */
@@ -68,13 +71,12 @@ typedef struct CallObjects
 	StreamState st;				/* its stream and pending partials */
 } CallObjects;
 
-static int	int_option(struct json_object *config, const char *key, int dflt);
 static const char **build_headers(const AdkModelDef *def,
 								  struct json_object *config, int *n);
 static void collect_partial(struct json_object *partial, void *arg);
 static void on_chunk(const char *data, size_t len, void *arg);
 static void hand_on_partials(StreamState *st);
-static Jsonb *partial_to_jsonb(struct json_object *p);
+static Jsonb *partial_to_jsonb(StreamState *st, struct json_object *p);
 static Jsonb *require_array(FunctionCallInfo fcinfo, int argno, const char *what);
 static void free_call_objects(CallObjects *o);
 static Jsonb *call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents,
@@ -102,6 +104,14 @@ adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
 	memset(&o, 0, sizeof(o));
 	PG_TRY();
 	{
+		if (config != NULL)
+		{
+			/* the caller's transport options, by the rules of adk.models */
+			o.config = adk_jsonb_to_jsonc(config, "config");
+			adk_check_call_options(o.config, "config option");
+			json_object_put(o.config);
+			o.config = NULL;
+		}
 		result = call_model(&def, &o, contents, tools, options, stream,
 							on_partial, arg);
 	}
@@ -179,10 +189,11 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 	req.headers = build_headers(def, o->config, &req.nheaders);
 	req.body = body;
 	req.body_len = strlen(body);
-	req.timeout_ms = int_option(o->config, "timeout_ms", DEFAULT_TIMEOUT_MS);
-	req.connect_timeout_ms = int_option(o->config, "connect_timeout_ms",
-										DEFAULT_CONNECT_TIMEOUT_MS);
-	req.retries = int_option(o->config, "retries", DEFAULT_RETRIES);
+	req.timeout_ms = adk_call_int_option(o->config, "timeout_ms",
+										 DEFAULT_TIMEOUT_MS);
+	req.connect_timeout_ms = adk_call_int_option(o->config, "connect_timeout_ms",
+												 DEFAULT_CONNECT_TIMEOUT_MS);
+	req.retries = adk_call_int_option(o->config, "retries", DEFAULT_RETRIES);
 	req.max_bytes = (size_t) adk_max_response_bytes;
 
 	if (stream)
@@ -194,6 +205,7 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 					 errmsg("out of memory")));
 		st->on_partial = on_partial;
 		st->arg = arg;
+		st->secret = def->api_key;
 		req.on_chunk = on_chunk;
 		req.arg = st;
 	}
@@ -227,6 +239,8 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
+	/* the provider's answer enters here: no key gets past this point */
+	adk_redact_jsonc(o->result, def->api_key);
 
 	memset(&rec, 0, sizeof(rec));
 	rec.model = def->name;
@@ -268,20 +282,6 @@ free_call_objects(CallObjects *o)
 		llm_stream_free(o->st.stream);
 	foreach(lc, o->st.pending)
 		json_object_put((struct json_object *) lfirst(lc));
-}
-
-/*
- * An integer option from the merged config, else dflt.
- */
-static int
-int_option(struct json_object *config, const char *key, int dflt)
-{
-	struct json_object *v;
-
-	if (json_object_object_get_ex(config, key, &v) &&
-		json_object_is_type(v, json_type_int))
-		return (int) json_object_get_int64(v);
-	return dflt;
 }
 
 /*
@@ -346,16 +346,18 @@ on_chunk(const char *data, size_t len, void *arg)
 }
 
 /*
- * A partial as jsonb; the json-c object is released whatever happens.
+ * A partial as jsonb, the key redacted, or NULL when redaction held all of
+ * it back; the json-c object is released whatever happens.
  */
 static Jsonb *
-partial_to_jsonb(struct json_object *p)
+partial_to_jsonb(StreamState *st, struct json_object *p)
 {
 	Jsonb	   *volatile jb = NULL;
 
 	PG_TRY();
 	{
-		jb = adk_jsonc_to_jsonb(p);
+		if (adk_redact_partial(p, st->secret, &st->hold))
+			jb = adk_jsonc_to_jsonb(p);
 	}
 	PG_CATCH();
 	{
@@ -376,8 +378,8 @@ hand_on_partials(StreamState *st)
 		Jsonb	   *jb;
 
 		st->pending = list_delete_first(st->pending);
-		jb = partial_to_jsonb(p);
-		if (st->on_partial)
+		jb = partial_to_jsonb(st, p);
+		if (jb != NULL && st->on_partial)
 			st->on_partial(jb, st->arg);
 	}
 }

@@ -10,7 +10,10 @@
  *	  carry the key there;
  *	- a server environment variable named by the model, and only one of
  *	  those listed in adk.allowed_key_env (superuser-only), so defining a
- *	  model is no way to read the server's other environment variables.
+ *	  model is no way to read the server's other environment variables;
+ *	  and only to a host adk.env_key_hosts (superuser-only) binds that
+ *	  variable to, as allowed_hosts binds a secret, so a model pointed at
+ *	  another endpoint cannot carry the server's key there.
  * A key never appears in an error message, a log line or a table.
  *
  * Every model call needs its definition, so what the query returns is kept
@@ -19,7 +22,8 @@
  * changes (adk._definitions_changed), which empties the cache here: in the
  * writing backend at its next command, in others when the write commits,
  * and nowhere if it rolls back.  The environment-variable rule is checked
- * at every call (adk.allowed_key_env can change at any time).
+ * at every call (adk.allowed_key_env and adk.env_key_hosts can change at
+ * any time).
  *
  * IDENTIFICATION
  *	  src/model/model_def.c
@@ -36,6 +40,7 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -44,6 +49,7 @@
 #include "store/owner.h"
 
 char	   *adk_allowed_key_env = NULL;
+char	   *adk_env_key_hosts = NULL;
 
 static SPIPlanPtr load_plan = NULL;
 
@@ -72,6 +78,8 @@ static void forget_models(Datum arg, Oid relid);
 static bool env_name_allowed(const char *name);
 static char *endpoint_hostport(const char *endpoint);
 static bool host_allowed(ArrayType *hosts, const char *hostport);
+static bool host_matches(const char *h, const char *hostport);
+static bool env_host_allowed(const char *name, const char *hostport);
 static char *get_text(int col);
 
 #define LOAD_SQL \
@@ -118,6 +126,7 @@ adk_load_model(const char *name, AdkModelDef *def)
 	if (m->key_env != NULL)
 	{
 		const char *value;
+		char	   *hostport;
 
 		if (!env_name_allowed(m->key_env))
 			ereport(ERROR,
@@ -131,6 +140,16 @@ adk_load_model(const char *name, AdkModelDef *def)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("environment variable \"%s\" of model \"%s\" is not set in the server",
 							m->key_env, name)));
+		hostport = endpoint_hostport(m->endpoint);
+		if (!env_host_allowed(m->key_env, hostport))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("environment variable \"%s\" may not be sent to host \"%s\"",
+							m->key_env, hostport),
+					 errdetail("Model \"%s\" points at that host, which \"adk.env_key_hosts\" does not bind to the variable.",
+							   name),
+					 errhint("A superuser can add \"%s=<host>\" to \"adk.env_key_hosts\", or point the model elsewhere.",
+							 m->key_env)));
 		def->api_key = pstrdup(value);
 	}
 }
@@ -302,12 +321,6 @@ host_allowed(ArrayType *hosts, const char *hostport)
 	bool	   *nulls;
 	int			n;
 	int			i;
-	const char *colon = strrchr(hostport, ':');
-	size_t		hostlen = strlen(hostport);
-
-	/* "host:port" -> host is everything before the port (not for [v6]) */
-	if (colon != NULL && strchr(colon, ']') == NULL)
-		hostlen = colon - hostport;
 
 	deconstruct_array(hosts, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	for (i = 0; i < n; i++)
@@ -317,11 +330,28 @@ host_allowed(ArrayType *hosts, const char *hostport)
 		if (nulls[i])
 			continue;
 		h = TextDatumGetCString(elems[i]);
-		if (strcmp(h, "*") == 0 || strcmp(h, hostport) == 0 ||
-			(strlen(h) == hostlen && strncmp(h, hostport, hostlen) == 0))
+		if (host_matches(h, hostport))
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Is hostport ("host" or "host:port", lower case) allowed by h: '*', the
+ * same host:port, or the same host (any port)?
+ */
+static bool
+host_matches(const char *h, const char *hostport)
+{
+	const char *colon = strrchr(hostport, ':');
+	size_t		hostlen = strlen(hostport);
+
+	/* "host:port" -> host is everything before the port (not for [v6]) */
+	if (colon != NULL && strchr(colon, ']') == NULL)
+		hostlen = colon - hostport;
+
+	return strcmp(h, "*") == 0 || strcmp(h, hostport) == 0 ||
+		(strlen(h) == hostlen && strncmp(h, hostport, hostlen) == 0);
 }
 
 static char *
@@ -357,4 +387,73 @@ env_name_allowed(const char *name)
 		p = end;
 	}
 	return false;
+}
+
+/*
+ * Does adk.env_key_hosts ("NAME=host[:port], ...", a name may appear more
+ * than once; host '*' is any host) let variable "name" go to hostport?
+ */
+static bool
+env_host_allowed(const char *name, const char *hostport)
+{
+	const char *p = adk_env_key_hosts ? adk_env_key_hosts : "";
+	size_t		len = strlen(name);
+
+	while (*p)
+	{
+		const char *end;
+
+		while (*p == ' ' || *p == ',')
+			p++;
+		end = p;
+		while (*end && *end != ',' && *end != ' ')
+			end++;
+		if ((size_t) (end - p) > len + 1 && strncmp(p, name, len) == 0 &&
+			p[len] == '=')
+		{
+			char	   *h = pnstrdup(p + len + 1, end - p - len - 1);
+			size_t		i;
+			bool		ok;
+
+			for (i = 0; h[i]; i++)
+				h[i] = pg_tolower((unsigned char) h[i]);
+			ok = host_matches(h, hostport);
+			pfree(h);
+			if (ok)
+				return true;
+		}
+		p = end;
+	}
+	return false;
+}
+
+/*
+ * GUC check hook of adk.env_key_hosts: every entry is NAME=host.
+ */
+bool
+adk_check_env_key_hosts(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval ? *newval : "";
+
+	while (*p)
+	{
+		const char *end;
+		const char *eq;
+
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		end = p;
+		while (*end && *end != ',' && *end != ' ')
+			end++;
+		eq = memchr(p, '=', end - p);
+		if (eq == NULL || eq == p || eq + 1 == end)
+		{
+			GUC_check_errdetail("Each entry must be VARIABLE=host or VARIABLE=host:port, e.g. OPENAI_API_KEY=api.openai.com.");
+			return false;
+		}
+		p = end;
+	}
+	return true;
 }

@@ -11,6 +11,7 @@
 #ifndef ADK_MODEL_DEF_H
 #define ADK_MODEL_DEF_H
 
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 
 #include "model/llm.h"
@@ -29,7 +30,12 @@ typedef struct AdkModelDef
 /* GUC: environment variables a model may take its key from */
 extern char *adk_allowed_key_env;
 
+/* GUC: the hosts each of those may be sent to ("NAME=host, ...") */
+extern char *adk_env_key_hosts;
+
 extern void adk_load_model(const char *name, AdkModelDef *def);
 extern char *adk_auth_header(const AdkModelDef *def);
+extern bool adk_check_env_key_hosts(char **newval, void **extra,
+									GucSource source);
 
 #endif							/* ADK_MODEL_DEF_H */

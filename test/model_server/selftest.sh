@@ -535,6 +535,16 @@ kill -TERM "${PIDS[1]}" 2>/dev/null
 for _ in $(seq 1 40); do kill -0 "${PIDS[1]}" 2>/dev/null || break; sleep 0.05; done
 if kill -0 "${PIDS[1]}" 2>/dev/null; then bad "SIGTERM stops the server"; else ok "SIGTERM stops the server"; fi
 
+# ------------------------------------------------------------ echo-key --
+OA '{"model":"m",'"$TOOLS_OA"',"messages":[{"role":"user","content":"say [[echo-key]]"}]}'
+A "openai: [[echo-key]] puts the key in the text" 'J["choices"][0]["message"]["content"] == "echo: say " + open(T + "/key").read()'
+AN '{"model":"c","max_tokens":100,'"$TOOLS_AN"',"messages":[{"role":"user","content":"call lookup({\"[[echo-key]]\": \"[[echo-key]]\"})"}]}'
+A "anthropic: [[echo-key]] in call args and names" '(lambda k: J["content"][0]["input"] == {k: k})(open(T + "/key").read())'
+GM gem '{"contents":[{"role":"user","parts":[{"text":"[[fault:key-error]]"}]}]}'
+A "gemini: fault key-error quotes the key" 'status == 401 and open(T + "/key").read() in J["error"]["message"]'
+get "$BASE/_last"
+A "/_last keeps the marker, not the key" 'open(T + "/key").read() not in text'
+
 # ------------------------------------------------------------- no secrets --
 sleep 0.2
 if grep -rqF -- "$KEY" "$T/server.log" "$T/server2.log" "$T/server.stdout" "$T/server.stderr"; then

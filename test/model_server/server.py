@@ -54,7 +54,11 @@ BADUTF8_MARK = "@@BADUTF8@@"
 
 # Fault names, longest first so that "429-always" wins over "429".
 FAULTS = ["stream-error", "429-always", "overloaded", "malformed", "truncated",
-          "oversized", "badutf8", "stall", "hang", "429", "500"]
+          "oversized", "badutf8", "key-error", "stall", "hang", "429", "500"]
+# In the last user text: replaced by the request's API key in the answer
+# (text and call arguments, names included), as a provider that echoes
+# the key would do.  /_last and /_requests keep the marker, not the key.
+ECHO_KEY_MARK = "[[echo-key]]"
 FAULT_MODEL_RE = re.compile(r"fault-(" + "|".join(re.escape(f) for f in FAULTS) + r")(?![0-9a-z])")
 FAULT_TEXT_RE = re.compile(r"\[\[fault:(?:fault-)?(" + "|".join(re.escape(f) for f in FAULTS) + r")\]\]", re.I)
 LATENCY_RE = re.compile(r"(?<![a-z0-9])latency-(\d+)", re.I)
@@ -604,6 +608,21 @@ def script(conv):
     return ans
 
 
+def echo_key(ans, key):
+    """Put the key where the answer has the echo-key marker."""
+    def sub(v):
+        if isinstance(v, str):
+            return v.replace(ECHO_KEY_MARK, key)
+        if isinstance(v, list):
+            return [sub(x) for x in v]
+        if isinstance(v, dict):
+            return {sub(k): sub(x) for k, x in v.items()}
+        return v
+    ans.text = sub(ans.text)
+    # new dicts: /_last holds the old ones
+    ans.calls = [dict(c, args=sub(c["args"])) for c in ans.calls]
+
+
 # --------------------------------------------------------------------------
 # provider renderers
 # --------------------------------------------------------------------------
@@ -1139,6 +1158,7 @@ class Handler(BaseHTTPRequestHandler):
             if not key:
                 return (401, "auth", "x-api-key header is required", None, None)
         STATE.remember_secret(key)
+        self.api_key = key
         if STATE.require_key is not None and not hmac.compare_digest(key.encode("utf-8", "replace"),
                                                                      STATE.require_key.encode("utf-8")):
             if provider == "openai":
@@ -1254,6 +1274,8 @@ class Handler(BaseHTTPRequestHandler):
             ans = script(conv)
             rec = self._update(rec, system=conv.system, tools=conv.tools, stream=conv.stream, fault=fault,
                          messages=conv.messages, answer=ans.summary())
+            if ECHO_KEY_MARK in conv.last_user_text():
+                echo_key(ans, self.api_key)
             status = self.respond(provider, conv, ans, fault, sse)
         except ClientGone:
             status = "client-gone"
@@ -1300,6 +1322,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_provider_error(provider, st, kind, msgs[provider], code=code, details=details,
                                             extra=extra)
 
+        if fault == "key-error":
+            # an auth error that quotes the key in full
+            return self.send_provider_error(provider, 401, "auth",
+                                            "Incorrect API key provided: %s." % self.api_key,
+                                            code="invalid_api_key" if provider == "openai" else None)
         if fault == "oversized":
             filler = "The quick brown fox jumps over the lazy dog. "
             ans.text = (filler * (OVERSIZED_CHARS // len(filler) + 1))[:OVERSIZED_CHARS]

@@ -54,7 +54,12 @@ else
     echo "== using the bundled local model server at $ADK_TEST_MODEL_URL"
 fi
 [ -z "$key_env" ] || echo "== using $provider ($endpoint, model $model, key from \$$key_env)"
-cluster_start
+# an environment key goes only to the hosts adk.env_key_hosts binds it to:
+# bind it to the endpoint's host (the default knows the providers' own)
+conf=()
+[ -z "$key_env" ] ||
+    conf+=("adk.env_key_hosts = '$key_env=$(printf '%s' "$endpoint" | sed -E 's#^[A-Za-z]+://([^/]+).*#\1#')'")
+cluster_start "${conf[@]}"
 [ -n "${MODEL_SERVER_PID:-}" ] && trap 'model_server_stop; cluster_stop' EXIT
 psql -X -v ON_ERROR_STOP=1 -P pager=off -v provider="$provider" -v endpoint="$endpoint" \
     -v model="$model" -v key_env="$key_env" -f test/scripts/demo.sql

@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * guard.h
+ *	  What a model call may carry out (checked call options) and what may
+ *	  come back from it (the key redacted from every provider value).
+ *
+ * IDENTIFICATION
+ *	  src/model/guard.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_MODEL_GUARD_H
+#define ADK_MODEL_GUARD_H
+
+#include "lib/stringinfo.h"
+
+struct json_object;
+
+/* bounds of the transport options (also enforced for adk.models.options) */
+#define ADK_MIN_TIMEOUT_MS			1
+#define ADK_MAX_TIMEOUT_MS			3600000
+#define ADK_MAX_CONNECT_TIMEOUT_MS	300000
+#define ADK_MAX_RETRIES				10
+
+#define ADK_REDACTED "[REDACTED]"
+
+/* Streamed text held back while it could still be the start of the key. */
+typedef struct AdkRedactHold
+{
+	StringInfoData text[2];		/* [0] answer text, [1] thought text */
+	bool		init;
+} AdkRedactHold;
+
+extern void adk_check_call_options(struct json_object *options,
+								   const char *what);
+extern int	adk_call_int_option(struct json_object *options, const char *key,
+								int dflt);
+extern void adk_redact_jsonc(struct json_object *obj, const char *secret);
+extern bool adk_redact_partial(struct json_object *partial, const char *secret,
+							   AdkRedactHold *hold);
+
+#endif							/* ADK_MODEL_GUARD_H */
