@@ -15,9 +15,11 @@ SELECT p.proname AS adk_admin_also
 
 CREATE ROLE regress_internals LOGIN IN ROLE adk_user;
 -- every other internal (but triggers, which no one can call) is refused
+-- (NULLs from subqueries: a strict function of constant NULLs would be
+-- folded away before the privilege check)
 CREATE TEMP TABLE internal_calls AS
 SELECT p.proname, format('SELECT adk.%I(%s)', p.proname,
-                         (SELECT coalesce(string_agg('NULL::' || format_type(t, NULL), ', ' ORDER BY i), '')
+                         (SELECT coalesce(string_agg('(SELECT NULL::' || format_type(t, NULL) || ')', ', ' ORDER BY i), '')
                             FROM unnest(p.proargtypes) WITH ORDINALITY a(t, i))) AS q
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'adk' AND p.prorettype <> 'trigger'::regtype
@@ -71,6 +73,32 @@ SELECT adk_compaction_append('forge_app', 'victim', 'f1',
          adk_compaction_read('forge_app', 'victim', 'f1'), 'All of it.') IS NOT NULL AS rolling_appended;
 RESET ROLE;
 SELECT seq, kind, from_seq, to_seq FROM adk.compactions WHERE session_id = 'f1' ORDER BY seq;
+
+-- adk_admin members (not superusers) still define everything: the
+-- triggers on the definition tables run the internals granted to them
+CREATE ROLE regress_internals_admin IN ROLE adk_admin;
+CREATE FUNCTION public.ig_tool(x text) RETURNS text LANGUAGE sql AS $$ SELECT x $$;
+CREATE FUNCTION public.ig_plugin(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT NULL::jsonb $$;
+SET ROLE regress_internals_admin;
+SELECT adk_set_secret('ig-key', 'sk-ig-0123456789', ARRAY['127.0.0.1']);
+SELECT adk_define_model('ig_model', 'openai', 'http://127.0.0.1:1/v1', 'gpt-test', api_key_secret => 'ig-key',
+                        options => '{"timeout_ms": 5000, "retries": 1, "headers": {"X-Team": "a"}}');
+SELECT adk_define_tool('public.ig_tool(text)'::regprocedure, description => 'Echo.');
+SELECT adk_define_agent('ig_inner', model => 'ig_model', tools => ARRAY['ig_tool']);
+SELECT adk_define_agent('ig_root', kind => 'sequential', sub_agents => ARRAY['ig_inner']);
+SELECT adk_define_plugin('ig_plug', on_event => 'public.ig_plugin(jsonb)');
+SELECT adk_define_app('ig_app', 'ig_root', plugins => ARRAY['ig_plug'],
+                      compaction => '{"compaction_interval": 2, "summarizer_model": "ig_model"}');
+SELECT expect_error($q$SELECT adk_define_agent('ig_inner', model => 'ig_model', sub_agents => ARRAY['ig_root'])$q$);
+DELETE FROM adk.apps WHERE name = 'ig_app';
+DELETE FROM adk.plugins WHERE name = 'ig_plug';
+DELETE FROM adk.agents WHERE name IN ('ig_root', 'ig_inner');
+DELETE FROM adk.tools WHERE name = 'ig_tool';
+DELETE FROM adk.models WHERE name = 'ig_model';
+DELETE FROM adk.secrets WHERE name = 'ig-key';
+RESET ROLE;
+DROP FUNCTION public.ig_tool(text), public.ig_plugin(jsonb);
+DROP ROLE regress_internals_admin;
 
 SELECT adk_delete_session('forge_app', 'victim', 'f1');
 DROP TABLE internal_calls;

@@ -32,6 +32,8 @@ GRANT INSERT, UPDATE, DELETE ON adk.tools, adk.agents, adk.apps, adk.plugins TO 
 -- adk.agents an adk_user may make anyway.  Every other internal runs only
 -- inside the extension, as the owner of schema adk, and nobody else may
 -- call it with arguments of their own (README "Security").
+-- A new internal that a SECURITY INVOKER function, a view or a trigger on
+-- a definition table calls must be added to one of the lists below.
 DO $grants$
 DECLARE
     f regprocedure;
@@ -40,9 +42,9 @@ DECLARE
         '_prefixed', '_parts', '_tool_schema', '_function_inputs', '_type_schema',
         '_check_tool_function', '_job_trigger', '_agent_tree'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
-        '_builtin_tools', '_check_agent_tree', '_check_compaction', '_check_one_parent',
-        '_check_references', '_check_tool_parameters', '_format_cycle', '_lock_definitions',
-        '_name_list', '_reserved_tool_names'];
+        '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
+        '_check_one_parent', '_check_references', '_check_tool_parameters', '_format_cycle',
+        '_lock_definitions', '_name_list', '_reserved_tool_names'];
 BEGIN
     FOR f, n IN
         SELECT p.oid::regprocedure, p.proname
