@@ -145,6 +145,15 @@ $node->safe_psql(
 	        '{"author": "user", "actions": {"state_delta": {"x": 1, "app:y": 2, "user:z": 3}}}');
 });
 
+# nothing ran as another role; she is not superuser
+is($node->safe_psql('postgres', 'SELECT count(*) FROM public.shadow_log'),
+	'0', 'no shadow ran as another role')
+  or diag($node->safe_psql('postgres',
+	'SELECT what, who, context FROM public.shadow_log ORDER BY 1, 2'));
+is( $node->safe_psql(
+		'postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_alice'}),
+	'f', 'she did not become superuser');
+
 # LISTEN adk_events / adk_jobs: any role may listen, even one with no adk
 # grants; by default it learns row ids only, which it cannot look up
 $node->safe_psql('postgres', 'CREATE ROLE regress_nobody LOGIN');
@@ -168,6 +177,8 @@ like($jobs[-1] // '', qr/^\{"job_id":\d+,"status":"completed"\}$/,
 	'adk_jobs carries the job id and its status');
 my ($event_id) = ($events[0] // '') =~ /"event_id":"([^"]+)"/;
 my ($job_id) = ($jobs[-1] // '') =~ /"job_id":(\d+)/;
+$event_id //= '';
+$job_id //= 0;
 my ($ret, $out, $err) = $node->psql('postgres',
 	qq{SET ROLE regress_nobody; SELECT session_id FROM adk.events WHERE id = '$event_id'});
 like($err, qr/permission denied for schema adk/, 'the listener cannot look the event up');
@@ -202,14 +213,8 @@ like($notes, qr/"adk_jobs" with payload "\{"job_id":\d+,"invocation_id":"$inv","
 	'with adk.notify_payload = full, adk_jobs carries the invocation id');
 $listener->quit;
 
-# nothing ran as another role; she is not superuser
 is($node->safe_psql('postgres', 'SELECT count(*) FROM public.shadow_log'),
-	'0', 'no shadow ran as another role')
-  or diag($node->safe_psql('postgres',
-	'SELECT what, who, context FROM public.shadow_log ORDER BY 1, 2'));
-is( $node->safe_psql(
-		'postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_alice'}),
-	'f', 'she did not become superuser');
+	'0', 'no shadow ran as another role while notifying either');
 
 $node->stop;
 $server->kill_kill;
