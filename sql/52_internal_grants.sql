@@ -29,9 +29,14 @@ SET ROLE regress_internals;
 SELECT proname, expect_error(q) FROM internal_calls ORDER BY 1, 2;
 RESET ROLE;
 
--- a session: a user message, a call and its response, three more events
-SELECT adk_create_session('forge_app', 'victim', 'f1') ->> 'id';
-SELECT count(adk_append_event('forge_app', 'victim', 'f1', e))
+-- her own session of an app with tenancy 'role' (so she may append
+-- compactions): a user message, a call and its response, three more events
+SELECT adk_set_secret('ig-key', 'sk-ig-0123456789', ARRAY['127.0.0.1']);
+SELECT adk_define_model('forge_model', 'openai', 'http://127.0.0.1:1/v1', 'gpt-test', api_key_secret => 'ig-key');
+SELECT adk_define_agent('forge_agent', model => 'forge_model');
+SELECT adk_define_app('forge_app', 'forge_agent', tenancy => 'role');
+SELECT adk_create_session('forge_app', 'regress_internals', 'f1') ->> 'id';
+SELECT count(adk_append_event('forge_app', 'regress_internals', 'f1', e))
   FROM unnest(ARRAY[
     '{"author": "user", "content": {"role": "user", "parts": [{"text": "one"}]}}',
     '{"author": "agent", "content": {"role": "model", "parts": [{"function_call": {"id": "c1", "name": "t", "args": {}}}]}}',
@@ -44,33 +49,33 @@ SELECT count(adk_append_event('forge_app', 'victim', 'f1', e))
 SET ROLE regress_internals;
 -- forged: seq 1..6 summarized, though only seq 6 was "read" (the digest is
 -- anyone's to compute)
-SELECT adk_compaction_append('forge_app', 'victim', 'f1',
+SELECT adk_compaction_append('forge_app', 'regress_internals', 'f1',
          jsonb_build_object('from_seq', 1, 'to_seq', 6, 'read_from', 6, 'seen_seq', 6,
                             'digest', (SELECT md5(id) FROM adk.events WHERE session_id = 'f1' AND seq = 6)),
          'Nothing happened here.') AS forged_rolling;
 -- forged: seq 3..6, splitting the response at seq 3 from its call
-SELECT adk_compaction_append('forge_app', 'victim', 'f1',
+SELECT adk_compaction_append('forge_app', 'regress_internals', 'f1',
          jsonb_build_object('from_seq', 3, 'to_seq', 6, 'read_from', 3, 'seen_seq', 6,
                             'digest', (SELECT md5(string_agg(id, ',' ORDER BY seq)) FROM adk.events
                                         WHERE session_id = 'f1' AND seq BETWEEN 3 AND 6)),
          'Split.') AS forged_split;
 -- forged: seen_seq past the end of the session
-SELECT expect_error($q$SELECT adk_compaction_append('forge_app', 'victim', 'f1',
+SELECT expect_error($q$SELECT adk_compaction_append('forge_app', 'regress_internals', 'f1',
          jsonb_build_object('from_seq', 4, 'to_seq', 6, 'read_from', 4, 'seen_seq', 99,
                             'digest', (SELECT md5(string_agg(id, ',' ORDER BY seq)) FROM adk.events
                                         WHERE session_id = 'f1' AND seq BETWEEN 4 AND 6)),
          'Later.')$q$);
 -- what adk_compaction_read gives is accepted: a range, then a rolling summary over it
-SELECT adk_compaction_read('forge_app', 'victim', 'f1', 3, 6) - ARRAY['transcript', 'digest', 'start_timestamp', 'end_timestamp'] AS plan;
-SELECT adk_compaction_append('forge_app', 'victim', 'f1',
-         adk_compaction_read('forge_app', 'victim', 'f1', 3, 6), 'Four to six.') IS NOT NULL AS range_appended;
-SELECT adk_compaction_append('forge_app', 'victim', 'f1',
-         adk_compaction_read('forge_app', 'victim', 'f1', 1, 2), 'One and two.') IS NOT NULL AS range_appended;
-SELECT count(adk_append_event('forge_app', 'victim', 'f1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "more"}]}}'));
+SELECT adk_compaction_read('forge_app', 'regress_internals', 'f1', 3, 6) - ARRAY['transcript', 'digest', 'start_timestamp', 'end_timestamp'] AS plan;
+SELECT adk_compaction_append('forge_app', 'regress_internals', 'f1',
+         adk_compaction_read('forge_app', 'regress_internals', 'f1', 3, 6), 'Four to six.') IS NOT NULL AS range_appended;
+SELECT adk_compaction_append('forge_app', 'regress_internals', 'f1',
+         adk_compaction_read('forge_app', 'regress_internals', 'f1', 1, 2), 'One and two.') IS NOT NULL AS range_appended;
+SELECT count(adk_append_event('forge_app', 'regress_internals', 'f1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "more"}]}}'));
 -- a rolling summary: from seq 1, the events read after the summary of seq 1..1
-SELECT adk_compaction_read('forge_app', 'victim', 'f1') - ARRAY['transcript', 'digest', 'start_timestamp', 'end_timestamp'] AS plan;
-SELECT adk_compaction_append('forge_app', 'victim', 'f1',
-         adk_compaction_read('forge_app', 'victim', 'f1'), 'All of it.') IS NOT NULL AS rolling_appended;
+SELECT adk_compaction_read('forge_app', 'regress_internals', 'f1') - ARRAY['transcript', 'digest', 'start_timestamp', 'end_timestamp'] AS plan;
+SELECT adk_compaction_append('forge_app', 'regress_internals', 'f1',
+         adk_compaction_read('forge_app', 'regress_internals', 'f1'), 'All of it.') IS NOT NULL AS rolling_appended;
 RESET ROLE;
 SELECT seq, kind, from_seq, to_seq FROM adk.compactions WHERE session_id = 'f1' ORDER BY seq;
 
@@ -80,8 +85,8 @@ CREATE ROLE regress_internals_admin IN ROLE adk_admin;
 CREATE FUNCTION public.ig_tool(x text) RETURNS text LANGUAGE sql AS $$ SELECT x $$;
 CREATE FUNCTION public.ig_plugin(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT NULL::jsonb $$;
 SET ROLE regress_internals_admin;
-SELECT adk_set_secret('ig-key', 'sk-ig-0123456789', ARRAY['127.0.0.1']);
-SELECT adk_define_model('ig_model', 'openai', 'http://127.0.0.1:1/v1', 'gpt-test', api_key_secret => 'ig-key',
+SELECT adk_set_secret('ig-key2', 'sk-ig-0123456789', ARRAY['127.0.0.1']);
+SELECT adk_define_model('ig_model', 'openai', 'http://127.0.0.1:1/v1', 'gpt-test', api_key_secret => 'ig-key2',
                         options => '{"timeout_ms": 5000, "retries": 1, "headers": {"X-Team": "a"}}');
 SELECT adk_define_tool('public.ig_tool(text)'::regprocedure, description => 'Echo.');
 SELECT adk_define_agent('ig_inner', model => 'ig_model', tools => ARRAY['ig_tool']);
@@ -95,11 +100,15 @@ DELETE FROM adk.plugins WHERE name = 'ig_plug';
 DELETE FROM adk.agents WHERE name IN ('ig_root', 'ig_inner');
 DELETE FROM adk.tools WHERE name = 'ig_tool';
 DELETE FROM adk.models WHERE name = 'ig_model';
-DELETE FROM adk.secrets WHERE name = 'ig-key';
+DELETE FROM adk.secrets WHERE name = 'ig-key2';
 RESET ROLE;
 DROP FUNCTION public.ig_tool(text), public.ig_plugin(jsonb);
 DROP ROLE regress_internals_admin;
 
-SELECT adk_delete_session('forge_app', 'victim', 'f1');
+SELECT adk_delete_session('forge_app', 'regress_internals', 'f1');
+DELETE FROM adk.apps WHERE name = 'forge_app';
+DELETE FROM adk.agents WHERE name = 'forge_agent';
+DELETE FROM adk.models WHERE name = 'forge_model';
+DELETE FROM adk.secrets WHERE name = 'ig-key';
 DROP TABLE internal_calls;
 DROP ROLE regress_internals;

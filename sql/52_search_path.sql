@@ -45,7 +45,7 @@ SELECT adk_define_plugin('sp_plug', on_event => 'public.sp_plugin(jsonb)');
 SELECT adk_define_agent('sp_agent', model => 'sp_model', instruction => 'Be brief.',
                         tools => ARRAY['sp_whoami', 'sp_pay']);
 SELECT adk_define_app('sp_app', 'sp_agent', compaction => '{"compaction_interval": 2}',
-                      plugins => ARRAY['sp_plug']);
+                      plugins => ARRAY['sp_plug'], tenancy => 'role');
 
 SET ROLE regress_alice;
 -- the shadows: each records a run as another role, and tries to escalate

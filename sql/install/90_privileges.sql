@@ -33,7 +33,8 @@ GRANT INSERT, UPDATE, DELETE ON adk.tools, adk.agents, adk.apps, adk.plugins TO 
 -- inside the extension, as the owner of schema adk, and nobody else may
 -- call it with arguments of their own (README "Security").
 -- A new internal that a SECURITY INVOKER function, a view or a trigger on
--- a definition table calls must be added to one of the lists below.
+-- a definition table calls must be added to one of the lists below
+-- (95_tenancy_grants.sql adds what row-level security's policies run).
 DO $grants$
 DECLARE
     f regprocedure;
