@@ -21,6 +21,8 @@ use AdkTest;
 
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
+# the server goes with the test, even one that dies half-way
+END { $server->kill_kill if $server; }
 $url .= "/v1";
 
 my $node = PostgreSQL::Test::Cluster->new('search_path_worker');
@@ -217,5 +219,4 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM public.shadow_log'),
 	'0', 'no shadow ran as another role while notifying either');
 
 $node->stop;
-$server->kill_kill;
 done_testing();
