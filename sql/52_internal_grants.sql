@@ -26,7 +26,9 @@ SELECT p.proname, format('SELECT adk.%I(%s)', p.proname,
    AND NOT has_function_privilege('adk_admin', p.oid, 'EXECUTE');
 GRANT SELECT ON internal_calls TO regress_internals;
 SET ROLE regress_internals;
-SELECT proname, expect_error(q) FROM internal_calls ORDER BY 1, 2;
+CREATE TEMP TABLE internal_refused AS SELECT proname, expect_error(q) AS e FROM internal_calls;
+SELECT count(*) >= 20 AS refused_internals FROM internal_refused;
+SELECT proname, e AS not_refused FROM internal_refused WHERE e NOT LIKE '42501: permission denied for function %' ORDER BY 1;
 RESET ROLE;
 
 -- her own session of an app with tenancy 'role' (so she may append
@@ -110,5 +112,5 @@ DELETE FROM adk.apps WHERE name = 'forge_app';
 DELETE FROM adk.agents WHERE name = 'forge_agent';
 DELETE FROM adk.models WHERE name = 'forge_model';
 DELETE FROM adk.secrets WHERE name = 'ig-key';
-DROP TABLE internal_calls;
+DROP TABLE internal_calls, internal_refused;
 DROP ROLE regress_internals;
