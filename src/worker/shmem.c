@@ -54,6 +54,13 @@ int			adk_job_retention_s = 7 * 24 * 3600;
 int			adk_worker_concurrency = 64;
 int			adk_session_wait_timeout_ms = 60000;
 
+/* adk.notify_events and adk.notify_payload live in store/notify.c */
+static const struct config_enum_entry notify_payload_options[] = {
+	{"opaque", ADK_NOTIFY_OPAQUE, false},
+	{"full", ADK_NOTIFY_FULL, false},
+	{NULL, 0, false}
+};
+
 AdkWorkerShmem *adk_workers = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -163,6 +170,16 @@ define_gucs(void)
 							 &adk_notify_events,
 							 true,
 							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("adk.notify_payload",
+							 gettext_noop("What NOTIFY adk_events and adk_jobs carry: opaque row ids, or the full ids."),
+							 gettext_noop("Any role may LISTEN, whatever its privileges: \"opaque\" sends only the event's or the job's id, which a listener looks up in adk.events or adk.jobs with its own privileges; \"full\" also sends the app, user, session and invocation ids."),
+							 &adk_notify_payload,
+							 ADK_NOTIFY_OPAQUE,
+							 notify_payload_options,
+							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
 }
