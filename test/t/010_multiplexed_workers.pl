@@ -6,8 +6,8 @@
 #  - cancel one run among 50 in flight in one worker: only it stops;
 #  - kill -9 a worker holding 50 runs: every one is failed or re-queued
 #    (and then completed), none left running, no session with a gap;
-#  - a role that queued 2,000 jobs does not hold up a second role's job
-#    for more than one scheduling round;
+#  - a role that queued 2,000 jobs does not hold up a second role's job,
+#    nor its own job of another app, for more than one scheduling round;
 #  - foreground adk_runs and queued jobs on one session, 20 rounds: no
 #    invocation's events interleave with another's;
 #  - adk.tool_timeout stops a long SQL tool (its worker's other runs wait
@@ -230,13 +230,22 @@ $node->safe_psql('postgres', qq{
 	SELECT count(adk_submit('app200', 'u', 'f' || i, 'busy ' || i)) FROM generate_series(1, 2000) i;});
 $node->safe_psql('postgres', qq{
 	SET ROLE other_role; SELECT adk_submit('app200', 'u', 'other', 'me too');});
+$node->safe_psql('postgres', qq{
+	SET ROLE busy_role; SELECT adk_submit('app500', 'u', 'other_app', 'another app');});
 ok(defined wait_jobs_done("role_name = 'other_role'", 60), 'the second role\'s job ran');
+ok(defined wait_jobs_done("session_id = 'other_app'", 60), 'the first role\'s job of another app ran');
 my $before = $node->safe_psql('postgres', qq{
 	SELECT count(*) FROM adk.jobs a
 	 WHERE a.role_name = 'busy_role' AND a.started_at <
 	       (SELECT started_at FROM adk.jobs WHERE role_name = 'other_role')});
 ok($before <= 8,
 	"the second role's job started within one scheduling round: after $before of the first role's 2,000 (a worker holds 4)");
+$before = $node->safe_psql('postgres', qq{
+	SELECT count(*) FROM adk.jobs a
+	 WHERE a.app_name = 'app200' AND a.role_name = 'busy_role' AND a.started_at <
+	       (SELECT started_at FROM adk.jobs WHERE session_id = 'other_app')});
+ok($before <= 8,
+	"a job of another app of the same role started within one scheduling round: after $before of the 2,000");
 $node->safe_psql('postgres', "UPDATE adk.jobs SET status = 'cancelled' WHERE status = 'queued'");
 wait_jobs_done('true', 30);
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET adk.worker_concurrency; SELECT pg_reload_conf();');
