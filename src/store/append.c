@@ -161,6 +161,8 @@ adk_store_append(const char *app, const char *user, const char *session,
 	stored->seq = seq;
 	stored->time = ts;
 	stored->event = event;
+	/* run states, compaction ranges: as the trigger does for other rows */
+	adk_event_derive(ids, seq, ts, args[0], args[4], event);
 	adk_restore_user(&save);
 	MemoryContextSwitchTo(caller);
 	stored->id = pstrdup(keys.id);
