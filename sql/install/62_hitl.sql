@@ -71,6 +71,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
                coalesce(p_new #>> '{event_data,author}', '') AS author
          WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
            AND NOT EXISTS (SELECT 1 FROM adk.events e
                             WHERE e.app_name OPERATOR(pg_catalog.=) p_app
                               AND e.user_id OPERATOR(pg_catalog.=) p_user
@@ -83,6 +84,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
          WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
            AND e.session_id OPERATOR(pg_catalog.=) p_session
            AND (p_invocation IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
         UNION ALL
         SELECT * FROM new
          WHERE p_invocation IS NULL OR new.invocation_id OPERATOR(pg_catalog.=) p_invocation
@@ -102,6 +106,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                  WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
                    AND e.session_id OPERATOR(pg_catalog.=) p_session
                    AND e.event_data ->> 'author' OPERATOR(pg_catalog.=) 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                 UNION ALL
                 SELECT new.seq, new.ts, new.d FROM new WHERE new.author OPERATOR(pg_catalog.=) 'user') a
          CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
@@ -219,6 +224,7 @@ BEGIN
                    AND e.invocation_id = p_invocation
                    AND e.event_data ->> 'author' = st.agent
                    AND e.event_data -> 'long_running_tool_ids' ?| answered
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                    AND p #>> '{function_call,id}' = ANY (answered)
                  ORDER BY p #>> '{function_call,id}', e.seq DESC) c
           LEFT JOIN LATERAL (
@@ -231,6 +237,7 @@ BEGIN
                    AND e2.event_data ->> 'author' = st.agent
                    AND p2 #>> '{function_call,id}' = c.call #>> '{args,originalFunctionCall,id}'
                    AND p2 #>> '{function_call,name}' <> 'adk_request_confirmation'
+                   AND e2.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                  ORDER BY e2.seq DESC LIMIT 1) o ON true
          ORDER BY array_position(answered, c.call ->> 'id');
     END LOOP;
@@ -296,6 +303,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                    WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
                      AND e.session_id OPERATOR(pg_catalog.=) p_session
                      AND e.event_data -> 'long_running_tool_ids' OPERATOR(pg_catalog.?) u.id
+                     AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                      AND p #>> '{function_call,id}' OPERATOR(pg_catalog.=) u.id
                      AND p #>> '{function_call,name}' OPERATOR(pg_catalog.=) 'adk_request_confirmation'
                      AND EXISTS (
@@ -305,6 +313,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                             AND a.session_id OPERATOR(pg_catalog.=) p_session
                             AND a.seq OPERATOR(pg_catalog.>) e.seq
                             AND a.event_data ->> 'author' OPERATOR(pg_catalog.=) 'user'
+                            AND a.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                             AND q #>> '{function_response,id}' OPERATOR(pg_catalog.=) u.id)))
 $$;
 
@@ -374,6 +383,7 @@ SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, i.call_id,
          WHERE e.app_name = r.app_name AND e.user_id = r.user_id AND e.session_id = r.session_id
            AND e.invocation_id = r.invocation_id
            AND e.event_data -> 'long_running_tool_ids' ? i.call_id
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
            AND p #>> '{function_call,id}' = i.call_id
          ORDER BY e.seq DESC LIMIT 1) c ON true;
 COMMENT ON VIEW adk.pending_interrupts IS

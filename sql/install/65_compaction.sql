@@ -483,6 +483,9 @@ DECLARE
     t bigint;
 BEGIN
     IF pg_catalog.jsonb_typeof(c) IS DISTINCT FROM 'object'
+       -- an event a caller appended where it may not speak for the
+       -- session (85_tenancy.sql) is no compaction record
+       OR p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NOT NULL
        OR pg_catalog.jsonb_typeof(c -> 'start_timestamp') IS DISTINCT FROM 'number'
        OR pg_catalog.jsonb_typeof(c -> 'end_timestamp') IS DISTINCT FROM 'number'
        OR pg_catalog.jsonb_typeof(c #> '{compacted_content,parts}') IS DISTINCT FROM 'array'

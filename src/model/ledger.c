@@ -76,7 +76,7 @@ void
 adk_ledger_record(const AdkModelCallRecord *rec)
 {
 	Oid			types[17] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
-		INT4OID, INT4OID, FLOAT8OID, INT4OID, INT4OID,
+		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
 	TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID};
 	Datum		args[17];
 	char		nulls[17];
@@ -234,7 +234,7 @@ usage_field(struct json_object *result, const char *key, char *null)
 		json_object_is_type(v, json_type_int))
 	{
 		*null = ' ';
-		return Int32GetDatum((int32) json_object_get_int64(v));
+		return Int64GetDatum(json_object_get_int64(v));
 	}
 	return (Datum) 0;
 }
