@@ -86,6 +86,15 @@ SELECT plant('p67_app', 'k2', jsonb_set(compaction(0, 0, 'PY12'), '{actions,comp
                             'end_timestamp', ts('p67_app', 'k2', 2) / 1000.0,
                             'compacted_content', '{"role": "model", "parts": [{"text": "PY12"}]}'::jsonb))) > 0 AS planted;
 SELECT * FROM texts('p67_app', 'k2');
+-- ADK-JS 2.0 writes its own shape: is_compacted, start_time, end_time
+-- (epoch ms), the summary as the event's content (author "system")
+SELECT adk_create_session('p67_app', 'u', 'k3') IS NOT NULL AS created;
+SELECT plant('p67_app', 'k3', say(CASE WHEN i % 2 = 1 THEN 'user' ELSE 'p67_agent' END, 'e' || i)) > 0 AS planted
+  FROM generate_series(1, 4) i;
+SELECT plant('p67_app', 'k3', jsonb_build_object('author', 'system', 'is_compacted', true,
+         'start_time', ts('p67_app', 'k3', 1), 'end_time', ts('p67_app', 'k3', 3), 'compacted_content', 'JS123',
+         'content', '{"role": "model", "parts": [{"text": "JS123"}]}'::jsonb)) > 0 AS planted;
+SELECT * FROM texts('p67_app', 'k3');
 -- every record is in adk.compactions, our compactor's and theirs alike
 SELECT session_id, kind, from_seq, to_seq FROM adk.compactions
  WHERE app_name = 'p67_app' ORDER BY session_id, seq;

@@ -26,7 +26,9 @@
 -- write them too, and anyone may append one with adk_append_event): the
 -- append path (src/store/event_trigger.c, adk._compaction_note) records
 -- its range in adk.compactions, found from its timestamps (epoch ms, or
--- ADK Python's seconds), with kind 'external'; our own compactor's record
+-- ADK Python's seconds), with kind 'external'.  ADK-JS 2.0 writes its own
+-- shape -- is_compacted, start_time, end_time, the summary as the event's
+-- content -- which counts the same way.  Our own compactor's record
 -- is the same row, which it then marks with its kind.  A record with no
 -- compacted_content (an object with parts), an inverted range, or a range
 -- that holds no event hides nothing: no row.
@@ -476,12 +478,20 @@ RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     c jsonb := p_new #> '{event_data,actions,compaction}';
+    d jsonb := p_new -> 'event_data';
     this_seq bigint := (p_new ->> 'seq')::bigint;
     lo numeric;
     hi numeric;
     f bigint;
     t bigint;
 BEGIN
+    IF c IS NULL AND d -> 'is_compacted' OPERATOR(pg_catalog.=) 'true'::jsonb
+       AND d -> 'is_scratchpad' IS DISTINCT FROM 'true'::jsonb THEN
+        -- ADK-JS 2.0's compacted event: the summary is its content
+        c := pg_catalog.jsonb_build_object('start_timestamp', d -> 'start_time',
+                                           'end_timestamp', d -> 'end_time',
+                                           'compacted_content', d -> 'content');
+    END IF;
     IF pg_catalog.jsonb_typeof(c) IS DISTINCT FROM 'object'
        -- an event a caller appended where it may not speak for the
        -- session (85_tenancy.sql) is no compaction record
@@ -560,7 +570,8 @@ BEGIN
         SELECT k.from_seq AS pos, 0 AS ord, k.seq AS tie,
                (SELECT jsonb_build_object('id', e.id, 'invocation_id', e.invocation_id, 'author', 'user',
                                           'timestamp', e.event_data -> 'timestamp',
-                                          'content', e.event_data #> '{actions,compaction,compacted_content}')
+                                          'content', coalesce(e.event_data #> '{actions,compaction,compacted_content}',
+                                                              e.event_data -> 'content'))
                   FROM adk.events e
                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                    AND e.seq = k.seq) AS event_data
@@ -570,6 +581,10 @@ BEGIN
          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
            AND e.seq > base
            AND NOT EXISTS (SELECT 1 FROM kept k WHERE e.seq BETWEEN k.from_seq AND k.to_seq)
+           -- a compaction event with content of its own (ADK-JS's) is its summary
+           AND NOT EXISTS (SELECT 1 FROM adk.compactions c
+                            WHERE c.app_name = p_app AND c.user_id = p_user
+                              AND c.session_id = p_session AND c.seq = e.seq)
     ) x
     ORDER BY x.pos, x.ord, x.tie;
 END

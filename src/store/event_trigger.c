@@ -375,8 +375,10 @@ adk_event_derive(Datum *ids, int64 seq, TimestampTz ts, Datum event_id,
 				 Datum invocation_id, Jsonb *event)
 {
 	JsonbValue *actions = adk_jsonb_get(&event->root, "actions");
-	bool		compaction = actions != NULL && actions->type == jbvBinary &&
-		adk_jsonb_get(actions->val.binary.data, "compaction") != NULL;
+	JsonbValue *compacted = adk_jsonb_get(&event->root, "is_compacted");
+	bool		compaction = (actions != NULL && actions->type == jbvBinary &&
+							  adk_jsonb_get(actions->val.binary.data, "compaction") != NULL) ||
+		(compacted != NULL && compacted->type == jbvBool && compacted->val.boolean);
 	bool		interrupts = touches_interrupts(event);
 	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
 	TIMESTAMPTZOID, JSONBOID};
