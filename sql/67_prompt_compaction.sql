@@ -128,6 +128,15 @@ SELECT plant('p67_app', 'h2', say('user', 'file it')) > 0
    AND plant('p67_app', 'h2', say('user', 'and now?')) > 0 AS planted;
 SELECT * FROM texts('p67_app', 'h2');
 
+-- another agent's call reaches this agent as text: a user's response to
+-- it is not sent as a function response without its call
+SELECT adk_create_session('p67_app', 'u', 'h3') IS NOT NULL AS created;
+SELECT plant('p67_app', 'h3', say('user', 'ask the other one')) > 0
+   AND plant('p67_app', 'h3', '{"author": "someone_else", "long_running_tool_ids": ["o-1"], "content": {"role": "model", "parts": [{"function_call": {"id": "o-1", "name": "approve", "args": {}}}]}}') > 0
+   AND plant('p67_app', 'h3', '{"author": "user", "content": {"role": "user", "parts": [{"function_response": {"id": "o-1", "name": "approve", "response": {"ok": true}}}]}}') > 0
+   AND plant('p67_app', 'h3', say('user', 'thanks')) > 0 AS planted;
+SELECT * FROM texts('p67_app', 'h3');
+
 -- 3. Prompt parity with ADK: the identity line always (not only when the
 -- agent can transfer), the long-running note on a long-running tool's
 -- description.

@@ -80,7 +80,8 @@ static bool belongs_to_branch(Jsonb *event, const char *branch);
 static bool is_internal_request(JsonbContainer *parts);
 static char *jstr(JsonbContainer *c, const char *key);
 static void write_own_content(JsonWriter *w, HistEvent *e, PairIds *pairs);
-static void collect_pairs(List *history, int start, PairIds *pairs);
+static void collect_pairs(List *history, int start, const char *agent,
+						  PairIds *pairs);
 static bool part_is_paired(JsonbValue *part, HistEvent *e, PairIds *pairs);
 static void write_other_agent_content(JsonWriter *w, HistEvent *e);
 static void write_part(JsonWriter *w, JsonbValue *part);
@@ -150,7 +151,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	}
 
 	cut_to_latest_response(history, start);
-	collect_pairs(history, start, &pairs);
+	collect_pairs(history, start, agent->name, &pairs);
 
 	jw_init(&w);
 	jw_begin_array(&w);
@@ -202,10 +203,11 @@ has_pair_id(HTAB *set, const char *id)
 
 /*
  * The call and response ids of the events from start on that the request
- * sends (those not left out already).
+ * sends as function calls and responses: the user's and this agent's, not
+ * left out already (another agent's reach the model as text).
  */
 static void
-collect_pairs(List *history, int start, PairIds *pairs)
+collect_pairs(List *history, int start, const char *agent, PairIds *pairs)
 {
 	HASHCTL		ctl;
 	int			i;
@@ -225,7 +227,8 @@ collect_pairs(List *history, int start, PairIds *pairs)
 		JsonbValue	v;
 		JsonbIteratorToken tok;
 
-		if (e->consumed)
+		if (e->consumed ||
+			(strcmp(e->author, "user") != 0 && strcmp(e->author, agent) != 0))
 			continue;
 		it = JsonbIteratorInit(e->parts);
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
@@ -681,6 +684,9 @@ write_responses_for(JsonWriter *w, List *history, int from,
 			e->consumed = true;
 			continue;
 		}
+		if (strcmp(call_event->author, "user") != 0 &&
+			strcmp(call_event->author, agent->name) != 0)
+			continue;			/* that call went out as text: no response to it */
 		if (!opened)
 		{
 			jw_begin_object(w);
