@@ -841,6 +841,14 @@ async function runnerChecks() {
     const seen = JSON.stringify(reqs[4].body.contents);
     expect(seen.includes('Rome') && seen.includes('The weather in Rome is sunny'), 'ADK-JS did not see adk_run\'s turn', [seen.slice(0, 400)]);
     expectEqual((await toolRuns('get_weather')).map((r) => r.side), ['js', 'sql', 'js'], 'get_weather ran, by side');
+    // prompt parity: the same system instruction paragraphs from both (ADK's
+    // identity line included; ADK-JS 2.0 puts it first, ADK Python and we
+    // after the agent's instruction); requests 1 and 2 are ADK-JS's, 3 and 4
+    // adk_run's
+    const system = (r) => ((r.body.systemInstruction || r.body.system_instruction || {}).parts || [])
+      .map((p) => p.text).join('\n\n').split('\n\n').sort();
+    expectEqual(system(reqs[2]), system(reqs[0]), 'adk_run\'s system instruction paragraphs (vs ADK-JS\'s)');
+    expectEqual(system(reqs[0]), ['Be brief.', `You are an agent. Your internal name is "${RUNNER_AGENT}".`], 'ADK-JS\'s system instruction paragraphs');
   });
 
   await check('9c a confirmation paused by adk_run, approved through ADK-JS: the tool runs exactly once', async () => {
