@@ -20,6 +20,7 @@ OBJS = \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
 	src/model/buf.o \
+	src/model/embed.o \
 	src/model/generate.o \
 	src/model/guard.o \
 	src/model/http.o \
@@ -29,6 +30,7 @@ OBJS = \
 	src/model/sse.o \
 	src/runner/agents.o \
 	src/runner/budget.o \
+	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
 	src/runner/flow.o \
@@ -38,12 +40,12 @@ OBJS = \
 	src/runner/run.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
-	src/store/direct.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/owner.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
+	src/store/artifacts.o \
 	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \

@@ -38,7 +38,8 @@
 CREATE TABLE adk.run_states (
     app_name      text NOT NULL,
     user_id       text NOT NULL,
-    session_id    text NOT NULL,
+    -- the type of adk.sessions.id, so Citus can colocate the two
+    session_id    varchar(191) NOT NULL,
     invocation_id text NOT NULL,
     node_path     text NOT NULL,
     status        text NOT NULL
@@ -63,82 +64,82 @@ CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
                                        p_invocation text DEFAULT NULL,
                                        p_new jsonb DEFAULT NULL)
 RETURNS SETOF adk.run_states
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
     -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
     -- inserted (the events trigger runs before its row is visible)
-    WITH new AS (
+    WITH incoming AS (
         SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
                (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
                coalesce(p_new #>> '{event_data,author}', '') AS author
          WHERE p_new IS NOT NULL
            AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
            AND NOT EXISTS (SELECT 1 FROM adk.events e
-                            WHERE e.app_name OPERATOR(pg_catalog.=) p_app
-                              AND e.user_id OPERATOR(pg_catalog.=) p_user
-                              AND e.session_id OPERATOR(pg_catalog.=) p_session
-                              AND e.seq OPERATOR(pg_catalog.=) (p_new ->> 'seq')::bigint)
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
     ), ev AS (
         SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
                e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
           FROM adk.events e
-         WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
-           AND e.session_id OPERATOR(pg_catalog.=) p_session
-           AND (p_invocation IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) p_invocation)
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
            -- an event a caller appended where it may not speak for the
            -- session (85_tenancy.sql) is never an interrupt or an answer
            AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
         UNION ALL
-        SELECT * FROM new
-         WHERE p_invocation IS NULL OR new.invocation_id OPERATOR(pg_catalog.=) p_invocation
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
     ), calls AS (
         -- every interrupt: an id in long_running_tool_ids of an agent's event
         SELECT ev.invocation_id, ev.author AS agent, ev.seq, lr.ord, lr.id
           FROM ev
-         CROSS JOIN LATERAL pg_catalog.jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
                WITH ORDINALITY AS lr(id, ord)
-         WHERE ev.author OPERATOR(pg_catalog.<>) 'user'
-           AND pg_catalog.jsonb_typeof(ev.d -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
     ), answers AS (
         -- function responses the user sent, in any invocation
         SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
           FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
                   FROM adk.events e
-                 WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
-                   AND e.session_id OPERATOR(pg_catalog.=) p_session
-                   AND e.event_data ->> 'author' OPERATOR(pg_catalog.=) 'user'
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                 UNION ALL
-                SELECT new.seq, new.ts, new.d FROM new WHERE new.author OPERATOR(pg_catalog.=) 'user') a
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
          CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
-         WHERE p OPERATOR(pg_catalog.?) 'function_response'
+         WHERE p ? 'function_response'
     ), interrupts AS (
         SELECT c.invocation_id, c.agent, c.seq, c.ord, c.id,
                (SELECT a.ts FROM answers a
-                 WHERE a.id OPERATOR(pg_catalog.=) c.id AND a.seq OPERATOR(pg_catalog.>) c.seq
+                 WHERE a.id = c.id AND a.seq > c.seq
                  ORDER BY a.seq LIMIT 1) AS answered_at
           FROM calls c
     ), nodes AS (
         SELECT i.invocation_id, i.agent,
-               coalesce(pg_catalog.array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NULL),
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NULL),
                         '{}') AS pending,
-               coalesce(pg_catalog.array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
                         '{}') AS answered,
-               pg_catalog.max(i.answered_at) AS last_answer
+               max(i.answered_at) AS last_answer
           FROM interrupts i
          GROUP BY i.invocation_id, i.agent
     )
-    SELECT p_app, p_user, p_session, n.invocation_id, p_app OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) n.agent,
-           CASE WHEN pg_catalog.cardinality(n.pending) OPERATOR(pg_catalog.>) 0 THEN 'waiting'
-                WHEN last.d ->> 'error_code' OPERATOR(pg_catalog.=) 'CANCELLED' THEN 'cancelled'
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, p_app || '/' || n.agent,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
                 WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
                 ELSE 'completed' END,
            n.pending, n.answered, n.agent,
-           GREATEST(last.ts, n.last_answer)
+           greatest(last.ts, n.last_answer)
       FROM nodes n
      CROSS JOIN LATERAL (SELECT ev.d, ev.ts FROM ev
-                          WHERE ev.invocation_id OPERATOR(pg_catalog.=) n.invocation_id
-                            AND ev.author OPERATOR(pg_catalog.=) n.agent
-                          ORDER BY ev.seq DESC LIMIT 1) last
+                          WHERE ev.invocation_id = n.invocation_id AND ev.author = n.agent
+                          ORDER BY ev.seq DESC LIMIT 1) last;
+END
 $$;
 
 -- Make adk.run_states say what the events say, for one invocation (or the
@@ -150,18 +151,23 @@ CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
                                         p_invocation text DEFAULT NULL,
                                         p_new jsonb DEFAULT NULL)
 RETURNS integer
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    WITH d AS MATERIALIZED (
-        SELECT * FROM adk._derive_run_states(p_app, p_user, p_session, p_invocation, p_new)
-    ), gone AS (
-        DELETE FROM adk.run_states r
-         WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
-           AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
-           AND NOT EXISTS (SELECT 1 FROM d
-                            WHERE d.invocation_id = r.invocation_id AND d.node_path = r.node_path)
-    ), written AS (
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- statements Citus can route to the session's shard: the derived rows
+    -- are read once, then the table is brought to them
+    d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
+                                                                     p_invocation, p_new) x);
+    x adk.run_states;
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND NOT EXISTS (SELECT 1 FROM unnest(d) k
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
+    FOREACH x IN ARRAY d LOOP
         INSERT INTO adk.run_states AS r
-        SELECT * FROM d
+        VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at)
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
@@ -169,9 +175,10 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
          WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at)
                IS DISTINCT FROM
                (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
-                EXCLUDED.updated_at)
-    )
-    SELECT coalesce(sum(cardinality(d.interrupt_ids)), 0)::integer FROM d
+                EXCLUDED.updated_at);
+    END LOOP;
+    RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
 $$;
 
 -- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
@@ -193,6 +200,9 @@ DECLARE
     st record;
     answered text[];
     remaining text[];
+    -- a value, not clock_timestamp() in the UPDATE: Citus refuses
+    -- volatile functions in UPDATEs of distributed tables
+    now_ts timestamptz := clock_timestamp();
 BEGIN
     PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
     FOR st IN
@@ -211,7 +221,7 @@ BEGIN
            SET status = CASE WHEN cardinality(remaining) > 0 THEN 'waiting' ELSE 'running' END,
                interrupt_ids = remaining,
                answered_ids = s.answered_ids || answered,
-               updated_at = clock_timestamp()
+               updated_at = now_ts
          WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
            AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
         RETURN QUERY

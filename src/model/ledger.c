@@ -40,7 +40,6 @@
 
 #include "common/json_bridge.h"
 #include "model/ledger.h"
-#include "store/direct.h"
 #include "store/owner.h"
 
 #define RETENTION_EVERY 100
@@ -80,9 +79,6 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID};
 	Datum		args[17];
 	char		nulls[17];
-	bool		isnull[17];
-	bool		inserted;
-	int			i;
 	Jsonb	   *req = NULL;
 	Jsonb	   *resp = NULL;
 	text	   *raw = NULL;
@@ -129,26 +125,18 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	nulls[15] = raw ? ' ' : 'n';
 	args[16] = NameGetDatum(&role);
 
-	for (i = 0; i < 17; i++)
-		isnull[i] = (nulls[i] == 'n');
-
 	adk_become_owner(&save);
-	/* straight into the table, or by INSERT if it carries more (store/direct.c) */
-	inserted = adk_ledger_row_insert(args, isnull);
-	if (!inserted)
+	SPI_connect();
+	if (insert_plan == NULL)
 	{
-		SPI_connect();
+		insert_plan = SPI_prepare(INSERT_SQL, 17, types);
 		if (insert_plan == NULL)
-		{
-			insert_plan = SPI_prepare(INSERT_SQL, 17, types);
-			if (insert_plan == NULL)
-				elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-			SPI_keepplan(insert_plan);
-		}
-		if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not insert into adk.model_calls");
-		SPI_finish();
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		SPI_keepplan(insert_plan);
 	}
+	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into adk.model_calls");
+	SPI_finish();
 
 	if (adk_model_calls_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
 	{
