@@ -38,7 +38,7 @@ BEGIN
          WHERE x.extname = 'adk_runner'
     LOOP
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
-        IF f::text ~ '^(adk_define_|adk_set_secret)' THEN
+        IF f::text ~ '^(adk_define_|adk_set_secret|adk_stat_reset)' THEN
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_admin', f);
         ELSE
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_user', f);

@@ -45,6 +45,7 @@
 #include "model/generate.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 
 typedef struct PartialCtx
 {
@@ -83,6 +84,8 @@ static AdkRoundResult run_calls(AdkRun *run, AdkAgent *agent,
 								AdkAgent **transfer_to);
 static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
 static List *copy_calls(List *calls);
+static Jsonb *call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+							AdkTool *tool, const char *call_id, Jsonb *args);
 static MemoryContext round_context(MemoryContext parent);
 
 /*
@@ -413,8 +416,10 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	pctx.run = run;
 	pctx.agent = agent;
 	pctx.branch = branch;
+	adk_span_model_begin(run, agent->model, contents);
 	response = adk_model_call(agent->model, contents, decls, config, run->stream,
 							  emit_partial, &pctx);
+	adk_span_model_end(run, response);
 	count_tokens(run, response);
 
 	code = adk_jsonb_get(&response->root, "error_code");
@@ -818,6 +823,18 @@ Jsonb *
 adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 				  AdkTool *tool, const char *call_id, Jsonb *args)
 {
+	Jsonb	   *result;
+
+	adk_span_tool_begin(run, tool, call_id, args);
+	result = call_sql_tool(run, agent, branch, tool, call_id, args);
+	adk_span_tool_end(run, result);
+	return result;
+}
+
+static Jsonb *
+call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+			  AdkTool *tool, const char *call_id, Jsonb *args)
+{
 	JsonWriter	w;
 	Jsonb	   *tool_info;
 	Jsonb	   *result;
@@ -910,7 +927,9 @@ run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args)
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
 	run->llm_calls++;
+	adk_span_model_begin(run, tool_agent->model, contents);
 	response = adk_model_call(tool_agent->model, contents, NULL, config, false, NULL, NULL);
+	adk_span_model_end(run, response);
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)
