@@ -12,6 +12,7 @@ OBJS = \
 	src/common/ids.o \
 	src/common/jsonb_build.o \
 	src/common/json_bridge.o \
+	src/common/json_limits.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
 	src/common/spi_plans.o \
@@ -28,6 +29,7 @@ OBJS = \
 	src/model/model_def.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/budget.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
 	src/runner/flow.o \
@@ -44,6 +46,7 @@ OBJS = \
 	src/store/owner.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
+	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \
 	src/worker/launcher.o \

@@ -166,14 +166,20 @@ SELECT count(*) AS nothing_stored FROM adk.spans WHERE session_id = 'sp-7';
 -- ---------------------------------------------------------------------
 -- counters per model and per tool, and their reset
 -- ---------------------------------------------------------------------
-SELECT model, calls >= 2 AS calls, errors, input_tokens > 0 AS tokens, total_time_ms > 0 AS timed
-  FROM adk.stat_models WHERE model IN ('sp_local', 'sp_broken') ORDER BY model;
-SELECT tool, calls, errors, total_time_ms >= 0 AS timed FROM adk.stat_tools WHERE tool = 'get_weather';
+-- (from a reset on, so other files' calls do not count)
 SELECT adk_stat_reset() <= clock_timestamp() AS reset;
-SELECT count(*) AS after_reset FROM adk.stat_models WHERE model IN ('sp_local', 'sp_broken');
+SELECT count(*) AS after_reset FROM adk.stat_models;
 SELECT count(*) AS events FROM adk_run('sp_app', 'u', 'sp-8', 'What is the weather in Lima?');
-SELECT model, calls FROM adk.stat_models WHERE model = 'sp_local';
-SELECT tool, calls, errors FROM adk.stat_tools WHERE tool = 'get_weather';
+SELECT count(*) AS events FROM adk_run('sp_bad_app', 'u', 'sp-8b', 'hi');
+SELECT model, provider, calls, errors, input_tokens > 0 AS tokens, output_tokens > 0 AS out_tokens,
+       cached_tokens, total_time_ms > 0 AS timed, mean_first_chunk_ms
+  FROM adk.stat_models ORDER BY model;
+SELECT tool, calls, errors, total_time_ms >= 0 AS timed FROM adk.stat_tools;
+SELECT adk_stat_reset() <= clock_timestamp() AS reset;
+SELECT (SELECT count(*) FROM adk.stat_models) AS models, (SELECT count(*) FROM adk.stat_tools) AS tools;
+-- resetting is adk_admin's
+SELECT has_function_privilege('adk_user', 'adk_stat_reset()', 'EXECUTE') AS user_resets,
+       has_function_privilege('adk_admin', 'adk_stat_reset()', 'EXECUTE') AS admin_resets;
 
 -- spans go where the ledger goes: readable by adk_user, kept like it
 SELECT has_table_privilege('adk_user', 'adk.spans', 'SELECT') AS user_reads,

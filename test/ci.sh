@@ -12,14 +12,14 @@
 #
 # Environment (for developers): ADK_CI_NO_APT=1 skips apt-get;
 # ADK_CI_SUITES="regress isolation" runs only the named suites
-# (unit regress regress_valgrind isolation tap interop model_server); ADK_PG_CONFIG=/path/pg_config
+# (unit fuzz regress regress_valgrind isolation tap interop model_server); ADK_PG_CONFIG=/path/pg_config
 # builds and tests against another PostgreSQL 15 tree (e.g. a private copy of
 # /usr/lib/postgresql/15, so that two checkouts can be tested side by side).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 T0=$SECONDS
-SUITES=${ADK_CI_SUITES:-"model_server unit regress regress_valgrind isolation tap interop"}
+SUITES=${ADK_CI_SUITES:-"model_server unit fuzz regress regress_valgrind isolation tap interop"}
 step() { printf '\n==== [%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 die() { echo "FATAL: $*"; echo "ci: 0 passed, 1 failed"; exit 1; }
 wants() { [[ " $SUITES " == *" $1 "* ]]; }
@@ -35,6 +35,7 @@ if [ -z "${ADK_CI_NO_APT:-}" ]; then
     apt-get install -y -qq --no-install-recommends \
         postgresql-15 postgresql-server-dev-15 libcurl4-openssl-dev libjson-c-dev \
         libipc-run-perl make gcc pkg-config python3 curl ca-certificates valgrind \
+        clang-14 libclang-rt-14-dev \
         >/dev/null || die "apt-get install"
     # the interop suite runs Google's ADK-JS; the image's Node.js 20 is used
     # when present, Debian's otherwise
@@ -97,6 +98,11 @@ if wants unit && [ -f "$WORK/test/unit/Makefile" ]; then
     # the model layer's C, standalone: ASan + UBSan, then valgrind
     run_script_suite unit make -s -C test/unit check
     run_script_suite unit_valgrind make -s -C test/unit valgrind
+fi
+if wants fuzz && [ -f "$WORK/test/unit/fuzz/run.sh" ]; then
+    # libFuzzer (ASan + UBSan) on the SSE parser and each adapter, unary and
+    # streamed: 3 s per harness, seeded from test/unit/data
+    run_script_suite fuzz make -s -C test/unit fuzz-check FUZZ_SECONDS=3
 fi
 # the local model server for the regression suite, as the test user
 step "local model server"

@@ -128,6 +128,7 @@ BEGIN
     PERFORM adk._check_id('app name', app_name);
     PERFORM adk._check_id('user id', user_id);
     PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
     IF num_recent_events < 0 THEN
         RAISE EXCEPTION 'num_recent_events must not be negative' USING ERRCODE = '22023';
     END IF;
@@ -164,7 +165,9 @@ BEGIN
     PERFORM adk._check_id('app name', $1);
     IF $2 IS NOT NULL THEN
         PERFORM adk._check_id('user id', $2);
+        PERFORM adk._tenancy_check($1, $2);
     END IF;
+    -- without a user id: every session the caller may see (row-level security)
     RETURN QUERY
         SELECT s.id::text, s.app_name::text, s.user_id::text,
                adk._session_json(s, NULL) -> 'state',

@@ -67,6 +67,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
           FROM adk.events e
          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
            AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
     ), calls AS (
         -- every interrupt: an id in long_running_tool_ids of an agent's event
         SELECT ev.invocation_id, ev.author AS agent, ev.seq, lr.ord, lr.id
@@ -192,6 +195,7 @@ BEGIN
                    AND e.invocation_id = p_invocation
                    AND e.event_data ->> 'author' = st.agent
                    AND e.event_data -> 'long_running_tool_ids' ?| answered
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                    AND p #>> '{function_call,id}' = ANY (answered)
                  ORDER BY p #>> '{function_call,id}', e.seq DESC) c
           LEFT JOIN LATERAL (
@@ -204,6 +208,7 @@ BEGIN
                    AND e2.event_data ->> 'author' = st.agent
                    AND p2 #>> '{function_call,id}' = c.call #>> '{args,originalFunctionCall,id}'
                    AND p2 #>> '{function_call,name}' <> 'adk_request_confirmation'
+                   AND e2.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                  ORDER BY e2.seq DESC LIMIT 1) o ON true
          ORDER BY array_position(answered, c.call ->> 'id');
     END LOOP;
@@ -276,6 +281,7 @@ SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, i.call_id,
          WHERE e.app_name = r.app_name AND e.user_id = r.user_id AND e.session_id = r.session_id
            AND e.invocation_id = r.invocation_id
            AND e.event_data -> 'long_running_tool_ids' ? i.call_id
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
            AND p #>> '{function_call,id}' = i.call_id
          ORDER BY e.seq DESC LIMIT 1) c ON true;
 COMMENT ON VIEW adk.pending_interrupts IS

@@ -38,7 +38,7 @@ COMMENT ON TABLE adk.spans IS 'OpenTelemetry GenAI spans of the runs (invoke_age
 -- time to the first body chunk of a streamed call.
 ALTER TABLE adk.model_calls
     ADD COLUMN first_chunk_ms double precision,
-    ADD COLUMN cached_tokens  integer,
+    ADD COLUMN cached_tokens  bigint,
     ADD COLUMN trace_id       text,
     ADD COLUMN span_id        text;
 
@@ -162,7 +162,8 @@ COMMENT ON FUNCTION adk_current_trace() IS
 -- adk_stat_reset().  Views, not shared memory: they need no preload, count
 -- what committed (the same rows people query), and cost nothing on the
 -- hot path; they cover what adk.model_calls_retention / adk.spans_retention
--- keep.
+-- keep.  They read as the querying role, so row-level security applies:
+-- a tenant counts its own calls (86_spans_tenancy.sql).
 -- ---------------------------------------------------------------------
 CREATE TABLE adk.stat_reset (
     id       integer PRIMARY KEY DEFAULT 1 CHECK (id = 1),
@@ -170,7 +171,7 @@ CREATE TABLE adk.stat_reset (
 );
 INSERT INTO adk.stat_reset DEFAULT VALUES;
 
-CREATE VIEW adk.stat_models AS
+CREATE VIEW adk.stat_models WITH (security_invoker = true) AS
 SELECT m.model, m.provider,
        pg_catalog.count(*) AS calls,
        pg_catalog.count(*) FILTER (WHERE m.error_code IS NOT NULL) AS errors,
@@ -186,7 +187,7 @@ SELECT m.model, m.provider,
  GROUP BY m.model, m.provider;
 COMMENT ON VIEW adk.stat_models IS 'Per model: calls, errors, tokens (input, output, cached) and time since adk_stat_reset(), from adk.model_calls.';
 
-CREATE VIEW adk.stat_tools AS
+CREATE VIEW adk.stat_tools WITH (security_invoker = true) AS
 SELECT s.attributes OPERATOR(pg_catalog.->>) 'gen_ai.tool.name' AS tool,
        pg_catalog.count(*) AS calls,
        pg_catalog.count(*) FILTER (WHERE s.status_code OPERATOR(pg_catalog.=) 'ERROR') AS errors,

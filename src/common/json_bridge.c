@@ -24,13 +24,10 @@
 #include "miscadmin.h"
 #include "utils/numeric.h"
 
-#include <math.h>
-
 #include <json-c/json.h>
 
 #include "common/json_bridge.h"
-
-#define ADK_JSONC_MAX_DEPTH 64
+#include "common/json_limits.h"
 
 static JsonbValue *push_jsonc(JsonbParseState **st, struct json_object *obj);
 static void push_jsonc_value(JsonbParseState **st, struct json_object *val,
@@ -46,28 +43,24 @@ struct json_object *
 adk_jsonb_to_jsonc(Jsonb *jb, const char *what)
 {
 	char	   *text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-	struct json_tokener *tok = json_tokener_new_ex(ADK_JSONC_MAX_DEPTH);
 	struct json_object *obj;
-	enum json_tokener_error err;
+	AdkJsonParseError err;
 
-	if (tok == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	obj = json_tokener_parse_ex(tok, text, strlen(text));
-	err = json_tokener_get_error(tok);
-	json_tokener_free(tok);
+	/* the shared parse: big integers keep their digits */
+	obj = adk_json_parse(text, strlen(text), ADK_MAX_JSON_DEPTH, 0, &err, NULL);
 	pfree(text);
-	if (obj == NULL || err != json_tokener_success)
-	{
-		if (obj)
-			json_object_put(obj);
+	if (obj == NULL && err == ADK_JSON_TOO_DEEP)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s is nested too deeply", what),
 				 errdetail("At most %d levels of nesting are accepted.",
-						   ADK_JSONC_MAX_DEPTH)));
-	}
+						   ADK_MAX_JSON_DEPTH)));
+	if (obj == NULL && err == ADK_JSON_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	if (obj == NULL)
+		elog(ERROR, "could not read %s back from jsonb (error %d)", what, (int) err);
 	return obj;
 }
 
@@ -175,18 +168,23 @@ jsonc_scalar(struct json_object *obj, JsonbValue *v)
 			v->val.boolean = json_object_get_boolean(obj) != 0;
 			break;
 		case json_type_double:
-			/* strict parsing never yields these; JSON cannot carry them */
-			if (!isfinite(json_object_get_double(obj)))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-						 errmsg("a number in the model's response is not finite")));
-			/* FALLTHROUGH */
 		case json_type_int:
-			v->type = jbvNumeric;
-			v->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
-																 CStringGetDatum(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN)),
-																 ObjectIdGetDatum(InvalidOid),
-																 Int32GetDatum(-1)));
+			{
+				const char *t = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+
+				/*
+				 * Parsed JSON has been checked (adk_json_parse) and prints
+				 * as written; a double made in C could still be NaN or
+				 * Infinity, which is a defect, not the model's fault.
+				 */
+				if (!adk_json_number_ok(t))
+					elog(ERROR, "number \"%.40s\" cannot be stored in jsonb", t);
+				v->type = jbvNumeric;
+				v->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																	 CStringGetDatum(t),
+																	 ObjectIdGetDatum(InvalidOid),
+																	 Int32GetDatum(-1)));
+			}
 			break;
 		case json_type_string:
 			v->type = jbvString;

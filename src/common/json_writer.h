@@ -14,7 +14,10 @@
 #include "lib/stringinfo.h"
 #include "utils/jsonb.h"
 
-#define JW_MAX_DEPTH 64
+#include "common/json_limits.h"
+
+/* slots for every level ADK_MAX_JSON_DEPTH allows, and the top (0) */
+#define JW_MAX_DEPTH (ADK_MAX_JSON_DEPTH + 1)
 
 typedef struct JsonWriter
 {

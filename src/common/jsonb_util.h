@@ -13,14 +13,8 @@
 
 #include "utils/jsonb.h"
 
-/*
- * The one nesting limit for JSON that enters the store: an event as stored
- * (its own object counts as level 1), whether it was appended by a caller,
- * built from a model's output or from a tool's result.  Prompt assembly and
- * the model adapters read events back within the same limit, so whatever was
- * accepted can always be sent again.
- */
-#define ADK_MAX_JSON_DEPTH		64
+/* ADK_MAX_JSON_DEPTH: the one nesting limit for stored JSON */
+#include "common/json_limits.h"
 
 /* A state delta split by ADK's key prefixes; NULL where a scope is empty. */
 typedef struct AdkStateDelta

@@ -457,6 +457,7 @@ anth_block_part(struct json_object *block)
 /*
  * Merge Anthropic usage src into ADK usage dst.  Cached input counts are
  * part of the prompt; the total is recomputed from prompt and output.
+ * Counts saturate at LLM_MAX_TOKEN_COUNT (llm_get_count).
  */
 static void
 anth_usage(struct json_object *dst, struct json_object *src)
@@ -466,26 +467,26 @@ anth_usage(struct json_object *dst, struct json_object *src)
 	int64_t		prompt = 0;
 	int64_t		out = 0;
 
-	if (llm_get_int(src, "input_tokens", &in))
+	if (llm_get_count(src, "input_tokens", &in))
 	{
-		if (llm_get_int(src, "cache_creation_input_tokens", &v))
-			in += v;
-		if (llm_get_int(src, "cache_read_input_tokens", &v))
+		if (llm_get_count(src, "cache_creation_input_tokens", &v))
+			in = llm_count_add(in, v);
+		if (llm_get_count(src, "cache_read_input_tokens", &v))
 		{
-			in += v;
+			in = llm_count_add(in, v);
 			if (v > 0)
 				llm_usage_set(dst, "cached_content_token_count", v);
 		}
 		llm_usage_set(dst, "prompt_token_count", in);
 	}
-	if (llm_get_int(src, "output_tokens", &v))
+	if (llm_get_count(src, "output_tokens", &v))
 		llm_usage_set(dst, "candidates_token_count", v);
-	if (llm_get_int(dst, "prompt_token_count", &v))
+	if (llm_get_count(dst, "prompt_token_count", &v))
 		prompt = v;
-	if (llm_get_int(dst, "candidates_token_count", &v))
+	if (llm_get_count(dst, "candidates_token_count", &v))
 		out = v;
 	if (llm_get(dst, "prompt_token_count") || llm_get(dst, "candidates_token_count"))
-		llm_usage_set(dst, "total_token_count", prompt + out);
+		llm_usage_set(dst, "total_token_count", llm_count_add(prompt, out));
 }
 
 /*

@@ -406,6 +406,9 @@ gemini_blocked(struct json_object *body)
 	if (reason == NULL)
 		return llm_error_responsef("MALFORMED_RESPONSE",
 								   "model response has no candidates");
+	/* an empty reason is Gemini's unset enum value, by its own name */
+	if (reason[0] == '\0')
+		reason = "BLOCKED_REASON_UNSPECIFIED";
 	if (msg != NULL)
 		return llm_error_response(reason, msg, strlen(msg));
 	return llm_error_responsef(reason, "the prompt was blocked (%s)", reason);

@@ -567,11 +567,11 @@ openai_usage(struct json_object *usage)
 
 	if (out == NULL)
 		return NULL;
-	if (llm_get_int(llm_get_obj(usage, "prompt_tokens_details"),
-					"cached_tokens", &v))
+	if (llm_get_count(llm_get_obj(usage, "prompt_tokens_details"),
+					  "cached_tokens", &v))
 		llm_usage_set(out, "cached_content_token_count", v);
-	if (llm_get_int(llm_get_obj(usage, "completion_tokens_details"),
-					"reasoning_tokens", &v))
+	if (llm_get_count(llm_get_obj(usage, "completion_tokens_details"),
+					  "reasoning_tokens", &v))
 		llm_usage_set(out, "thoughts_token_count", v);
 	return out;
 }

@@ -233,14 +233,19 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 		json_object_object_add(o->result, "error_message",
 							   json_object_new_string(resp.error_message));
 	}
-	else if (stream)
+	else if (resp.status >= 300 && resp.status < 400)
+		o->result = llm_redirect_response(resp.status, resp.redirect_url);
+	else if (stream && resp.status < 300)
 	{
 		hand_on_partials(st);
 		o->result = llm_stream_finish(st->stream, resp.status);
 	}
 	else
+	{
+		/* http.c keeps the body of a non-2xx response, streamed or not */
 		o->result = llm_parse_response(def->provider, resp.status,
 									  resp.body.data, resp.body.len);
+	}
 	if (o->result == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -184,6 +184,16 @@ run_attempt(const AdkHttpRequest *req, AdkHttpResponse *resp, Transfer *t,
 
 		result = drive(t, req);
 		curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &resp->status);
+		resp->redirect_url = NULL;
+		if (resp->status >= 300 && resp->status < 400)
+		{
+			char	   *loc = NULL;
+
+			/* not followed: say where it pointed */
+			if (curl_easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK &&
+				loc != NULL)
+				resp->redirect_url = pstrdup(loc);
+		}
 		hand_on(t, req, resp);
 	}
 	PG_CATCH();

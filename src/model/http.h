@@ -45,6 +45,7 @@ typedef struct AdkHttpResponse
 								 * "HTTP_CLIENT_ERROR"; NULL otherwise */
 	char	   *error_message;
 	bool		got_body;		/* some body bytes arrived before a failure */
+	char	   *redirect_url;	/* a 3xx's target (not followed), or NULL */
 } AdkHttpResponse;
 
 extern void adk_http_init(void);

@@ -81,9 +81,9 @@ void
 adk_ledger_record(const AdkModelCallRecord *rec)
 {
 	Oid			types[NARGS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
-		INT4OID, INT4OID, FLOAT8OID, INT4OID, INT4OID,
+		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
 		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
-	FLOAT8OID, INT4OID, TEXTOID, TEXTOID};
+	FLOAT8OID, INT8OID, TEXTOID, TEXTOID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
 	bool		isnull[NARGS];
@@ -148,7 +148,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 			json_object_object_get_ex(usage, "cached_content_token_count", &v) &&
 			json_object_is_type(v, json_type_int))
 		{
-			args[18] = Int32GetDatum((int32) json_object_get_int64(v));
+			args[18] = Int64GetDatum(json_object_get_int64(v));
 			nulls[18] = ' ';
 		}
 	}
@@ -312,7 +312,7 @@ usage_field(struct json_object *result, const char *key, char *null)
 		json_object_is_type(v, json_type_int))
 	{
 		*null = ' ';
-		return Int32GetDatum((int32) json_object_get_int64(v));
+		return Int64GetDatum(json_object_get_int64(v));
 	}
 	return (Datum) 0;
 }

@@ -32,11 +32,36 @@
 #define ADK_LLM_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "common/json_limits.h"
 
 struct json_object;
 
-/* Deepest nesting accepted in any JSON received from a provider */
-#define LLM_MAX_JSON_DEPTH		64
+/*
+ * Deepest nesting accepted in any JSON received from a provider, and in an
+ * LlmResponse (which becomes an event: the response object is level 1)
+ */
+#define LLM_MAX_JSON_DEPTH		ADK_MAX_JSON_DEPTH
+/*
+ * Deepest nesting accepted in a provider's body.  A response whose call
+ * arguments fit in an event is up to two levels deeper on the wire (Gemini
+ * wraps arguments in seven levels, an event in five); a few more levels
+ * let arguments that are slightly too deep get the precise error.  What is
+ * kept is checked against LLM_MAX_JSON_DEPTH.
+ */
+#define LLM_MAX_WIRE_DEPTH		(LLM_MAX_JSON_DEPTH + 8)
+/*
+ * Levels a model event wraps around a call's arguments: the event, its
+ * content, the parts array, the part, the function_call object.  Arguments
+ * may nest at most LLM_MAX_JSON_DEPTH - LLM_ARGS_WRAPPING levels.
+ */
+#define LLM_ARGS_WRAPPING		5
+/*
+ * Largest token count reported; larger ones saturate.  Far beyond any real
+ * call, and low enough that millions of them summed stay within bigint.
+ */
+#define LLM_MAX_TOKEN_COUNT		((int64_t) 1000000000000)
 /* Longest error_message copied from a provider, in bytes */
 #define LLM_MAX_ERROR_MESSAGE	1000
 /* Largest single SSE event accepted while streaming, in bytes */
@@ -107,6 +132,15 @@ extern char *llm_build_request(const LlmRequestSpec *spec, char **errmsg);
 extern struct json_object *llm_parse_response(LlmProvider p, long http_status,
 											  const char *body, size_t len);
 
+/*
+ * Error response for an HTTP redirect (status 3xx; redirects are not
+ * followed): "HTTP_<status>", and the message names where it pointed
+ * (location may be NULL), without userinfo, query or fragment, which may
+ * carry credentials.
+ */
+extern struct json_object *llm_redirect_response(long http_status,
+												 const char *location);
+
 /* Streaming */
 typedef struct LlmStream LlmStream;
 
@@ -162,7 +196,7 @@ extern int	llm_is_generated_call_id(const char *id);
 extern void llm_set_errmsg(char **errmsg, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 
-/* JSON received from a provider: strict, UTF-8 checked, depth limited */
+/* JSON received from a provider: strict, UTF-8 checked, LLM_MAX_WIRE_DEPTH */
 extern struct json_object *llm_json_parse(const char *buf, size_t len,
 										  const char **why);
 
@@ -174,6 +208,10 @@ extern struct json_object *llm_get_idx(struct json_object *obj, const char *key,
 									   size_t i);
 extern const char *llm_get_str(struct json_object *obj, const char *key);
 extern int	llm_get_int(struct json_object *obj, const char *key, int64_t *out);
+/* A token count: 0 .. LLM_MAX_TOKEN_COUNT (saturated); 0 when absent or bad */
+extern int	llm_get_count(struct json_object *obj, const char *key, int64_t *out);
+/* a + b for counts, saturated at LLM_MAX_TOKEN_COUNT */
+extern int64_t llm_count_add(int64_t a, int64_t b);
 
 /* Add a member; the value is a borrowed object (its count is raised) */
 extern void llm_add_ref(struct json_object *obj, const char *key,

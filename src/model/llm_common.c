@@ -11,8 +11,9 @@
  *
  * JSON from a provider goes through llm_json_parse only: the raw bytes must
  * be strict UTF-8 (as PostgreSQL understands it), the document must nest no
- * deeper than LLM_MAX_JSON_DEPTH, NaN and Infinity are refused, and U+0000
- * inside strings becomes U+FFFD so that the result always fits in jsonb.
+ * deeper than LLM_MAX_WIRE_DEPTH, every number must be one jsonb can hold
+ * and keeps its exact digits (adk_json_parse), and U+0000 inside strings
+ * becomes U+FFFD so that the result always fits in jsonb.
  *
  * A stream keeps every piece it may own in the LlmStream itself (including
  * the event being handled and the partial being delivered), so that
@@ -57,6 +58,7 @@ static struct json_object *llm_http_error(const LlmAdapter *ad, long status,
 										  const char *body, size_t len);
 static struct json_object *llm_provider_error(long status, const char *code,
 											  const char *msg);
+static struct json_object *llm_fit_response(struct json_object *resp);
 static int	llm_id_grow(LlmIdSynth *ids);
 static LlmIdCall *llm_ids_match(LlmIdSynth *ids, const LlmPart *part);
 static int	llm_stream_on_event(const SseEvent *ev, void *arg);
@@ -328,9 +330,8 @@ llm_is_blank(const char *s, size_t len)
 struct json_object *
 llm_json_parse(const char *buf, size_t len, const char **why)
 {
-	struct json_tokener *tok;
 	struct json_object *obj;
-	enum json_tokener_error jerr;
+	AdkJsonParseError jerr;
 
 	*why = NULL;
 	if (buf == NULL || llm_is_blank(buf, len))
@@ -348,53 +349,40 @@ llm_json_parse(const char *buf, size_t len, const char **why)
 		*why = "invalid UTF-8";
 		return NULL;
 	}
-	/* json-c's limit is one off; llm_json_check enforces the exact one */
-	tok = json_tokener_new_ex(LLM_MAX_JSON_DEPTH + 1);
-	if (tok == NULL)
+	obj = adk_json_parse(buf, len, LLM_MAX_WIRE_DEPTH,
+						 JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8,
+						 &jerr, why);
+	switch (jerr)
 	{
-		*why = "out of memory";
-		return NULL;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, buf, (int) len);
-	jerr = json_tokener_get_error(tok);
-	if (obj == NULL && jerr == json_tokener_continue)
-	{
-		/* a bare number needs an end marker; anything else is truncated */
-		obj = json_tokener_parse_ex(tok, "", 1);
-		jerr = json_tokener_get_error(tok);
-		if (obj == NULL)
-			jerr = json_tokener_error_parse_eof;
-	}
-	json_tokener_free(tok);
-	if (obj == NULL)
-	{
-		*why = (jerr == json_tokener_error_depth) ? "nesting too deep" :
-			(jerr == json_tokener_error_parse_eof) ? "truncated JSON" :
-			json_tokener_error_desc(jerr);
-		return NULL;
-	}
-	switch (llm_json_check(obj, 0))
-	{
-		case 0:
-			return obj;
-		case -2:
+		case ADK_JSON_OK:
+			break;
+		case ADK_JSON_TOO_DEEP:
 			*why = "nesting too deep";
-			break;
-		default:
+			return NULL;
+		case ADK_JSON_NAN:
 			*why = "NaN or Infinity is not JSON";
-			break;
+			return NULL;
+		case ADK_JSON_NUMBER:
+			*why = "a number is out of the range of PostgreSQL's numeric";
+			return NULL;
+		case ADK_JSON_NOMEM:
+			*why = "out of memory";
+			return NULL;
+		case ADK_JSON_SYNTAX:
+			if (*why == NULL)
+				*why = "invalid JSON";
+			return NULL;
 	}
+	if (llm_json_check(obj, 0) == 0)
+		return obj;
+	*why = "out of memory";
 	json_object_put(obj);
 	return NULL;
-	return obj;
 }
 
 /*
- * Walk a parsed document: count nesting (json-c does not count an empty
- * innermost container), refuse NaN/Infinity literals (json-c accepts them
- * even in strict mode) and replace U+0000 in strings.  depth is the number
- * of containers around obj.  0 ok, -1 NaN/Infinity, -2 too deep.
+ * Walk a parsed document (adk_json_parse has checked nesting and numbers)
+ * and replace U+0000 in strings.  0 ok, -1 out of memory.
  */
 static int
 llm_json_check(struct json_object *obj, int depth)
@@ -403,18 +391,6 @@ llm_json_check(struct json_object *obj, int depth)
 
 	switch (json_object_get_type(obj))
 	{
-		case json_type_double:
-			if (!isfinite(json_object_get_double(obj)))
-			{
-				const char *t = json_object_to_json_string(obj);
-
-				/* 1e999 is valid JSON that overflows a double */
-				if (*t == '-')
-					t++;
-				if (*t < '0' || *t > '9')
-					return -1;
-			}
-			return 0;
 		case json_type_string:
 			return llm_fix_nul(obj) < 0 ? -1 : 0;
 		case json_type_array:
@@ -422,8 +398,6 @@ llm_json_check(struct json_object *obj, int depth)
 				size_t		i;
 				size_t		n = json_object_array_length(obj);
 
-				if (depth >= LLM_MAX_JSON_DEPTH)
-					return -2;
 				for (i = 0; i < n && rc == 0; i++)
 					rc = llm_json_check(json_object_array_get_idx(obj, i), depth + 1);
 				return rc;
@@ -432,8 +406,6 @@ llm_json_check(struct json_object *obj, int depth)
 			{
 				struct json_object_iter it;
 
-				if (depth >= LLM_MAX_JSON_DEPTH)
-					return -2;
 				json_object_object_foreachC(obj, it)
 				{
 					if ((rc = llm_json_check(it.val, depth + 1)) != 0)
@@ -566,6 +538,41 @@ llm_get_int(struct json_object *obj, const char *key, int64_t *out)
 		}
 	}
 	return 0;
+}
+
+int
+llm_get_count(struct json_object *obj, const char *key, int64_t *out)
+{
+	struct json_object *val = llm_get(obj, key);
+	int64_t		v;
+
+	if (val == NULL)
+		return 0;
+	if (json_object_is_type(val, json_type_int))
+		v = json_object_get_int64(val); /* json-c saturates uint64 */
+	else if (json_object_is_type(val, json_type_double))
+	{
+		double		d = json_object_get_double(val);
+
+		/* integers beyond int64 arrive as doubles (adk_json_parse) */
+		if (!(d >= 0) || (d < (double) LLM_MAX_TOKEN_COUNT &&
+						  d != (double) (int64_t) d))
+			return 0;
+		v = d >= (double) LLM_MAX_TOKEN_COUNT ? LLM_MAX_TOKEN_COUNT : (int64_t) d;
+	}
+	else
+		return 0;
+	if (v < 0)
+		return 0;
+	*out = v > LLM_MAX_TOKEN_COUNT ? LLM_MAX_TOKEN_COUNT : v;
+	return 1;
+}
+
+int64_t
+llm_count_add(int64_t a, int64_t b)
+{
+	/* both are within 0 .. LLM_MAX_TOKEN_COUNT: the sum cannot overflow */
+	return a + b > LLM_MAX_TOKEN_COUNT ? LLM_MAX_TOKEN_COUNT : a + b;
 }
 
 void
@@ -1086,11 +1093,14 @@ llm_error_response(const char *code, const char *msg, size_t len)
 
 	if (resp == NULL)
 		return NULL;
+	/* a provider may send an empty type or message: never store "" */
+	if (code == NULL || code[0] == '\0')
+		code = "PROVIDER_ERROR";
 	llm_add_str(resp, "error_code", code);
-	if (msg == NULL)
+	if (msg == NULL || len == 0)
 	{
-		msg = code;
-		len = strlen(code);
+		msg = "model provider reported an error";
+		len = strlen(msg);
 	}
 	len = llm_utf8_clip(msg, len, LLM_MAX_ERROR_MESSAGE);
 	json_object_object_add(resp, "error_message",
@@ -1192,6 +1202,9 @@ llm_set_finish(struct json_object *resp, const char *finish,
 
 	if (finish == NULL)
 		return;
+	/* an empty reason is Gemini's unset enum value, by its own name */
+	if (finish[0] == '\0')
+		finish = "FINISH_REASON_UNSPECIFIED";
 	llm_add_str(resp, "finish_reason", finish);
 	if (strcmp(finish, "STOP") == 0 || llm_get(resp, "content") != NULL ||
 		llm_get(resp, "error_code") != NULL)
@@ -1222,7 +1235,7 @@ llm_usage_from(struct json_object *src, const char *const *map)
 
 	for (; map[0] != NULL; map += 2)
 	{
-		if (!llm_get_int(src, map[0], &v))
+		if (!llm_get_count(src, map[0], &v))
 			continue;
 		if (usage == NULL)
 			usage = json_object_new_object();
@@ -1308,6 +1321,8 @@ llm_parse_response(LlmProvider p, long http_status, const char *body,
 
 	if (ad == NULL)
 		return llm_error_responsef("INVALID_PROVIDER", "unknown model provider");
+	if (http_status >= 300 && http_status < 400)
+		return llm_redirect_response(http_status, NULL);
 	obj = llm_json_parse(body, body ? len : 0, &why);
 	if (http_status >= 400)
 		resp = llm_http_error(ad, http_status, obj, body, body ? len : 0);
@@ -1320,9 +1335,87 @@ llm_parse_response(LlmProvider p, long http_status, const char *body,
 	else if (ad->error(obj, &code, &msg))
 		resp = llm_provider_error(http_status, code, msg);
 	else
-		resp = ad->parse(obj);
+		resp = llm_fit_response(ad->parse(obj));
 	json_object_put(obj);
 	return resp;
+}
+
+/*
+ * The response, or an error response in its place when it would not fit in
+ * a stored event (the response object is the event's level 1): function
+ * call arguments nested more than LLM_MAX_JSON_DEPTH - LLM_ARGS_WRAPPING
+ * levels.  Consumes resp.
+ */
+static struct json_object *
+llm_fit_response(struct json_object *resp)
+{
+	struct json_object *parts = llm_get_arr(llm_get_obj(resp, "content"), "parts");
+	size_t		i;
+
+	if (resp == NULL || llm_get(resp, "error_code") != NULL ||
+		adk_json_depth(resp, LLM_MAX_JSON_DEPTH) <= LLM_MAX_JSON_DEPTH)
+		return resp;
+	for (i = 0; parts != NULL && i < json_object_array_length(parts); i++)
+	{
+		struct json_object *fc = llm_get_obj(json_object_array_get_idx(parts, i),
+											 "function_call");
+		const char *name = llm_get_str(fc, "name");
+		struct json_object *err;
+
+		if (fc == NULL ||
+			adk_json_depth(llm_get(fc, "args"), LLM_MAX_JSON_DEPTH) <=
+			LLM_MAX_JSON_DEPTH - LLM_ARGS_WRAPPING)
+			continue;
+		err = llm_error_responsef("MALFORMED_FUNCTION_CALL",
+								  "arguments of function call '%.100s' are nested too deeply: at most %d levels are accepted",
+								  name ? name : "", LLM_MAX_JSON_DEPTH - LLM_ARGS_WRAPPING);
+		json_object_put(resp);
+		return err;
+	}
+	json_object_put(resp);
+	return llm_error_responsef("MALFORMED_RESPONSE",
+							   "model response is nested too deeply: an event holds at most %d levels",
+							   LLM_MAX_JSON_DEPTH);
+}
+
+struct json_object *
+llm_redirect_response(long http_status, const char *location)
+{
+	char		code[32];
+	char		where[512];
+	size_t		n = 0;
+	const char *p = location;
+	const char *host;
+
+	snprintf(code, sizeof(code), "HTTP_%ld", http_status);
+	if (location == NULL || location[0] == '\0')
+		return llm_error_responsef(code, "model provider answered with a redirect (HTTP status %ld), which is not followed",
+								   http_status);
+	/* scheme://, then drop userinfo; stop at the query or fragment */
+	host = strstr(p, "://");
+	if (host != NULL && strcspn(p, "/?#") > (size_t) (host - p))
+	{
+		const char *at = NULL;
+		size_t		auth;
+		size_t		i;
+
+		host += 3;
+		auth = strcspn(host, "/?#");
+		for (i = 0; i < auth; i++)
+			if (host[i] == '@')
+				at = host + i;
+		n = (size_t) (host - p);
+		if (n >= sizeof(where))
+			n = 0;
+		memcpy(where, p, n);
+		p = at ? at + 1 : host;
+	}
+	/* a Location is ASCII: anything else, and control characters, become ? */
+	for (; *p && *p != '?' && *p != '#' && n < 300; p++)
+		where[n++] = ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f) ? '?' : *p;
+	where[n] = '\0';
+	return llm_error_responsef(code, "model provider answered with a redirect (HTTP status %ld) to %s, which is not followed",
+							   http_status, where);
 }
 
 /*
@@ -1490,6 +1583,8 @@ llm_stream_on_event(const SseEvent *ev, void *arg)
 struct json_object *
 llm_stream_finish(LlmStream *s, long http_status)
 {
+	if (http_status >= 300 && http_status < 400)
+		return llm_redirect_response(http_status, NULL);
 	if (http_status >= 400)
 		return llm_parse_response(s->provider, http_status, s->raw.data,
 								  s->raw.len);
@@ -1529,8 +1624,11 @@ llm_stream_fail(LlmStream *s, const char *code, const char *msg)
 	if (s->failed)
 		return -1;
 	s->failed = 1;
-	if (msg == NULL)
-		msg = code;
+	/* a provider may send an empty type or message: never store "" */
+	if (code == NULL || code[0] == '\0')
+		code = "PROVIDER_ERROR";
+	if (msg == NULL || msg[0] == '\0')
+		msg = "model provider reported an error";
 	len = llm_utf8_clip(msg, strlen(msg), LLM_MAX_ERROR_MESSAGE);
 	s->error_code = strdup(code);
 	s->error_message = strndup(msg, len);
@@ -1773,5 +1871,5 @@ llm_stream_final(LlmStream *s)
 		llm_add_str(resp, "model_version", s->model_version);
 	llm_set_finish(resp, s->finish_reason, s->finish_message);
 	json_object_object_add(resp, "turn_complete", json_object_new_boolean(1));
-	return resp;
+	return llm_fit_response(resp);
 }

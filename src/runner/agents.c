@@ -340,6 +340,8 @@ adk_find_call_event(AdkRun *run, const char *call_id, char **author,
 					 "   AND user_id OPERATOR(pg_catalog.=) $2"
 					 "   AND session_id OPERATOR(pg_catalog.=) $3"
 					 "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
+					 "   AND (event_data OPERATOR(pg_catalog.#>)"
+					 "        '{custom_metadata,adk_appended_by}'::pg_catalog.text[]) IS NULL"
 					 " ORDER BY seq DESC LIMIT 1",
 					 4, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)

@@ -60,10 +60,12 @@
 #include "model/generate.h"
 #include "model/llm.h"
 #include "model/model_def.h"
+#include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_compaction_read_sql);
 PG_FUNCTION_INFO_V1(adk_compaction_append_sql);
@@ -91,7 +93,8 @@ static Datum owner_query(const char *sql, int nargs, Oid *types, Datum *args,
 						 const char *nulls, int col, bool *isnull);
 static Jsonb *read_plan(const char *app, const char *user, const char *session,
 						int64 from, int64 to, bool rolling);
-static char *summarize(const char *model, Jsonb *config, Jsonb *plan,
+static char *summarize(const char *app, const char *user,
+					   const char *model, Jsonb *config, Jsonb *plan,
 					   char **error);
 static int64 append_summary(const char *app, const char *user,
 							const char *session, Jsonb *plan,
@@ -247,7 +250,7 @@ summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
 	char	   *error;
 	char	   *refused;
 
-	summary = summarize(cfg->summarizer,
+	summary = summarize(run->app, run->user, cfg->summarizer,
 						cfg->own_summarizer ? NULL : run->root->generate_config,
 						plan, &error);
 	if (summary == NULL)
@@ -398,10 +401,12 @@ plan_text(Jsonb *plan, const char *key)
 
 /*
  * The summary of the plan's events (and of the summary it rolls on), or
- * NULL with *error.
+ * NULL with *error.  The call is taken from and charged to the budgets of
+ * app and user like every model call (a spent budget: no call, *error).
  */
 static char *
-summarize(const char *model, Jsonb *config, Jsonb *plan, char **error)
+summarize(const char *app, const char *user, const char *model, Jsonb *config,
+		  Jsonb *plan, char **error)
 {
 	StringInfoData prompt;
 	char	   *prior = plan_text(plan, "prior_summary");
@@ -414,7 +419,15 @@ summarize(const char *model, Jsonb *config, Jsonb *plan, char **error)
 	JsonbIteratorToken tok;
 	StringInfoData text;
 	JsonWriter	w;
+	TimestampTz taken_at;
+	char	   *refused;
 
+	refused = adk_budget_try(app, user, &taken_at);
+	if (refused != NULL)
+	{
+		*error = psprintf("BUDGET_EXCEEDED: %s", refused);
+		return NULL;
+	}
 	initStringInfo(&prompt);
 	appendStringInfoString(&prompt, SUMMARY_PROMPT);
 	if (prior)
@@ -426,6 +439,7 @@ summarize(const char *model, Jsonb *config, Jsonb *plan, char **error)
 	jw_jsonb(&w, adk_text_content(prompt.data));
 	jw_end_array(&w);
 	response = adk_model_call(model, jw_finish(&w), NULL, config, false, NULL, NULL);
+	adk_budget_charge_to(app, user, taken_at, adk_response_tokens(response));
 
 	v = adk_jsonb_get(&response->root, "error_code");
 	if (v != NULL && v->type == jbvString)
@@ -613,11 +627,19 @@ record_problem(AdkRun *run, const char *what, const char *message)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Every entry point below names the app (argument 0) and the user id
+ * (argument 1): checking the user id also checks the app's tenancy.
+ */
 static char *
 arg_id(FunctionCallInfo fcinfo, int n, const char *what)
 {
-	return adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-						ADK_MAX_ID_CHARS);
+	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
+								  ADK_MAX_ID_CHARS);
+
+	if (n == 1)
+		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
+	return id;
 }
 
 /*
@@ -661,6 +683,19 @@ adk_compaction_append_sql(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("plan and summary must not be null")));
+	/*
+	 * A summary written by the caller stands in every later prompt of the
+	 * session.  In a 'shared' app any adk_user member may name any session,
+	 * so only a role that sees everything may write one there.
+	 */
+	if (!adk_tenancy_trusted_append(app))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to append a compaction record to a session of app \"%s\"",
+						app),
+				 errdetail("App \"%s\" has tenancy 'shared': a summary written by one role would replace the history that other roles run on.",
+						   app),
+				 errhint("Use adk_compact(), which summarizes with the app's summarizer model, or give the app tenancy 'role' or 'claim'.")));
 	plan = PG_GETARG_JSONB_P(3);
 	summary = text_to_cstring(PG_GETARG_TEXT_PP(4));
 	if (!adk_jsonb_is_object(&plan->root))
@@ -724,7 +759,7 @@ adk_compact(PG_FUNCTION_ARGS)
 	plan = read_plan(app, user, session, from, to, PG_ARGISNULL(3));
 	if (plan == NULL)
 		PG_RETURN_NULL();
-	summary = summarize(model, NULL, plan, &error);
+	summary = summarize(app, user, model, NULL, plan, &error);
 	if (summary == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),

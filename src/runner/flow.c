@@ -43,6 +43,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
+#include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
@@ -392,6 +393,8 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	Jsonb	   *replaced;
 	JsonbValue *code;
 	PartialCtx	pctx;
+	TimestampTz taken_at;
+	int64		tokens_before;
 
 	jw_init(&w);
 	jw_begin_object(&w);
@@ -412,6 +415,10 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	if (response != NULL)
 		return response;
 
+	/* token budgets: refused before the call, charged after it */
+	if (!adk_budget_take(run, agent->name, branch, &taken_at))
+		return NULL;			/* BUDGET_EXCEEDED was stored */
+	tokens_before = run->input_tokens + run->output_tokens;
 	run->llm_calls++;
 	pctx.run = run;
 	pctx.agent = agent;
@@ -421,6 +428,8 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 							  emit_partial, &pctx);
 	adk_span_model_end(run, response);
 	count_tokens(run, response);
+	adk_budget_charge(run, taken_at,
+					  run->input_tokens + run->output_tokens - tokens_before);
 
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code != NULL && code->type == jbvString)

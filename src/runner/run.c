@@ -54,6 +54,7 @@
 #include "runner/spans.h"
 #include "store/append.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_run_text);
@@ -196,6 +197,7 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 		char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 		TupleDesc	desc;
 
+		adk_tenancy_check(app, user);
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -891,7 +893,8 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 					 " ON CONFLICT (invocation_id) DO UPDATE"
 					 "  SET status = 'running', agent = EXCLUDED.agent,"
 					 "      resumed = i.resumed OPERATOR(pg_catalog.+) 1,"
-					 "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid",
+					 "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid,"
+					 "      role_name = EXCLUDED.role_name",
 					 6, types, args, NULL, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the invocation");
 	SPI_finish();

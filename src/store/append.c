@@ -21,23 +21,30 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
 #include "adk_runner.h"
 #include "common/ids.h"
+#include "common/jsonb_util.h"
 #include "model/ledger.h"
 #include "store/append.h"
 #include "store/event.h"
 #include "store/owner.h"
 #include "store/place.h"
 #include "store/direct.h"
+#include "store/tenancy.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
 
 static SPIPlanPtr insert_plan = NULL;
+
+static Jsonb *mark_appended_by(Jsonb *event);
 
 #define INSERT_SQL \
 	"INSERT INTO adk.events_p0" \
@@ -59,8 +66,45 @@ adk_append_event(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("event must not be null")));
 	event = PG_GETARG_JSONB_P(3);
+	adk_tenancy_check(app, user);
+	if (!adk_tenancy_trusted_append(app))
+		event = mark_appended_by(event);
 	adk_store_append(app, user, session, event, &stored);
 	PG_RETURN_JSONB_P(stored.event);
+}
+
+/*
+ * The event with custom_metadata.adk_appended_by = the current role: an
+ * event that never counts as a pending call or a compaction record
+ * (tenancy.c, adk_tenancy_trusted_append).  Anything the caller put there
+ * under that key is replaced.  A non-object is left to adk_event_check.
+ */
+static Jsonb *
+mark_appended_by(Jsonb *event)
+{
+	StringInfoData buf;
+	Jsonb	   *mark;
+	Jsonb	   *meta;
+	JsonbValue *cm;
+	Datum		key = CStringGetTextDatum("custom_metadata");
+	ArrayType  *path;
+
+	if (!JB_ROOT_IS_OBJECT(event))
+		return event;
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"adk_appended_by\": ");
+	escape_json(&buf, GetUserNameFromId(GetUserId(), false));
+	appendStringInfoChar(&buf, '}');
+	mark = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+	cm = adk_jsonb_get(&event->root, "custom_metadata");
+	if (cm != NULL && cm->type == jbvBinary && JsonContainerIsObject(cm->val.binary.data))
+		meta = adk_jsonb_concat(JsonbValueToJsonb(cm), mark);
+	else
+		meta = mark;
+	path = construct_array(&key, 1, TEXTOID, -1, false, TYPALIGN_INT);
+	return DatumGetJsonbP(DirectFunctionCall4(jsonb_set, JsonbPGetDatum(event),
+											  PointerGetDatum(path), JsonbPGetDatum(meta),
+											  BoolGetDatum(true)));
 }
 
 /*

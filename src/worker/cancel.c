@@ -39,6 +39,7 @@
 #include "adk_runner.h"
 #include "common/ids.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_cancel);
@@ -121,6 +122,7 @@ adk_interrupt(PG_FUNCTION_ARGS)
 	int			denied = 0;
 	int			n;
 
+	adk_tenancy_check(app, user);
 	args[0] = CStringGetTextDatum(app);
 	args[1] = CStringGetTextDatum(user);
 	args[2] = CStringGetTextDatum(session);

@@ -69,6 +69,7 @@
 #include "model/ledger.h"
 #include "runner/runner.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 #include "worker/worker.h"
 
 /* A claimed job, copied into the job's memory context */
@@ -282,6 +283,7 @@ run_next_job(void)
 		AbortCurrentTransaction();
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
 		adk_current_invocation_id = NULL;
+		adk_tenancy_pin_user(NULL);
 		job_error(job, edata);
 		QueryCancelPending = false;
 		RESUME_INTERRUPTS();
@@ -462,11 +464,14 @@ execute_job(AdkJob *job)
 						job->invocation_id);
 	pgstat_report_activity(STATE_RUNNING, activity);
 
+	/* the user checked when the job was queued, for the whole run */
+	adk_tenancy_pin_user(job->user);
 	SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
 	adk_execute_run(job->app, job->user, job->session, job->message,
 					job->state_delta, sink_every_event(job->options),
 					job->invocation_id, job->extschema, job_sink, job);
 	SetUserIdAndSecContext(worker_user, worker_sec_context);
+	adk_tenancy_pin_user(NULL);
 
 	HOLD_INTERRUPTS();
 	finish_job(job);

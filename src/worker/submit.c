@@ -44,6 +44,7 @@
 #include "common/jsonb_util.h"
 #include "runner/runner.h"
 #include "store/owner.h"
+#include "store/tenancy.h"
 #include "worker/worker.h"
 
 #define MAX_RETRIES		100
@@ -104,6 +105,7 @@ submit_entry(FunctionCallInfo fcinfo, Jsonb *message)
 
 	/* bad options are the caller's error now, not a failed job later */
 	adk_check_run_options(take_retries(options, &retries));
+	adk_tenancy_check(app, user);
 	adk_workers_require();
 	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
 		ereport(ERROR,
@@ -156,6 +158,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 	AdkOwnerSave save;
 	NameData	role_name;
 
+	adk_tenancy_check(app, user);
 	options = take_retries(options, &retries);
 	adk_check_run_options(options);
 	namestrcpy(&role_name, GetUserNameFromId(role, false));
@@ -270,6 +273,7 @@ adk_wait(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 
+	adk_tenancy_check(info.app, info.user);
 	return_events(rsinfo, invocation_id, info.app, info.user, info.session);
 	return (Datum) 0;
 }

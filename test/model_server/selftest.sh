@@ -437,6 +437,26 @@ GM gem-fault-badutf8 '{'"$MSG_GM"'}'
 A "gemini fault-badutf8" 'status == 200 and b"\xff\xfe" in raw'
 AN '{"model":"c-fault-badutf8","max_tokens":9,'"$MSG_AN"'}'
 A "anthropic fault-badutf8" 'status == 200 and b"\xff\xfe" in raw'
+
+# model output the extension must survive: bare numbers Python cannot write,
+# huge token counts, empty finish reasons and error types, a redirect
+TOOLS_F_OA='"tools":[{"type":"function","function":{"name":"f","parameters":{}}}]'
+OA '{"model":"m",'"$TOOLS_F_OA"',"messages":[{"role":"user","content":"call f({\"x\": \"@@raw:1e-20000@@\", \"n\": 123456789012345678901234567890})"}]}'
+A "openai @@raw@@: a bare 1e-20000 and a big integer in arguments" 'status == 200 and J["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == "{\"x\":1e-20000,\"n\":123456789012345678901234567890}"'
+OA '{"model":"m","stream":true,'"$TOOLS_F_OA"',"messages":[{"role":"user","content":"call f({\"x\": \"@@raw:1e999@@\"})"}]}' -N
+A "openai @@raw@@ streamed" 'status == 200 and "".join(json.loads(d)["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for e, d in events() if d != "[DONE]" and json.loads(d)["choices"] and "tool_calls" in json.loads(d)["choices"][0]["delta"]) == "{\"x\":1e999}"'
+GM gem '{"tools":[{"functionDeclarations":[{"name":"f"}]}],"contents":[{"role":"user","parts":[{"text":"call f({\"x\": \"@@raw:1e999@@\"})"}]}]}'
+A "gemini @@raw@@: a bare 1e999 in args" 'status == 200 and b"\"x\": 1e999" in raw'
+AN '{"model":"c","max_tokens":9,"stream":true,"tools":[{"name":"f","input_schema":{}}],"messages":[{"role":"user","content":"call f({\"x\": \"@@raw:1e-20000@@\"})"}]}' -N
+A "anthropic @@raw@@ streamed" 'status == 200 and "".join(d["delta"].get("partial_json", "") for e, d in an_events() if e == "content_block_delta") == "{\"x\": 1e-20000}"'
+AN '{"model":"c-fault-huge-usage","max_tokens":9,'"$MSG_AN"'}'
+A "anthropic fault-huge-usage" 'status == 200 and J["usage"]["input_tokens"] == 9223372036854775807 and J["usage"]["output_tokens"] == 99999999999999999999999'
+GMS gem-fault-empty-finish '{'"$MSG_GM"'}' -N
+A "gemini fault-empty-finish streamed: finishReason \"\", no parts" 'status == 200 and json.loads(events()[-1][1])["candidates"][0]["finishReason"] == "" and json.loads(events()[-1][1])["candidates"][0]["content"]["parts"] == []'
+AN '{"model":"c-fault-stream-error-empty","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"'"$LONG"'"}]}' -N
+A "anthropic fault-stream-error-empty: error with an empty type" 'status == 200 and an_events()[-1][0] == "error" and an_events()[-1][1]["error"] == {"type": "", "message": ""}'
+OA '{"model":"m-fault-redirect",'"$MSG_OA"'}'
+A "openai fault-redirect: 302 with a Location" 'status == 302 and header("location").startswith("http://127.0.0.1:9/moved/") and raw == b""'
 GMS gem-fault-badutf8 '{'"$MSG_GM"'}' -N
 A "gemini fault-badutf8 stream" 'status == 200 and b"\xff\xfe" in raw and rc == 0'
 

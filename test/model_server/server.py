@@ -53,8 +53,9 @@ HANG_SECONDS = 300
 BADUTF8_MARK = "@@BADUTF8@@"
 
 # Fault names, longest first so that "429-always" wins over "429".
-FAULTS = ["stream-error", "429-always", "overloaded", "malformed", "truncated",
-          "oversized", "badutf8", "key-error", "stall", "hang", "429", "500"]
+FAULTS = ["stream-error-empty", "stream-error", "huge-usage", "empty-finish", "redirect", "429-always",
+          "overloaded", "malformed", "truncated", "oversized", "badutf8", "key-error", "stall", "hang",
+          "429", "500"]
 # In the last user text: replaced by the request's API key in the answer
 # (text and call arguments, names included), as a provider that echoes
 # the key would do.  /_last and /_requests keep the marker, not the key.
@@ -79,8 +80,23 @@ def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+# A string "@@raw:TEXT@@" in call arguments is sent as the bare number TEXT:
+# Python's json cannot write 1e999 or 1e-20000 (they are not doubles).
+RAW_NUM_RE = re.compile(r'"@@raw:([0-9eE+.\-]+)@@"')
+RAW_NUM_BYTES_RE = re.compile(rb'\\?"@@raw:([0-9eE+.\-]+)@@\\?"')
+REDIRECT_LOCATION = "http://127.0.0.1:9/moved/v1/chat?key=secret-in-location#frag"
+HUGE_TOKENS = (9223372036854775807, 99999999999999999999999)
+
+
 def compact(obj):
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def args_text(args, **kw):
+    """Call arguments as JSON text, "@@raw:...@@" strings as bare numbers."""
+    if kw:
+        return RAW_NUM_RE.sub(r"\1", json.dumps(args, **kw))
+    return RAW_NUM_RE.sub(r"\1", compact(args))
 
 
 def chunks(text, n):
@@ -639,7 +655,7 @@ class Stream:
 # ---- OpenAI ----
 
 OPENAI_FP = "fp_mock0adk01"
-OPENAI_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
+OPENAI_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "": ""}
 
 
 def openai_usage(ans):
@@ -654,7 +670,7 @@ def openai_body(conv, ans, rid, created):
     msg = {"role": "assistant", "content": ans.text if not ans.calls else None}
     if ans.calls:
         msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                              "function": {"name": c["name"], "arguments": compact(c["args"])}}
+                              "function": {"name": c["name"], "arguments": args_text(c["args"])}}
                              for c in ans.calls]
     msg["refusal"] = None
     msg["annotations"] = []
@@ -685,7 +701,7 @@ def openai_stream(conv, ans, rid, created, text_chunk=TEXT_CHUNK):
                 frames.append(frame({"role": "assistant", "content": None, "tool_calls": [head], "refusal": None}))
             else:
                 frames.append(frame({"tool_calls": [head]}))
-            for frag in chunks(compact(c["args"]), ARGS_CHUNK):
+            for frag in chunks(args_text(c["args"]), ARGS_CHUNK):
                 frames.append(frame({"tool_calls": [{"index": i, "function": {"arguments": frag}}]}))
     else:
         frames.append(frame({"role": "assistant", "content": "", "refusal": None}))
@@ -705,7 +721,7 @@ def openai_stream(conv, ans, rid, created, text_chunk=TEXT_CHUNK):
 
 # ---- Gemini ----
 
-GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
+GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP", "": ""}
 
 
 def gemini_json(obj, pretty):
@@ -739,6 +755,8 @@ def gemini_call_parts(ans):
 
 def gemini_body(conv, ans, rid):
     parts = gemini_call_parts(ans) if ans.calls else [{"text": ans.text}]
+    if ans.finish == "" and not ans.calls:
+        parts = []
     body = {"candidates": [{"content": {"parts": parts, "role": "model"},
                             "finishReason": GEMINI_FINISH[ans.finish], "index": 0}],
             "usageMetadata": gemini_usage(ans), "modelVersion": conv.model, "responseId": rid}
@@ -756,7 +774,7 @@ def gemini_chunks(conv, ans, rid, text_chunk=TEXT_CHUNK):
     pieces = chunks(ans.text, text_chunk)
     for i, piece in enumerate(pieces):
         final = i == len(pieces) - 1
-        cand = {"content": {"parts": [{"text": piece}], "role": "model"}}
+        cand = {"content": {"parts": [{"text": piece}] if ans.finish != "" else [], "role": "model"}}
         if final:
             cand["finishReason"] = GEMINI_FINISH[ans.finish]
         out.append({"candidates": [cand], "usageMetadata": gemini_usage(ans, final),
@@ -779,7 +797,7 @@ def gemini_stream(conv, ans, rid, sse, text_chunk=TEXT_CHUNK):
 
 # ---- Anthropic ----
 
-ANTHROPIC_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+ANTHROPIC_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "": ""}
 
 
 def anthropic_usage(ans, output_tokens=None):
@@ -815,7 +833,7 @@ def anthropic_stream(conv, ans, rid, text_chunk=TEXT_CHUNK):
             blocks.append(({"type": "tool_use", "id": c["id"], "name": c["name"], "input": {}},
                            [{"type": "input_json_delta", "partial_json": ""}] +
                            [{"type": "input_json_delta", "partial_json": f}
-                            for f in chunks(json.dumps(c["args"], ensure_ascii=False), ARGS_CHUNK)]))
+                            for f in chunks(args_text(c["args"], ensure_ascii=False), ARGS_CHUNK)]))
     else:
         blocks.append(({"type": "text", "text": ""},
                        [{"type": "text_delta", "text": p} for p in chunks(ans.text, text_chunk)]))
@@ -870,7 +888,14 @@ def error_bytes(provider, obj):
     return compact(obj).encode("utf-8")
 
 
-def stream_error_frame(provider, sse=True):
+def stream_error_frame(provider, sse=True, empty=False):
+    if empty:
+        o = stream_error_frame_obj(provider)
+        if provider == "anthropic":
+            return anthropic_event("error", o)
+        if provider == "gemini" and not sse:
+            return b",\r\n" + gemini_json(o, False).encode() + b"]"
+        return b"data: " + compact(o).encode() + (b"\r\n\r\n" if provider == "gemini" else b"\n\n")
     if provider == "openai":
         return b"data: " + compact(error_obj("openai", 500, "server",
                                              "The server had an error while processing your request. "
@@ -881,6 +906,13 @@ def stream_error_frame(provider, sse=True):
                         False)
         return (b"data: " + o.encode() + b"\r\n\r\n") if sse else (b",\r\n" + o.encode() + b"]")
     return anthropic_event("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+
+
+def stream_error_frame_obj(provider):
+    """The error body of stream-error-empty, non-streamed: empty type and message."""
+    return {"openai": {"error": {"message": "", "type": "", "param": None, "code": None}},
+            "gemini": {"error": {"code": 500, "message": "", "status": ""}},
+            "anthropic": {"type": "error", "error": {"type": "", "message": ""}}}[provider]
 
 
 CANNED = {
@@ -1327,6 +1359,19 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_provider_error(provider, 401, "auth",
                                             "Incorrect API key provided: %s." % self.api_key,
                                             code="invalid_api_key" if provider == "openai" else None)
+        if fault == "redirect":
+            self._write(self._head(302, [("Location", REDIRECT_LOCATION), ("Content-Length", "0")]))
+            return 302
+        if fault == "stream-error-empty" and not conv.stream:
+            body = error_bytes(provider, stream_error_frame_obj(provider))
+            self.send_full(500, body, "application/json", hdrs)
+            return 500
+        if fault == "huge-usage":
+            ans.prompt_tokens, ans.completion_tokens = HUGE_TOKENS
+        if fault == "empty-finish":
+            ans.text = ""
+            ans.calls = []
+            ans.finish = ""
         if fault == "oversized":
             filler = "The quick brown fox jumps over the lazy dog. "
             ans.text = (filler * (OVERSIZED_CHARS // len(filler) + 1))[:OVERSIZED_CHARS]
@@ -1345,6 +1390,7 @@ class Handler(BaseHTTPRequestHandler):
             text_chunk = 1 << 30
 
         def fix(b):
+            b = RAW_NUM_BYTES_RE.sub(rb"\1", b)
             return b.replace(BADUTF8_MARK.encode(), b"\xff\xfe") if fault == "badutf8" else b
 
         if not conv.stream:
@@ -1401,9 +1447,9 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(HANG_SECONDS)
             self.close_connection = True
             return "200-stall"
-        if fault == "stream-error":
+        if fault in ("stream-error", "stream-error-empty"):
             send(frames[:max(0, min(3, st.n_safe))])
-            self.stream_write(stream_error_frame(provider, sse))
+            self.stream_write(stream_error_frame(provider, sse, fault == "stream-error-empty"))
             self.end_stream()
             return "200-stream-error"
         if fault == "malformed":

@@ -155,24 +155,24 @@ test_json_parse_strict(void)
 	o = llm_json_parse("42", 2, &why);
 	CHECK(o != NULL && json_object_get_int(o) == 42);
 	json_object_put(o);
-	/* 64 levels pass, 65 do not */
-	deep = nested(64);
+	/* LLM_MAX_WIRE_DEPTH levels pass, one more does not */
+	deep = nested(LLM_MAX_WIRE_DEPTH);
 	o = llm_json_parse(deep, strlen(deep), &why);
 	CHECK(o != NULL);
 	json_object_put(o);
 	free(deep);
-	deep = nested(65);
+	deep = nested(LLM_MAX_WIRE_DEPTH + 1);
 	o = llm_json_parse(deep, strlen(deep), &why);
 	CHECK(o == NULL);
 	CHECK_STR(why, "nesting too deep");
 	free(deep);
 	/* json-c does not count an empty innermost container; we do */
-	deep = nested_objects(64);
+	deep = nested_objects(LLM_MAX_WIRE_DEPTH);
 	o = llm_json_parse(deep, strlen(deep), &why);
 	CHECK(o != NULL);
 	json_object_put(o);
 	free(deep);
-	deep = nested_objects(65);
+	deep = nested_objects(LLM_MAX_WIRE_DEPTH + 1);
 	o = llm_json_parse(deep, strlen(deep), &why);
 	CHECK(o == NULL);
 	CHECK_STR(why, "nesting too deep");
@@ -421,7 +421,7 @@ test_malformed_never_echoes(void)
 		r = llm_parse_response(p, 200, "{\"x\":\"\xed\xbf\xbf\"}", 11);
 		CHECK_JSON(r, "{'error_code':'MALFORMED_RESPONSE','error_message':'model response is not valid JSON: invalid UTF-8'}");
 		json_object_put(r);
-		deep = nested(70);
+		deep = nested(LLM_MAX_WIRE_DEPTH + 1);
 		r = llm_parse_response(p, 200, deep, strlen(deep));
 		CHECK_JSON(r, "{'error_code':'MALFORMED_RESPONSE','error_message':'model response is not valid JSON: nesting too deep'}");
 		json_object_put(r);

@@ -260,11 +260,11 @@ test_parse_malformed(void)
 	r = llm_parse_response(LLM_OPENAI, 200, trunc, sizeof(trunc) - 1);
 	CHECK_JSON(r, "{'error_code':'MALFORMED_RESPONSE','error_message':'model response is not valid JSON: truncated JSON'}");
 	json_object_put(r);
-	/* 65 levels: the object plus 64 arrays */
+	/* LLM_MAX_WIRE_DEPTH + 1 levels: the object plus as many arrays */
 	strcpy(deep, "{\"choices\":");
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < LLM_MAX_WIRE_DEPTH; i++)
 		strcat(deep, "[");
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < LLM_MAX_WIRE_DEPTH; i++)
 		strcat(deep, "]");
 	strcat(deep, "}");
 	r = llm_parse_response(LLM_OPENAI, 200, deep, strlen(deep));
@@ -272,7 +272,8 @@ test_parse_malformed(void)
 	json_object_put(r);
 	/* one level less parses, and is then refused for its shape */
 	memmove(deep + 11, deep + 12, strlen(deep + 12) + 1);
-	memmove(deep + 74, deep + 75, strlen(deep + 75) + 1);
+	memmove(deep + 10 + LLM_MAX_WIRE_DEPTH, deep + 11 + LLM_MAX_WIRE_DEPTH,
+			strlen(deep + 11 + LLM_MAX_WIRE_DEPTH) + 1);
 	r = llm_parse_response(LLM_OPENAI, 200, deep, strlen(deep));
 	CHECK_JSON(r, "{'error_code':'MALFORMED_RESPONSE','error_message':'model response has no choices[0].message'}");
 	json_object_put(r);

@@ -278,6 +278,7 @@ main(void)
 		{"openai", openai_tests},
 		{"gemini", gemini_tests},
 		{"anthropic", anthropic_tests},
+		{"output", output_tests},
 	};
 	int			passed = 0;
 	int			failed = 0;

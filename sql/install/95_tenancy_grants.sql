@@ -1,0 +1,13 @@
+-- ---------------------------------------------------------------------
+-- Grants that row-level security and the security_invoker views need,
+-- after the general ones of 90_privileges.sql (whatever those take away
+-- from adk_user on the adk._* internals): a policy's functions, and a
+-- security_invoker view's, run as the querying role, and a CHECK
+-- constraint's function as the role that writes the row.
+-- ---------------------------------------------------------------------
+
+GRANT EXECUTE ON FUNCTION adk._tenant_visible(text, text), adk._tenancy_check(text, text),
+                          adk._parts(jsonb)
+   TO adk_user;
+GRANT EXECUTE ON FUNCTION adk._check_price(jsonb) TO adk_admin;
+GRANT EXECUTE ON FUNCTION adk._budget_period_start(text, timestamptz) TO adk_user;

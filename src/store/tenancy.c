@@ -1,0 +1,491 @@
+/*-------------------------------------------------------------------------
+ *
+ * tenancy.c
+ *	  Tenancy per app (SPEC §11; README "Tenancy"): which ADK user ids a
+ *	  role may name, and the end user a gateway asserts.
+ *
+ * adk.apps.tenancy says, per app:
+ *	  'shared'	every adk_user member may name any user id (the default);
+ *	  'role'	the user id is the calling role's name;
+ *	  'claim'	the caller is a member of adk_gateway and names the user it
+ *				asserted with adk_set_user() in this transaction.
+ * Members of adk_admin, the owner of schema adk (the role that created the
+ * extension, which ADK-JS and ADK Python connect as) and superusers see and
+ * run everything.  Every public entry point that names a session calls
+ * adk_tenancy_check; the row-level security policies of the tables that
+ * hold a user's data call adk._tenant_visible (sql/install/85_tenancy.sql).
+ *
+ * The asserted user lives for the transaction that asserted it (a pooled
+ * connection never hands it to the next client): commit, rollback, or a
+ * ROLLBACK TO SAVEPOINT that undoes the adk_set_user call clears it.  It
+ * cannot be changed while a run is active in the backend -- a tool or
+ * plugin runs inside a step, where adk_current_invocation_id is set -- nor
+ * in a job worker, which pins the user the job was queued for.
+ *
+ * IDENTIFICATION
+ *	  src/store/tenancy.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "adk_runner.h"
+#include "common/ids.h"
+#include "model/ledger.h"
+#include "store/owner.h"
+#include "store/tenancy.h"
+
+PG_FUNCTION_INFO_V1(adk_set_user);
+PG_FUNCTION_INFO_V1(adk_asserted_user);
+PG_FUNCTION_INFO_V1(adk_tenancy_check_sql);
+PG_FUNCTION_INFO_V1(adk_tenant_visible);
+PG_FUNCTION_INFO_V1(adk_create_session_sql);
+PG_FUNCTION_INFO_V1(adk_delete_session_sql);
+
+/* the asserted end user, and the subtransaction that asserted it */
+static char *asserted_user = NULL;
+static SubTransactionId asserted_subid = InvalidSubTransactionId;
+/* a job worker's user, for the whole job */
+static char *pinned_user = NULL;
+static bool callbacks_registered = false;
+
+/* app -> mode, for one statement (RLS asks once per row) */
+#define MODE_CACHE_SIZE 8
+typedef struct ModeEntry
+{
+	char		app[ADK_MAX_ID_CHARS * 4 + 1];
+	AdkTenancy	mode;
+} ModeEntry;
+static ModeEntry mode_cache[MODE_CACHE_SIZE];
+static int	mode_cache_used = 0;
+static TimestampTz mode_cache_stmt = 0;
+
+static void register_callbacks(void);
+static void xact_callback(XactEvent event, void *arg);
+static void subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							 SubTransactionId parentSubid, void *arg);
+static Oid	role_oid(const char *name);
+static Oid	schema_owner(void);
+static bool is_gateway(void);
+static const char *claimed_user(void);
+static Datum owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs,
+						Oid *types, bool *isnull);
+
+static void
+register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+	callbacks_registered = true;
+}
+
+static void
+clear_asserted(void)
+{
+	if (asserted_user)
+		pfree(asserted_user);
+	asserted_user = NULL;
+	asserted_subid = InvalidSubTransactionId;
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			clear_asserted();
+			mode_cache_used = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	if (asserted_user == NULL || mySubid != asserted_subid)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		clear_asserted();
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		asserted_subid = parentSubid;
+}
+
+static Oid
+role_oid(const char *name)
+{
+	return get_role_oid(name, true);
+}
+
+static Oid
+schema_owner(void)
+{
+	Oid			nspid = get_namespace_oid("adk", false);
+	HeapTuple	tup;
+	Oid			owner;
+
+	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for schema %u", nspid);
+	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * The app's mode, read as the owner of schema adk once per statement.
+ */
+AdkTenancy
+adk_app_tenancy(const char *app)
+{
+	TimestampTz stmt = GetCurrentStatementStartTimestamp();
+	AdkOwnerSave save;
+	Oid			type = TEXTOID;
+	Datum		arg;
+	AdkTenancy	mode = ADK_TENANCY_SHARED;
+	int			i;
+
+	if (stmt != mode_cache_stmt)
+	{
+		mode_cache_used = 0;
+		mode_cache_stmt = stmt;
+	}
+	for (i = 0; i < mode_cache_used; i++)
+	{
+		if (strcmp(mode_cache[i].app, app) == 0)
+			return mode_cache[i].mode;
+	}
+
+	arg = CStringGetTextDatum(app);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT a.tenancy FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
+							  1, &type, &arg, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		char	   *t = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (t && strcmp(t, "role") == 0)
+			mode = ADK_TENANCY_ROLE;
+		else if (t && strcmp(t, "claim") == 0)
+			mode = ADK_TENANCY_CLAIM;
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+
+	register_callbacks();
+	if (strlen(app) < sizeof(mode_cache[0].app))
+	{
+		i = mode_cache_used < MODE_CACHE_SIZE ? mode_cache_used++ : MODE_CACHE_SIZE - 1;
+		strlcpy(mode_cache[i].app, app, sizeof(mode_cache[i].app));
+		mode_cache[i].mode = mode;
+	}
+	return mode;
+}
+
+bool
+adk_tenancy_sees_all(void)
+{
+	Oid			me = GetUserId();
+	Oid			admin = role_oid("adk_admin");
+
+	if (superuser_arg(me))
+		return true;
+	if (OidIsValid(admin) && has_privs_of_role(me, admin))
+		return true;
+	return has_privs_of_role(me, schema_owner());
+}
+
+static bool
+is_gateway(void)
+{
+	Oid			gateway = role_oid("adk_gateway");
+
+	return OidIsValid(gateway) && has_privs_of_role(GetUserId(), gateway);
+}
+
+static const char *
+claimed_user(void)
+{
+	return pinned_user ? pinned_user : asserted_user;
+}
+
+void
+adk_tenancy_check(const char *app, const char *user)
+{
+	AdkTenancy	mode;
+	const char *me;
+	const char *claimed;
+
+	if (adk_tenancy_sees_all())
+		return;
+	mode = adk_app_tenancy(app);
+	if (mode == ADK_TENANCY_SHARED)
+		return;
+	me = GetUserNameFromId(GetUserId(), false);
+	if (mode == ADK_TENANCY_ROLE)
+	{
+		if (strcmp(me, user) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for user \"%s\" of app \"%s\"", user, app),
+					 errdetail("App \"%s\" has tenancy 'role': role \"%s\" may name only user id \"%s\".",
+							   app, me, me)));
+		return;
+	}
+	if (!is_gateway())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for user \"%s\" of app \"%s\"", user, app),
+				 errdetail("App \"%s\" has tenancy 'claim': only members of adk_gateway may name its users.",
+						   app)));
+	claimed = claimed_user();
+	if (claimed == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for user \"%s\" of app \"%s\"", user, app),
+				 errdetail("App \"%s\" has tenancy 'claim', and no end user is asserted in this transaction.",
+						   app),
+				 errhint("Call adk_set_user() first, in the same transaction.")));
+	if (strcmp(claimed, user) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for user \"%s\" of app \"%s\"", user, app),
+				 errdetail("App \"%s\" has tenancy 'claim', and the asserted end user is \"%s\".",
+						   app, claimed)));
+}
+
+/*
+ * An event appended through adk_append_event counts as history another
+ * role acts on (a pending call, a compaction record) only when it comes
+ * from the session's own user -- in a 'role' or 'claim' app, where
+ * adk_tenancy_check made sure of that -- or from a role that sees
+ * everything.  In a 'shared' app any adk_user member may append to any
+ * session, so such an event is marked (custom_metadata.adk_appended_by)
+ * and never counts.
+ */
+bool
+adk_tenancy_trusted_append(const char *app)
+{
+	if (adk_tenancy_sees_all())
+		return true;
+	return adk_app_tenancy(app) != ADK_TENANCY_SHARED;
+}
+
+void
+adk_tenancy_pin_user(const char *user)
+{
+	if (pinned_user)
+		pfree(pinned_user);
+	pinned_user = user ? MemoryContextStrdup(TopMemoryContext, user) : NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * SQL functions
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * adk_set_user(user_id text): assert the end user for the rest of the
+ * transaction (NULL: none).
+ */
+Datum
+adk_set_user(PG_FUNCTION_ARGS)
+{
+	char	   *user = NULL;
+
+	if (!is_gateway())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to assert an end user"),
+				 errdetail("Only members of adk_gateway may call adk_set_user().")));
+	if (adk_current_invocation_id != NULL || pinned_user != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot change the asserted end user while a run is active"),
+				 errdetail("A tool, plugin or queued run cannot change the user it runs for.")));
+	if (!IsTransactionBlock())
+		ereport(WARNING,
+				(errmsg("the end user asserted outside a transaction block lasts only until the end of this statement"),
+				 errhint("The asserted user lasts until the end of the transaction: call adk_set_user() after BEGIN.")));
+	if (!PG_ARGISNULL(0))
+		user = adk_check_id("user id", PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+
+	register_callbacks();
+	clear_asserted();
+	if (user)
+	{
+		asserted_user = MemoryContextStrdup(TopMemoryContext, user);
+		asserted_subid = GetCurrentSubTransactionId();
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * adk_asserted_user(): the end user asserted in this transaction, or NULL.
+ */
+Datum
+adk_asserted_user(PG_FUNCTION_ARGS)
+{
+	const char *u = claimed_user();
+
+	if (u == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(u));
+}
+
+/*
+ * adk._tenancy_check(app, user_id): for the plpgsql entry points.
+ */
+Datum
+adk_tenancy_check_sql(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_VOID();
+	adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+					  text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	PG_RETURN_VOID();
+}
+
+/*
+ * adk._tenant_visible(app, user_id): the row-level security test.
+ */
+Datum
+adk_tenant_visible(PG_FUNCTION_ARGS)
+{
+	char	   *app;
+	char	   *user;
+	AdkTenancy	mode;
+	const char *claimed;
+
+	if (adk_tenancy_sees_all())
+		PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(false);
+	app = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	user = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	mode = adk_app_tenancy(app);
+	if (mode == ADK_TENANCY_SHARED)
+		PG_RETURN_BOOL(true);
+	if (mode == ADK_TENANCY_ROLE)
+		PG_RETURN_BOOL(strcmp(GetUserNameFromId(GetUserId(), false), user) == 0);
+	claimed = claimed_user();
+	PG_RETURN_BOOL(claimed != NULL && is_gateway() && strcmp(claimed, user) == 0);
+}
+
+/*
+ * Run sql (a SELECT of one value) with this function's arguments, as the
+ * owner of schema adk; the value is copied into the caller's context.
+ */
+static Datum
+owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
+		   bool *isnull)
+{
+	Datum		args[4];
+	char		nulls[4];
+	Datum		result = (Datum) 0;
+	AdkOwnerSave save;
+	MemoryContext caller = CurrentMemoryContext;
+	int			i;
+
+	for (i = 0; i < nargs; i++)
+	{
+		args[i] = PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not run \"%s\"", sql);
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+	if (!*isnull)
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		result = PointerGetDatum(DatumGetJsonbPCopy(result));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}
+
+static void
+check_identities(FunctionCallInfo fcinfo)
+{
+	char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+	char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+
+	adk_tenancy_check(app, user);
+}
+
+/*
+ * adk_create_session(app, user_id, session_id, state): the tenancy check
+ * as the caller, then adk._create_session as the owner of schema adk.
+ */
+Datum
+adk_create_session_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID};
+	bool		isnull;
+	Datum		d;
+
+	check_identities(fcinfo);
+	d = owner_call("SELECT adk._create_session($1, $2, $3, $4)", fcinfo, 4, types, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(d);
+}
+
+/*
+ * adk_delete_session(app, user_id, session_id)
+ */
+Datum
+adk_delete_session_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	char		nulls[3];
+	AdkOwnerSave save;
+	int			i;
+
+	check_identities(fcinfo);
+	for (i = 0; i < 3; i++)
+	{
+		args[i] = PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT adk._delete_session($1, $2, $3)", 3, types, args, nulls,
+							  false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not delete the session");
+	SPI_finish();
+	adk_restore_user(&save);
+	PG_RETURN_VOID();
+}
