@@ -187,3 +187,6 @@ SELECT has_table_privilege('adk_user', 'adk.spans', 'SELECT') AS user_reads,
        has_table_privilege('adk_admin', 'adk.spans', 'DELETE') AS admin_deletes;
 SHOW adk.spans_retention;
 SHOW adk.capture_message_content;
+-- row-level security as on the ledger (85_tenancy.sql): a tenant's own spans
+SELECT relrowsecurity AS rls, (SELECT count(*) FROM pg_policy WHERE polrelid = 'adk.spans'::regclass) AS policies
+  FROM pg_class WHERE oid = 'adk.spans'::regclass;
