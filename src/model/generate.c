@@ -75,6 +75,7 @@ typedef struct CallObjects
 	StreamState st;				/* its stream and pending partials */
 } CallObjects;
 
+static bool has_header(struct json_object *extra, const char *name);
 static const char **build_headers(const AdkModelDef *def,
 								  struct json_object *config, int *n);
 static void collect_partial(struct json_object *partial, void *arg);
@@ -298,6 +299,25 @@ free_call_objects(CallObjects *o)
 }
 
 /*
+ * Does the options.headers object set header name (any case)?
+ */
+static bool
+has_header(struct json_object *extra, const char *name)
+{
+	if (extra == NULL)
+		return false;
+	{
+		json_object_object_foreach(extra, k, v)
+		{
+			(void) v;
+			if (pg_strcasecmp(k, name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Content-Type, the key header, provider headers, then options.headers.
  */
 static const char **
@@ -322,8 +342,12 @@ build_headers(const AdkModelDef *def, struct json_object *config, int *n)
 		h[(*n)++] = auth;
 	if (def->provider == LLM_ANTHROPIC)
 		h[(*n)++] = "anthropic-version: 2023-06-01";
-	/* W3C trace context: the provider's spans join the run's trace */
-	if (adk_trace_current_for(adk_current_invocation_id))
+	/*
+	 * W3C trace context: the provider's spans join the run's trace (unless
+	 * options.headers sets a traceparent of its own).
+	 */
+	if (adk_trace_current_for(adk_current_invocation_id) &&
+		!has_header(extra, "traceparent"))
 		h[(*n)++] = psprintf("traceparent: %s",
 							 adk_traceparent_format(adk_trace_current.trace_id,
 													adk_trace_current.span_id,
