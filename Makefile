@@ -40,7 +40,6 @@ OBJS = \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
-	src/store/direct.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/owner.o \

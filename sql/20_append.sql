@@ -157,10 +157,10 @@ SELECT event_data -> 'actions' AS actions, event_data -> 'k1' AS k1, event_data 
 SELECT (SELECT count(*) FROM jsonb_object_keys(event_data) k WHERE k ~ '^k[0-9]+$') AS sent_keys
   FROM adk.events WHERE id = 'wide-1';
 
--- adk_append_event writes its rows without UPDATE / INSERT statements
--- while the tables carry only our own rules (store/direct.c).  Whatever a
--- user adds still runs -- a trigger, a rule, a CHECK constraint -- and an
--- added column gets its default.  Each is seen at once, in this session.
+-- adk_append_event writes its rows with UPDATE / INSERT statements the
+-- executor runs, never through the table access method, so whatever a
+-- user adds runs -- a trigger, a rule, a CHECK constraint -- and an added
+-- column gets its default.  Each is seen at once, in this session.
 CREATE TABLE event_audit (event_id text, seq bigint);
 CREATE FUNCTION audit_event() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

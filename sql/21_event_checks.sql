@@ -115,6 +115,7 @@ CREATE ROLE t21_writer;
 GRANT USAGE ON SCHEMA adk TO t21_writer;
 GRANT SELECT, INSERT ON adk.events, adk.events_p0 TO t21_writer;
 GRANT SELECT, UPDATE ON adk.sessions, adk.sessions_p0 TO t21_writer;
+GRANT EXECUTE ON FUNCTION adk._tenant_visible(text, text) TO t21_writer;
 SELECT last_seq AS ts_last_seq FROM adk.sessions WHERE id = 'ts' \gset
 SET ROLE t21_writer;
 INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)

@@ -89,10 +89,9 @@ SELECT expect_error($q$SELECT adk_generate('openai', '[{"role": "user", "parts":
 SELECT expect_error($q$SELECT adk_generate('openai', (repeat('[', 70) || repeat(']', 70))::jsonb)$q$);
 SELECT count(*) = :calls_before AS nothing_sent FROM adk.model_calls;
 
--- The ledger row is written without an INSERT statement while
--- adk.model_calls carries nothing else (store/direct.c): its id comes from
--- the identity, created_at from its default, as for an INSERT.  A trigger
--- or a changed default a user adds still takes effect, at once.
+-- The ledger row is written by an INSERT statement: its id comes from
+-- the identity, created_at from its default.  A trigger or a changed
+-- default a user adds takes effect, at once.
 SELECT max(id) AS id_before FROM adk.model_calls \gset
 BEGIN;
 SELECT adk_generate('openai', '[{"role": "user", "parts": [{"text": "one"}]}]') ? 'content' AS answered;

@@ -91,6 +91,17 @@ COMMENT ON TABLE adk.events_p0 IS 'ADK events, event_data in ADK''s snake_case J
 COMMENT ON COLUMN adk.events.seq IS 'position of the event in its session: 1, 2, 3, ... (assigned on insert)';
 COMMENT ON COLUMN adk.sessions.last_seq IS 'seq of the newest event of the session';
 
+-- The time an event gets: the proposed time truncated to whole
+-- milliseconds, at least 1 ms after the session's last event.  IMMUTABLE
+-- (where timestamptz + interval is only STABLE), so that Citus can run the
+-- session bump on a shard.
+CREATE FUNCTION adk._next_event_time(last timestamptz, proposed timestamptz)
+RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'adk_next_event_time' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+-- event_data with "timestamp" set to time (epoch milliseconds).
+CREATE FUNCTION adk._event_at(event_data jsonb, "time" timestamptz) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'adk_event_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- Every insert into adk.events, from any writer, gets its seq and time here.
 CREATE FUNCTION adk._events_before_insert() RETURNS trigger
     AS 'MODULE_PATHNAME', 'adk_events_before_insert' LANGUAGE C;

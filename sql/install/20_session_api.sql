@@ -32,20 +32,28 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
       FROM jsonb_each(coalesce(obj, '{}'::jsonb))
 $$;
 
-CREATE FUNCTION adk._session_json(s adk.sessions, events jsonb) RETURNS jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT jsonb_build_object(
-        'id', s.id,
-        'app_name', s.app_name,
-        'user_id', s.user_id,
-        'state', s.state
-                 || adk._prefixed((SELECT a.state FROM adk.app_states a
-                                    WHERE a.app_name = s.app_name), 'app:')
-                 || adk._prefixed((SELECT u.state FROM adk.user_states u
-                                    WHERE u.app_name = s.app_name
-                                      AND u.user_id = s.user_id), 'user:'),
-        'events', events,
-        'last_update_time', extract(epoch FROM s.update_time))
+-- A session as ADK's Session JSON, from its columns (not a row of
+-- adk.sessions: Citus cannot pass a distributed table's row type to a
+-- function).
+CREATE FUNCTION adk._session_json(p_id text, p_app text, p_user text, p_state jsonb,
+                                  p_update_time timestamptz, p_events jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    app_state jsonb;
+    user_state jsonb;
+BEGIN
+    SELECT a.state INTO app_state FROM adk.app_states a WHERE a.app_name = p_app;
+    SELECT u.state INTO user_state FROM adk.user_states u
+     WHERE u.app_name = p_app AND u.user_id = p_user;
+    RETURN jsonb_build_object(
+        'id', p_id,
+        'app_name', p_app,
+        'user_id', p_user,
+        'state', p_state || adk._prefixed(app_state, 'app:') || adk._prefixed(user_state, 'user:'),
+        'events', p_events,
+        'last_update_time', extract(epoch FROM p_update_time));
+END
 $$;
 
 CREATE FUNCTION adk._session_not_found(app_name text, user_id text, session_id text)
@@ -110,7 +118,8 @@ BEGIN
             update_time = GREATEST(u.update_time, EXCLUDED.update_time)
         WHERE EXCLUDED.state <> '{}'::jsonb;
 
-    RETURN adk._session_json(created, '[]'::jsonb);
+    RETURN adk._session_json(created.id, created.app_name, created.user_id, created.state,
+                             created.update_time, '[]'::jsonb);
 END
 $$;
 COMMENT ON FUNCTION adk_create_session(text, text, text, jsonb) IS
@@ -148,7 +157,7 @@ BEGIN
              ORDER BY x.seq DESC
              LIMIT num_recent_events) e;
 
-    RETURN adk._session_json(s, evs);
+    RETURN adk._session_json(s.id, s.app_name, s.user_id, s.state, s.update_time, evs);
 END
 $$;
 COMMENT ON FUNCTION adk_get_session(text, text, text, integer, bigint) IS
@@ -167,12 +176,17 @@ BEGIN
         PERFORM adk._check_id('user id', $2);
         PERFORM adk._tenancy_check($1, $2);
     END IF;
-    -- without a user id: every session the caller may see (row-level security)
+    -- without a user id: every session the caller may see (row-level
+    -- security).  The state is merged by joins, not by a function reading
+    -- app_states per row: Citus runs this on the shards, where such a
+    -- function cannot read.
     RETURN QUERY
         SELECT s.id::text, s.app_name::text, s.user_id::text,
-               adk._session_json(s, NULL) -> 'state',
+               s.state || adk._prefixed(a.state, 'app:') || adk._prefixed(u.state, 'user:'),
                s.create_time, s.update_time, s.last_seq
           FROM adk.sessions s
+          LEFT JOIN adk.app_states a ON a.app_name = s.app_name
+          LEFT JOIN adk.user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
          WHERE s.app_name = $1 AND ($2 IS NULL OR s.user_id = $2)
          ORDER BY s.update_time DESC, s.id;
 END

@@ -36,7 +36,8 @@
 CREATE TABLE adk.run_states (
     app_name      text NOT NULL,
     user_id       text NOT NULL,
-    session_id    text NOT NULL,
+    -- the type of adk.sessions.id, so Citus can colocate the two
+    session_id    varchar(191) NOT NULL,
     invocation_id text NOT NULL,
     node_path     text NOT NULL,
     status        text NOT NULL
@@ -60,7 +61,10 @@ COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids the user has ans
 CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
                                        p_invocation text DEFAULT NULL)
 RETURNS SETOF adk.run_states
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
     WITH ev AS (
         SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
                e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
@@ -100,7 +104,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
           FROM interrupts i
          GROUP BY i.invocation_id, i.agent
     )
-    SELECT p_app, p_user, p_session, n.invocation_id, p_app || '/' || n.agent,
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, p_app || '/' || n.agent,
            CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
                 WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
                 WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
@@ -110,7 +114,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
       FROM nodes n
      CROSS JOIN LATERAL (SELECT ev.d, ev.ts FROM ev
                           WHERE ev.invocation_id = n.invocation_id AND ev.author = n.agent
-                          ORDER BY ev.seq DESC LIMIT 1) last
+                          ORDER BY ev.seq DESC LIMIT 1) last;
+END
 $$;
 
 -- Make adk.run_states say what the events say, for one invocation (or the
@@ -121,18 +126,23 @@ $$;
 CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
                                         p_invocation text DEFAULT NULL)
 RETURNS integer
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    WITH d AS MATERIALIZED (
-        SELECT * FROM adk._derive_run_states(p_app, p_user, p_session, p_invocation)
-    ), gone AS (
-        DELETE FROM adk.run_states r
-         WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
-           AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
-           AND NOT EXISTS (SELECT 1 FROM d
-                            WHERE d.invocation_id = r.invocation_id AND d.node_path = r.node_path)
-    ), written AS (
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- statements Citus can route to the session's shard: the derived rows
+    -- are read once, then the table is brought to them
+    d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
+                                                                     p_invocation) x);
+    x adk.run_states;
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND NOT EXISTS (SELECT 1 FROM unnest(d) k
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
+    FOREACH x IN ARRAY d LOOP
         INSERT INTO adk.run_states AS r
-        SELECT * FROM d
+        VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at)
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
@@ -140,9 +150,10 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
          WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at)
                IS DISTINCT FROM
                (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
-                EXCLUDED.updated_at)
-    )
-    SELECT coalesce(sum(cardinality(d.interrupt_ids)), 0)::integer FROM d
+                EXCLUDED.updated_at);
+    END LOOP;
+    RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
 $$;
 
 -- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
@@ -164,6 +175,9 @@ DECLARE
     st record;
     answered text[];
     remaining text[];
+    -- a value, not clock_timestamp() in the UPDATE: Citus refuses
+    -- volatile functions in UPDATEs of distributed tables
+    now_ts timestamptz := clock_timestamp();
 BEGIN
     PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
     FOR st IN
@@ -182,7 +196,7 @@ BEGIN
            SET status = CASE WHEN cardinality(remaining) > 0 THEN 'waiting' ELSE 'running' END,
                interrupt_ids = remaining,
                answered_ids = s.answered_ids || answered,
-               updated_at = clock_timestamp()
+               updated_at = now_ts
          WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
            AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
         RETURN QUERY

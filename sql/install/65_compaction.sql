@@ -26,7 +26,8 @@
 CREATE TABLE adk.compactions (
     app_name      text NOT NULL,
     user_id       text NOT NULL,
-    session_id    text NOT NULL,
+    -- the type of adk.sessions.id, so Citus can colocate the two
+    session_id    varchar(191) NOT NULL,
     seq           bigint NOT NULL,      -- seq of the compaction event
     event_id      text NOT NULL,
     kind          text NOT NULL CHECK (kind IN ('sliding_window', 'tail_retention', 'manual')),
@@ -207,29 +208,38 @@ $$;
 
 -- Tail retention: everything but the last "keep" events (compaction
 -- events do not count); NULL when there is nothing else.
+-- (These helpers are PL/pgSQL, not SQL: Citus plans their statements.)
 CREATE FUNCTION adk._tail_retention_end(p_app text, p_user text, p_session text, keep integer)
 RETURNS bigint
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT e.seq FROM adk.events e
-     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-       AND NOT coalesce(e.event_data -> 'actions' ? 'compaction', false)
-     ORDER BY e.seq DESC OFFSET keep LIMIT 1
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT e.seq FROM adk.events e
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND NOT coalesce(e.event_data -> 'actions' ? 'compaction', false)
+             ORDER BY e.seq DESC OFFSET keep LIMIT 1);
+END
 $$;
 
 -- The newest rolling summary: the widest one that starts at the session's
 -- first event.  Every event up to its to_seq is in it.
 CREATE FUNCTION adk._root_compaction(p_app text, p_user text, p_session text,
                                      OUT seq bigint, OUT to_seq bigint)
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT c.seq, c.to_seq FROM adk.compactions c
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    SELECT c.seq, c.to_seq INTO seq, to_seq FROM adk.compactions c
      WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session AND c.from_seq = 1
-     ORDER BY c.to_seq DESC LIMIT 1
+     ORDER BY c.to_seq DESC LIMIT 1;
+END
 $$;
 
 -- The function calls and responses of events lo..hi, one row per part.
 CREATE FUNCTION adk._compaction_parts(p_app text, p_user text, p_session text, lo bigint, hi bigint)
 RETURNS TABLE (seq bigint, author text, is_call boolean, call_id text, long_running boolean)
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT e.seq, e.event_data ->> 'author', p ? 'function_call',
            coalesce(p #>> '{function_call,id}', p #>> '{function_response,id}'),
            p ? 'function_call' AND (coalesce(e.event_data -> 'long_running_tool_ids', '[]') ? (p #>> '{function_call,id}')
@@ -239,7 +249,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                                              THEN e.event_data #> '{content,parts}' ELSE '[]' END) p
      WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
        AND e.seq BETWEEN lo AND hi
-       AND (p ? 'function_call' OR p ? 'function_response')
+       AND (p ? 'function_call' OR p ? 'function_response');
+END
 $$;
 
 -- Read events p_from..p_to for a summary, the range narrowed so that it

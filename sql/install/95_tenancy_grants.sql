@@ -11,3 +11,8 @@ GRANT EXECUTE ON FUNCTION adk._tenant_visible(text, text), adk._tenancy_check(te
    TO adk_user;
 GRANT EXECUTE ON FUNCTION adk._check_price(jsonb) TO adk_admin;
 GRANT EXECUTE ON FUNCTION adk._budget_period_start(text, timestamptz) TO adk_user;
+
+-- PUBLIC gets nothing, this predicate included: a role outside adk_user
+-- that the owner grants the tables to directly (another ADK runtime's own
+-- login role) needs EXECUTE on adk._tenant_visible(text, text) too, since
+-- the policies call it as that role (README, "Tenancy").

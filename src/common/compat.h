@@ -11,7 +11,6 @@
 #ifndef ADK_COMPAT_H
 #define ADK_COMPAT_H
 
-#include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
@@ -30,26 +29,6 @@
 	object_ownercheck(RelationRelationId, (relid), (role))
 #else
 #define adk_class_ownercheck(relid, role) pg_class_ownercheck((relid), (role))
-#endif
-
-/*
- * ExecInsertIndexTuples without ON CONFLICT, and what table_tuple_update
- * says about index entries (PostgreSQL 16 can ask for summarizing indexes
- * only).
- */
-#if PG_VERSION_NUM >= 160000
-#define adk_exec_insert_index_tuples(rri, slot, estate, update, summarizing) \
-	ExecInsertIndexTuples((rri), (slot), (estate), (update), false, NULL, NIL, \
-						  (summarizing))
-typedef TU_UpdateIndexes AdkUpdateIndexes;
-#define adk_update_needs_indexes(u) ((u) != TU_None)
-#define adk_update_summarizing_only(u) ((u) == TU_Summarizing)
-#else
-#define adk_exec_insert_index_tuples(rri, slot, estate, update, summarizing) \
-	ExecInsertIndexTuples((rri), (slot), (estate), (update), false, NULL, NIL)
-typedef bool AdkUpdateIndexes;
-#define adk_update_needs_indexes(u) (u)
-#define adk_update_summarizing_only(u) false
 #endif
 
 #endif							/* ADK_COMPAT_H */

@@ -41,7 +41,6 @@
 #include "common/json_bridge.h"
 #include "common/trace_context.h"
 #include "model/ledger.h"
-#include "store/direct.h"
 #include "store/owner.h"
 
 #define RETENTION_EVERY 100
@@ -86,10 +85,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	FLOAT8OID, INT8OID, TEXTOID, TEXTOID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
-	bool		isnull[NARGS];
-	bool		inserted = false;
 	bool		traced;
-	int			i;
 	Jsonb	   *req = NULL;
 	Jsonb	   *resp = NULL;
 	text	   *raw = NULL;
@@ -157,32 +153,19 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[20] = traced ? CStringGetTextDatum(adk_trace_current.span_id) : (Datum) 0;
 	nulls[19] = nulls[20] = traced ? ' ' : 'n';
 
-	for (i = 0; i < NARGS; i++)
-		isnull[i] = (nulls[i] == 'n');
-
 	remember_call(rec);
 	adk_become_owner(&save);
-
-	/*
-	 * Straight into the table, or by INSERT if it carries more
-	 * (store/direct.c) -- or when the columns it does not fill are set.
-	 */
-	if (nulls[17] == 'n' && nulls[18] == 'n' && !traced)
-		inserted = adk_ledger_row_insert(args, isnull);
-	if (!inserted)
+	SPI_connect();
+	if (insert_plan == NULL)
 	{
-		SPI_connect();
+		insert_plan = SPI_prepare(INSERT_SQL, NARGS, types);
 		if (insert_plan == NULL)
-		{
-			insert_plan = SPI_prepare(INSERT_SQL, NARGS, types);
-			if (insert_plan == NULL)
-				elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-			SPI_keepplan(insert_plan);
-		}
-		if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not insert into adk.model_calls");
-		SPI_finish();
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		SPI_keepplan(insert_plan);
 	}
+	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into adk.model_calls");
+	SPI_finish();
 
 	if (adk_model_calls_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
 	{

@@ -5,11 +5,12 @@
  *	  one event in a session and return it as stored.
  *
  * The function validates the identities and the event, fills in what ADK
- * would (store/event.c), and inserts one row into adk.events.  Locking the
- * session row, seq, the timestamp and the state delta are the events
- * trigger's job (store/event_trigger.c), so every writer gets the same
- * rules.  A partial event is returned without being stored, as ADK's
- * session services do.
+ * would (store/event.c), and stores it with one statement that bumps the
+ * session row and inserts the event row (APPEND_SQL), by the same rules
+ * the events trigger (store/event_trigger.c) applies to every other
+ * writer: the trigger lets exactly this row through, so the event is
+ * placed once.  A partial event is returned without being stored, as
+ * ADK's session services do.
  *
  * IDENTIFICATION
  *	  src/store/append.c
@@ -18,14 +19,20 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "adk_runner.h"
@@ -36,21 +43,160 @@
 #include "store/event.h"
 #include "store/owner.h"
 #include "store/place.h"
-#include "store/direct.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
 
+static SPIPlanPtr append_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr distributed_plan = NULL;
+static SPIPlanPtr layout_plan = NULL;
 
 static Jsonb *mark_appended_by(Jsonb *event);
 
+/*
+ * How an event is stored (all three are statements the executor runs):
+ *
+ *	- ONE_STATEMENT: APPEND_SQL bumps the session row and inserts the event
+ *	  row in one statement.
+ *	- TWO_STATEMENTS: the session bump (adk_place_event), then INSERT_SQL;
+ *	  for when adk.events_p0 has a rule, which a statement with WITH cannot
+ *	  be rewritten by.
+ *	- DISTRIBUTED: Citus manages adk.events.  DISTRIBUTED_SQL inserts the
+ *	  row without a seq; the events trigger on the shard places it in the
+ *	  colocated session shard, once; the app: and user: scopes are merged
+ *	  here, on the coordinator (a shard's trigger cannot write reference
+ *	  tables).
+ *
+ * In the first two the events trigger lets exactly this row through
+ * (adk_mark_placed): it has its place already.
+ */
+typedef enum AppendPath
+{
+	ONE_STATEMENT,
+	TWO_STATEMENTS,
+	DISTRIBUTED
+} AppendPath;
+
+/*
+ * $1-$3 app, user, session; $4 the proposed time; $5 the session-scope
+ * delta or NULL; $6 event id; $7 invocation id; $8 event_data without its
+ * final timestamp.
+ */
+#define APPEND_SQL \
+	"WITH s AS (" \
+	" UPDATE adk.sessions_p0 AS s" \
+	"    SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
+	"        last_event_time = adk._next_event_time(s.last_event_time, $4)," \
+	"        update_time = GREATEST(s.update_time," \
+	"            adk._next_event_time(s.last_event_time, $4))," \
+	"        state = CASE WHEN $5 IS NULL THEN s.state" \
+	"                     ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
+	"  WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
+	"    AND s.user_id OPERATOR(pg_catalog.=) $2" \
+	"    AND s.id OPERATOR(pg_catalog.=) $3" \
+	" RETURNING s.last_seq, s.last_event_time)" \
+	" INSERT INTO adk.events_p0" \
+	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data, seq)" \
+	" SELECT $6, $1, $2, $3, $7, s.last_event_time," \
+	"        adk._event_at($8, s.last_event_time), s.last_seq FROM s" \
+	" RETURNING seq, \"timestamp\", event_data"
+
+/* $1-$3 app, user, session; $4 id; $5 invocation id; $6 time; $7 event; $8 seq */
 #define INSERT_SQL \
 	"INSERT INTO adk.events_p0" \
 	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data, seq)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8)" \
-	""
+	" VALUES ($4, $1, $2, $3, $5, $6, adk._event_at($7, $6), $8)" \
+	" RETURNING seq, \"timestamp\", event_data"
+
+/* $1-$3 app, user, session; $4 id; $5 invocation id; $6 proposed time; $7 event */
+#define DISTRIBUTED_SQL \
+	"INSERT INTO adk.events" \
+	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data)" \
+	" VALUES ($4, $1, $2, $3, $5, $6, $7)" \
+	" RETURNING seq, \"timestamp\", event_data"
+
+/* Citus manages adk.sessions or adk.events; and in the layout we support */
+#define LAYOUT_SQL \
+	"SELECT e.logicalrelid IS NOT NULL OR s.logicalrelid IS NOT NULL," \
+	"       coalesce(e.partmethod OPERATOR(pg_catalog.=) 'h'" \
+	"            AND s.partmethod OPERATOR(pg_catalog.=) 'h'" \
+	"            AND e.colocationid OPERATOR(pg_catalog.=) s.colocationid" \
+	"            AND pg_catalog.column_to_column_name(e.logicalrelid, e.partkey)" \
+	"                OPERATOR(pg_catalog.=) 'session_id'" \
+	"            AND pg_catalog.column_to_column_name(s.logicalrelid, s.partkey)" \
+	"                OPERATOR(pg_catalog.=) 'id', false)" \
+	"  FROM (SELECT) x" \
+	"  LEFT JOIN pg_catalog.pg_dist_partition e" \
+	"    ON e.logicalrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('adk.events')" \
+	"  LEFT JOIN pg_catalog.pg_dist_partition s" \
+	"    ON s.logicalrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('adk.sessions')"
+
+static SPIPlanPtr
+keep_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
+{
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+		if (p == NULL)
+			elog(ERROR, "SPI_prepare failed: %s",
+				 SPI_result_code_string(SPI_result));
+		SPI_keepplan(p);
+		*plan = p;
+	}
+	return *plan;
+}
+
+/*
+ * Whether Citus manages adk.events (in the layout of adk_distribute(); any
+ * other is an error, never a write to where no read looks).  Without Citus
+ * loaded in this backend (no "citus.version" setting) that is one lookup
+ * of a setting; without the citus extension in this database, one of the
+ * catalog cache.  SPI is connected.
+ */
+static bool
+events_distributed(void)
+{
+	bool		isnull;
+
+	if (GetConfigOption("citus.version", true, false) == NULL ||
+		!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+		return false;
+	if (SPI_execute_plan(keep_plan(&layout_plan, LAYOUT_SQL, 0, NULL),
+						 NULL, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read the Citus layout of adk.events");
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull)))
+		return false;
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 2, &isnull)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("Citus manages adk.sessions or adk.events in a layout adk_runner does not support"),
+				 errdetail("Events must be distributed by session_id, colocated with sessions distributed by id."),
+				 errhint("SELECT adk_undistribute(), then SELECT adk_distribute().")));
+	return true;
+}
+
+static AppendPath
+append_path(void)
+{
+	Relation	rel;
+	bool		has_rules;
+
+	if (events_distributed())
+		return DISTRIBUTED;
+	/* the lock the INSERT takes anyway; relhasrules stays set after DROP RULE */
+	rel = table_open(get_relname_relid("events_p0",
+									   get_namespace_oid("adk", false)),
+					 RowExclusiveLock);
+	has_rules = (rel->rd_rules != NULL);
+	table_close(rel, NoLock);
+	return has_rules ? TWO_STATEMENTS : ONE_STATEMENT;
+}
 
 Datum
 adk_append_event(PG_FUNCTION_ARGS)
@@ -108,17 +254,17 @@ mark_appended_by(Jsonb *event)
 }
 
 /*
- * INSERT the row whose place adk_place_event gave already: the events
- * trigger lets exactly this row through (and forgets it on any error).
+ * Run a statement that stores event_id: the events trigger lets exactly
+ * this row through (and forgets it on any error).
  */
 static void
-insert_placed(Datum *args, const char *event_id)
+run_placed(SPIPlanPtr plan, Datum *args, char *nulls, const char *event_id)
 {
 	adk_mark_placed(event_id);
 	PG_TRY();
 	{
-		if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT ||
-			SPI_processed != 1)
+		if (SPI_execute_plan(plan, args, nulls, false, 0) !=
+			SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert into adk.events");
 	}
 	PG_CATCH();
@@ -143,10 +289,12 @@ adk_store_append(const char *app, const char *user, const char *session,
 	AdkEventKeys keys;
 	AdkOwnerSave save;
 	Datum		args[8];
-	Datum		ids[3];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkStateDelta split;
 	int64		seq;
 	TimestampTz ts;
+	bool		isnull;
+	AppendPath	path;
 	MemoryContext caller = CurrentMemoryContext;
 
 	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
@@ -164,44 +312,80 @@ adk_store_append(const char *app, const char *user, const char *session,
 		return;
 	}
 
-	ids[0] = CStringGetTextDatum(app);
-	ids[1] = CStringGetTextDatum(user);
-	ids[2] = CStringGetTextDatum(session);
 	adk_event_state_delta(event, &split);
+	/* everything but the time, which the statement sets */
+	event = adk_event_finish(event, &keys, 0, split.had_temp);
+
+	args[0] = CStringGetTextDatum(app);
+	args[1] = CStringGetTextDatum(user);
+	args[2] = CStringGetTextDatum(session);
+	args[3] = TimestampTzGetDatum(keys.proposed_time);
+	args[4] = split.session ? JsonbPGetDatum(split.session) : (Datum) 0;
+	if (split.session == NULL)
+		nulls[4] = 'n';
+	args[5] = CStringGetTextDatum(keys.id);
+	args[6] = CStringGetTextDatum(keys.invocation_id);
+	args[7] = JsonbPGetDatum(event);
 
 	adk_become_owner(&save);
-
-	/* its place first, then the event built once with its final time */
-	adk_place_event(ids, keys.proposed_time, &split, &seq, &ts);
-	event = adk_event_finish(event, &keys, ts, split.had_temp);
-
-	args[0] = CStringGetTextDatum(keys.id);
-	args[1] = ids[0];
-	args[2] = ids[1];
-	args[3] = ids[2];
-	args[4] = CStringGetTextDatum(keys.invocation_id);
-	args[5] = TimestampTzGetDatum(ts);
-	args[6] = JsonbPGetDatum(event);
-	args[7] = Int64GetDatum(seq);
-
-	/* straight into the partition, or by INSERT if it carries more */
-	if (!adk_event_row_insert(args))
+	SPI_connect();
+	path = append_path();
+	if (path == ONE_STATEMENT)
 	{
-		SPI_connect();
-		if (insert_plan == NULL)
-		{
-			Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-			TIMESTAMPTZOID, JSONBOID, INT8OID};
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
+		JSONBOID, TEXTOID, TEXTOID, JSONBOID};
 
-			insert_plan = SPI_prepare(INSERT_SQL, 8, types);
-			if (insert_plan == NULL)
-				elog(ERROR, "SPI_prepare failed: %s",
-					 SPI_result_code_string(SPI_result));
-			SPI_keepplan(insert_plan);
-		}
-		insert_placed(args, keys.id);
-		SPI_finish();
+		run_placed(keep_plan(&append_plan, APPEND_SQL, 8, types), args, nulls,
+				   keys.id);
 	}
+	else
+	{
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+		TIMESTAMPTZOID, JSONBOID, INT8OID};
+		Datum		iargs[8];
+
+		iargs[0] = args[0];
+		iargs[1] = args[1];
+		iargs[2] = args[2];
+		iargs[3] = args[5];
+		iargs[4] = args[6];
+		iargs[6] = args[7];
+		if (path == TWO_STATEMENTS)
+		{
+			adk_place_event(args, keys.proposed_time, &split, &seq, &ts);
+			iargs[5] = TimestampTzGetDatum(ts);
+			iargs[7] = Int64GetDatum(seq);
+			run_placed(keep_plan(&insert_plan, INSERT_SQL, 8, types), iargs,
+					   NULL, keys.id);
+		}
+		else
+		{
+			iargs[5] = TimestampTzGetDatum(keys.proposed_time);
+			if (SPI_execute_plan(keep_plan(&distributed_plan, DISTRIBUTED_SQL,
+										   7, types),
+								 iargs, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
+				elog(ERROR, "could not insert into adk.events");
+		}
+	}
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
+						session, app, user)));
+	seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, &isnull));
+	ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 2, &isnull));
+	event = DatumGetJsonbP(SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc,
+														   3, &isnull),
+											 false, -1));
+	SPI_finish();
+	adk_check_placed_time(ts);
+	/* adk_place_event merged them already */
+	if (path != TWO_STATEMENTS)
+		adk_merge_scope_states(args, &split, ts);
+
 	stored->seq = seq;
 	stored->time = ts;
 	stored->event = event;

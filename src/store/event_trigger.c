@@ -46,21 +46,25 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "common/compat.h"
 #include "common/jsonb_util.h"
-#include "store/direct.h"
 #include "store/event.h"
 #include "store/event_time.h"
 #include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
+PG_FUNCTION_INFO_V1(adk_next_event_time);
+PG_FUNCTION_INFO_V1(adk_event_at);
 
 /* Column numbers of adk.events (or one of its partitions), per relation. */
 typedef struct EventCols
@@ -72,16 +76,20 @@ typedef struct EventCols
 	int			timestamp;
 	int			event_data;
 	int			seq;
+	bool		on_shard;		/* a Citus shard of adk.events_p0 */
 } EventCols;
 
 static EventCols cols;
 static SPIPlanPtr bump_plan = NULL;
+static SPIPlanPtr shard_bump_plan = NULL;
 static SPIPlanPtr app_plan = NULL;
 static SPIPlanPtr user_plan = NULL;
 
 static void lookup_cols(Relation rel);
+static bool is_citus_shard(Relation rel);
 static void bump_by_update(Datum *ids, TimestampTz proposed,
-						   AdkStateDelta *split, int64 *seq, TimestampTz *ts);
+						   AdkStateDelta *split, int64 *seq, TimestampTz *ts,
+						   bool on_shard);
 static void no_session(Datum *ids) pg_attribute_noreturn();
 static void check_scoped_keys(JsonbContainer *delta);
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
@@ -91,19 +99,32 @@ static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
 static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 								 bool strip_temp);
 
-#define BUMP_SQL \
+/*
+ * The session bump.  BUMP_SQL_LOCAL uses built-in operators only, so a
+ * writer with table privileges (ADK-JS's role) needs no EXECUTE on ours;
+ * BUMP_SQL_SHARD, on a Citus shard, uses the IMMUTABLE adk._next_event_time
+ * instead of timestamptz + interval, which Citus refuses on a column in an
+ * UPDATE.  They compute the same.
+ */
+#define BUMP_SQL(next_time_last, next_time_update) \
 	"UPDATE adk.sessions_p0 AS s" \
 	"   SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
-	"       last_event_time = GREATEST($4, s.last_event_time" \
-	"           OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)," \
-	"       update_time = GREATEST(s.update_time, $4, s.last_event_time" \
-	"           OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)," \
+	"       last_event_time = " next_time_last "," \
+	"       update_time = " next_time_update "," \
 	"       state = CASE WHEN $5 IS NULL THEN s.state" \
 	"                    ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
 	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
 	"   AND s.user_id OPERATOR(pg_catalog.=) $2" \
 	"   AND s.id OPERATOR(pg_catalog.=) $3" \
 	" RETURNING s.last_seq, s.last_event_time"
+#define BUMP_SQL_LOCAL \
+	BUMP_SQL("GREATEST($4, s.last_event_time" \
+			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)", \
+			 "GREATEST(s.update_time, $4, s.last_event_time" \
+			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)")
+#define BUMP_SQL_SHARD \
+	BUMP_SQL("adk._next_event_time(s.last_event_time, $4)", \
+			 "GREATEST(s.update_time, adk._next_event_time(s.last_event_time, $4))")
 
 #define APP_SQL \
 	"INSERT INTO adk.app_states AS a (app_name, state, update_time)" \
@@ -204,7 +225,19 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	adk_check_event_time(proposed);
 
 	adk_event_state_delta(event, &split);
-	adk_place_event(ids, proposed, &split, &seq, &ts);
+	if (cols.on_shard)
+	{
+		/*
+		 * On a Citus shard the session bump is routed to the colocated
+		 * session shard (Citus lets a shard's trigger reach colocated
+		 * shards); the app: and user: scopes live in reference tables,
+		 * which only the coordinator writes (adk_store_append does; other
+		 * runtimes merge them themselves).
+		 */
+		bump_by_update(ids, proposed, &split, &seq, &ts, true);
+	}
+	else
+		adk_place_event(ids, proposed, &split, &seq, &ts);
 
 	attnums[0] = cols.seq;
 	attnums[1] = cols.timestamp;
@@ -215,6 +248,42 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 3, attnums,
 													 values, newnulls));
+}
+
+/*
+ * adk._next_event_time(last, proposed): the time an event gets -- the
+ * proposed time truncated to whole milliseconds, but at least 1 ms after
+ * the session's last event (last NULL: no event yet).  Plain microsecond
+ * arithmetic, no time zone: IMMUTABLE, where "+ interval" is only STABLE,
+ * so Citus can evaluate it on a shard with a column argument.
+ */
+Datum
+adk_next_event_time(PG_FUNCTION_ARGS)
+{
+	TimestampTz result;
+
+	if (PG_ARGISNULL(1) && PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	result = PG_ARGISNULL(1) ? DT_NOBEGIN :
+		adk_truncate_to_ms(PG_GETARG_TIMESTAMPTZ(1));
+	if (!PG_ARGISNULL(0) && !TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(0)) &&
+		PG_GETARG_TIMESTAMPTZ(0) + 1000 > result)
+		result = PG_GETARG_TIMESTAMPTZ(0) + 1000;
+	PG_RETURN_TIMESTAMPTZ(result);
+}
+
+/*
+ * adk._event_at(event_data, time): event_data with "timestamp" set to
+ * time in epoch milliseconds, as ADK writes it.
+ */
+Datum
+adk_event_at(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(1);
+
+	PG_RETURN_JSONB_P(adk_jsonb_concat(PG_GETARG_JSONB_P(0),
+									   adk_jsonb_one_int("timestamp",
+														 adk_timestamp_to_epoch_ms(ts))));
 }
 
 /*
@@ -272,49 +341,58 @@ void
 adk_place_event(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 				int64 *seq, TimestampTz *ts)
 {
-	bool		found;
+	bump_by_update(ids, proposed, split, seq, ts, false);
+	adk_merge_scope_states(ids, split, *ts);
+}
 
-	/* the row straight through the table AM, or by UPDATE (store/direct.c) */
-	if (!adk_session_row_bump(ids, adk_truncate_to_ms(proposed),
-							  split->session, seq, ts, &found))
-	{
-		if (!found)
-			no_session(ids);
-		bump_by_update(ids, proposed, split, seq, ts);
-	}
-	/* 1 ms past the last event may be past the last time an event may have */
-	if (!adk_event_time_in_range(*ts))
+/*
+ * 1 ms past the last event may be past the last time an event may have.
+ */
+void
+adk_check_placed_time(TimestampTz ts)
+{
+	if (!adk_event_time_in_range(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("event time is out of range"),
 				 errdetail("An event is placed at least 1 ms after the session's last event, and no event may be later than 9999-12-31 23:59:59.999 UTC.")));
+}
+
+/*
+ * Merge the app: and user: scopes of a delta into adk.app_states and
+ * adk.user_states, at time ts (under the session row lock).
+ */
+void
+adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
+{
 	if (split->app || split->user)
 	{
 		SPI_connect();
 		if (split->app)
-			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, *ts);
+			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, ts);
 		if (split->user)
-			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, *ts);
+			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, ts);
 		SPI_finish();
 	}
 }
 
 /*
- * The session bump as an UPDATE statement, when adk.sessions_p0 carries
- * something the statement must run.
+ * The session bump: one UPDATE ... RETURNING, prepared once per backend.
  */
 static void
 bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
-			   int64 *seq, TimestampTz *ts)
+			   int64 *seq, TimestampTz *ts, bool on_shard)
 {
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
 	bool		isnull;
+	SPIPlanPtr *plan = on_shard ? &shard_bump_plan : &bump_plan;
 
 	SPI_connect();
-	if (bump_plan == NULL)
-		bump_plan = prepare_plan(BUMP_SQL, 5, bump_types);
+	if (*plan == NULL)
+		*plan = prepare_plan(on_shard ? BUMP_SQL_SHARD : BUMP_SQL_LOCAL,
+							 5, bump_types);
 	args[0] = ids[0];
 	args[1] = ids[1];
 	args[2] = ids[2];
@@ -322,7 +400,7 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 	args[4] = split->session ? JsonbPGetDatum(split->session) : (Datum) 0;
 	if (split->session == NULL)
 		nulls[4] = 'n';
-	if (SPI_execute_plan(bump_plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (SPI_execute_plan(*plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not update adk.sessions");
 	if (SPI_processed != 1)
 		no_session(ids);
@@ -331,6 +409,7 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 	*ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
 											SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
+	adk_check_placed_time(*ts);
 }
 
 static void
@@ -365,7 +444,39 @@ lookup_cols(Relation rel)
 		cols.timestamp <= 0 || cols.event_data <= 0 || cols.seq <= 0)
 		elog(ERROR, "relation \"%s\" does not have the columns of adk.events",
 			 RelationGetRelationName(rel));
+	cols.on_shard = is_citus_shard(rel);
 	cols.relid = RelationGetRelid(rel);
+}
+
+/*
+ * Whether rel is a shard of adk.events_p0 that Citus placed on this node:
+ * named events_p0_<shard id> in schema adk, and listed in pg_dist_shard.
+ */
+static bool
+is_citus_shard(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	const char *digits = name + strlen("events_p0_");
+	bool		result = false;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1];
+
+	if (GetConfigOption("citus.version", true, false) == NULL ||
+		!OidIsValid(get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE)) ||
+		strncmp(name, "events_p0_", strlen("events_p0_")) != 0 ||
+		*digits == '\0' || strspn(digits, "0123456789") != strlen(digits) ||
+		strlen(digits) > 18)
+		return false;
+	args[0] = Int64GetDatum(strtoi64(digits, NULL, 10));
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT FROM pg_catalog.pg_dist_shard s"
+							  " WHERE s.shardid OPERATOR(pg_catalog.=) $1"
+							  "   AND s.logicalrelid OPERATOR(pg_catalog.=)"
+							  "       'adk.events_p0'::pg_catalog.regclass",
+							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT)
+		result = (SPI_processed == 1);
+	SPI_finish();
+	return result;
 }
 
 static Datum

@@ -19,6 +19,9 @@
 extern void adk_event_state_delta(Jsonb *event, AdkStateDelta *split);
 extern void adk_place_event(Datum *ids, TimestampTz proposed,
 							AdkStateDelta *split, int64 *seq, TimestampTz *ts);
+extern void adk_check_placed_time(TimestampTz ts);
+extern void adk_merge_scope_states(Datum *ids, AdkStateDelta *split,
+								   TimestampTz ts);
 extern void adk_mark_placed(const char *event_id);
 
 #endif							/* ADK_PLACE_H */
