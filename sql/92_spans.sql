@@ -104,6 +104,19 @@ SELECT s.name, s.attributes ->> 'gen_ai.operation.name' AS op, p.name AS parent
   FROM adk.spans s LEFT JOIN adk.spans p ON p.span_id = s.parent_span_id
  WHERE s.session_id = 'sp-w' ORDER BY s.start_time, s.id;
 
+-- plugin callbacks: an event of the span they ran in, with their duration
+CREATE FUNCTION sp_noop(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT NULL::jsonb $$;
+SELECT adk_define_plugin('sp_timer', before_model => 'sp_noop(jsonb)', before_tool => 'sp_noop(jsonb)');
+SELECT adk_define_app('sp_plugged_app', 'sp_agent', plugins => ARRAY['sp_timer']);
+SELECT count(*) AS events FROM adk_run('sp_plugged_app', 'u', 'sp-p', 'What is the weather in Lima?');
+SELECT s.name, e ->> 'name' AS event, e #>> '{attributes,adk.plugin.name}' AS plugin,
+       e #>> '{attributes,adk.plugin.callback}' AS callback,
+       (e #>> '{attributes,adk.plugin.duration_ms}')::float8 >= 0 AS timed,
+       (e ->> 'time_unix_nano')::numeric > 0 AS stamped,
+       (s.attributes ->> 'adk.plugins.duration_ms')::float8 > 0 AS summed
+  FROM adk.spans s, jsonb_array_elements(s.events) e
+ WHERE s.session_id = 'sp-p' ORDER BY s.start_time, e ->> 'time_unix_nano';
+
 -- ---------------------------------------------------------------------
 -- a rolled-back turn leaves no spans (nor ledger rows)
 -- ---------------------------------------------------------------------

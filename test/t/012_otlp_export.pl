@@ -223,6 +223,19 @@ $node->append_conf('postgresql.conf', "adk.otlp_secret = 'otlp'");
 $node->reload;
 delivered_exactly_once('secret bound again');
 
+# --- a queued run (a job worker commits per event) joins the caller's
+# trace with adk_submit's options.traceparent, and is exported like the rest
+my $inv = $node->safe_psql('postgres',
+	q{SELECT adk_submit('w_app', 'u', 'queued', 'What is the weather in Nice?', NULL,
+	                    '{"traceparent": "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01"}')});
+$node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '30 s')");
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) || ' ' || count(*) FILTER (WHERE parent_span_id = '10f067aa0ba902b7')
+		   FROM adk.spans WHERE invocation_id = '$inv' AND trace_id = '5bf92f3577b34da6a3ce929d0e0e4736'"),
+	'4 1', 'the queued run: four spans in the caller\'s trace, its root a child of the caller\'s span');
+delivered_exactly_once('queued run');
+
 # --- shape and secrets
 my $stats = `curl -s http://127.0.0.1:$rport/_stats`;
 like($stats, qr/"rejected": 0/, 'the receiver refused no payload (shape checked)')
