@@ -50,7 +50,8 @@ SELECT attributes ->> 'gen_ai.operation.name' AS op, attributes ->> 'gen_ai.agen
        (attributes ->> 'gen_ai.usage.input_tokens')::int > 0 AS input_tokens,
        (attributes ->> 'gen_ai.usage.output_tokens')::int > 0 AS output_tokens,
        attributes ? 'gen_ai.usage.cache_read.input_tokens' AS cached_tokens,
-       (attributes ->> 'adk.store.duration_ms')::float8 >= 0 AS store_time
+       (attributes ->> 'adk.store.duration_ms')::float8 >= 0 AS store_time,
+       attributes ->> 'adk.invocation.status' AS status
   FROM adk.spans WHERE session_id = 'sp-1' AND parent_span_id IS NULL;
 -- each model request: "{operation} {model}" with the provider's answer
 SELECT name, attributes ->> 'gen_ai.operation.name' AS op, attributes ->> 'gen_ai.provider.name' AS provider,
@@ -131,8 +132,13 @@ SELECT count(*) AS spans_after_rollback FROM adk.spans WHERE session_id = 'sp-2'
 -- ---------------------------------------------------------------------
 SELECT count(*) AS events FROM adk_run('sp_bad_app', 'u', 'sp-3', 'hi');
 SELECT name, status_code, attributes ->> 'error.type' AS error_type, status_message IS NOT NULL AS described,
-       (attributes ->> 'http.response.status_code')::int AS status
+       (attributes ->> 'http.response.status_code')::int AS status,
+       attributes ->> 'adk.invocation.status' AS invocation
   FROM adk.spans WHERE session_id = 'sp-3' ORDER BY start_time;
+-- a caller that stops reading: the root says the run was cancelled
+SELECT (adk_run('sp_app', 'u', 'sp-3c', 'What is the weather in Rome?')).seq LIMIT 1;
+SELECT name, status_code, attributes ->> 'error.type' AS error_type, attributes ->> 'adk.invocation.status' AS invocation
+  FROM adk.spans WHERE session_id = 'sp-3c' ORDER BY start_time;
 
 -- ---------------------------------------------------------------------
 -- trace context: options.traceparent makes the run a child of the

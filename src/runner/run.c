@@ -910,7 +910,7 @@ invocation_end(AdkRun *run)
 	AdkOwnerSave save;
 	bool		waiting = adk_hitl_end(run);	/* HITL: run_states, still waiting? */
 
-	adk_span_run_end(run);		/* every open span ends */
+	adk_span_run_end(run, waiting);	/* every open span ends */
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(run->failed ? "failed" :

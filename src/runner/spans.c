@@ -223,10 +223,11 @@ adk_span_run_begin(AdkRun *run)
 }
 
 /*
- * Every span still open ends; the root says how the run ended.
+ * Every span still open ends; the root says how the run ended (waiting:
+ * paused for a human, HITL).
  */
 void
-adk_span_run_end(AdkRun *run)
+adk_span_run_end(AdkRun *run, bool waiting)
 {
 	AdkTrace   *t = run->trace;
 
@@ -251,7 +252,8 @@ adk_span_run_end(AdkRun *run)
 				attr_str(s, "error.type", "CANCELLED");
 			}
 			attr_str(s, "adk.invocation.status",
-					 run->failed ? "failed" : run->stopped ? "cancelled" : "ended");
+					 run->failed ? "failed" : run->stopped ? "cancelled" :
+					 waiting ? "waiting" : "completed");
 		}
 		end_span(run, s);
 	}

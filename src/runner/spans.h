@@ -31,7 +31,7 @@ extern void adk_spans_define_gucs(void);
 extern char *adk_span_traceparent_option(JsonbValue *v);
 
 extern void adk_span_run_begin(struct AdkRun *run);
-extern void adk_span_run_end(struct AdkRun *run);
+extern void adk_span_run_end(struct AdkRun *run, bool waiting);
 extern void adk_span_agent_begin(struct AdkRun *run, struct AdkAgent *agent);
 extern void adk_span_agent_end(struct AdkRun *run);
 extern void adk_span_model_begin(struct AdkRun *run, const char *model,
