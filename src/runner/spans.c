@@ -53,7 +53,6 @@
 #include "runner/runner.h"
 #include "runner/spans.h"
 #include "store/owner.h"
-#include "worker/otlp.h"
 
 #define RETENTION_EVERY 100
 
@@ -61,6 +60,7 @@ bool		adk_spans_enabled = true;
 bool		adk_capture_message_content = false;
 int			adk_spans_retention_s = 7 * 24 * 3600;
 char	   *adk_traceparent_setting = NULL;
+char	   *adk_otlp_endpoint = NULL;	/* defined by worker/otlp.c */
 
 typedef enum SpanType
 {

@@ -26,6 +26,7 @@ extern bool adk_spans_enabled;
 extern bool adk_capture_message_content;
 extern int	adk_spans_retention_s;
 extern char *adk_traceparent_setting;
+extern char *adk_otlp_endpoint;	/* set: spans are queued for export */
 
 extern void adk_spans_define_gucs(void);
 extern char *adk_span_traceparent_option(JsonbValue *v);

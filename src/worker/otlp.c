@@ -52,6 +52,7 @@
 #include "utils/snapmgr.h"
 
 #include "model/http.h"
+#include "runner/spans.h"
 #include "store/owner.h"
 #include "worker/otlp.h"
 #include "worker/worker.h"
@@ -59,7 +60,6 @@
 #define BACKOFF_MIN_MS	1000
 #define BACKOFF_MAX_MS	60000
 
-char	   *adk_otlp_endpoint = NULL;
 static char *otlp_secret = NULL;
 static char *otlp_header = NULL;
 static char *otlp_service_name = NULL;

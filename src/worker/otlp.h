@@ -14,9 +14,6 @@
 
 #include "postgres.h"
 
-/* GUCs */
-extern char *adk_otlp_endpoint;
-
 extern void adk_otlp_init(void);
 extern PGDLLEXPORT void adk_otlp_exporter_main(Datum arg);
 
