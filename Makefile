@@ -21,6 +21,7 @@ OBJS = \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
 	src/model/buf.o \
+	src/model/embed.o \
 	src/model/generate.o \
 	src/model/guard.o \
 	src/model/http.o \
@@ -30,6 +31,7 @@ OBJS = \
 	src/model/sse.o \
 	src/runner/agents.o \
 	src/runner/budget.o \
+	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
 	src/runner/flow.o \
@@ -45,6 +47,7 @@ OBJS = \
 	src/store/owner.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
+	src/store/artifacts.o \
 	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \

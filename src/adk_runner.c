@@ -25,6 +25,7 @@
 #include "model/http.h"
 #include "model/ledger.h"
 #include "model/model_def.h"
+#include "store/artifacts.h"
 #include "runner/spans.h"
 #include "worker/otlp.h"
 #include "worker/worker.h"
@@ -106,6 +107,18 @@ _PG_init(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.max_artifact_size",
+							gettext_noop("Largest artifact accepted by adk_save_artifact."),
+							NULL,
+							&adk_max_artifact_size_kb,
+							100 * 1024,
+							1,
+							1024 * 1024,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	adk_artifacts_init();
 
 	/* background workers: settings, and with preload shmem + the launcher */
 	adk_workers_init();

@@ -44,6 +44,7 @@
 #include "common/jsonb_util.h"
 #include "model/generate.h"
 #include "runner/budget.h"
+#include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
@@ -244,6 +245,7 @@ run_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	AdkAgent   *transfer = NULL;
 	bool		escalate = false;
 	Jsonb	   *confirmations;
+	List	   *saved;
 	Size		room = (Size) adk_max_event_size_kb * 1024;
 
 	/* the event's own fields, the content's, the actions' */
@@ -257,23 +259,33 @@ run_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	jw_string(&w, "user");
 	jw_key(&w, "parts");
 	jw_begin_array(&w);
+	adk_builtin_saves_begin(run);	/* artifacts the tools save */
 	foreach(lc, calls)
 	{
 		Call	   *call = (Call *) lfirst(lc);
 		Jsonb	   *result = run_call(run, agent, call, tools, &transfer, &escalate);
 
 		if (run->end_invocation)
+		{
+			(void) adk_builtin_saves_end();
 			return ROUND_DONE;
+		}
 		result = fit_result(call, result, &room);
 		adk_jw_function_response(&w, call->id, call->name, result);
 	}
+	saved = adk_builtin_saves_end();
 	jw_end_array(&w);
 	jw_end_object(&w);
 	confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
-	if (transfer || escalate || confirmations)
+	if (transfer || escalate || confirmations || saved)
 	{
 		jw_key(&w, "actions");
 		jw_begin_object(&w);
+		if (saved)
+		{
+			jw_key(&w, "artifact_delta");
+			adk_jw_artifact_delta(&w, saved);
+		}
 		if (confirmations)
 		{
 			jw_key(&w, "requested_tool_confirmations");
@@ -809,6 +821,9 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
 		agent_listed(agent, call->name))
 		return run_agent_tool(run, as_tool, call->args);
+	/* load_artifacts, load_memory (builtin_tools.c) */
+	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
+		return result;
 
 	tool = find_tool(tools, call->name);
 	if (tool == NULL)

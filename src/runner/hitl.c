@@ -77,6 +77,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
+#include "runner/builtin_tools.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -359,6 +360,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 	if (mine != NIL)
 	{
 		JsonWriter	w;
+		List	   *saved;
 
 		adk_event_start(&w, run, agent->name, branch);
 		jw_key(&w, "content");
@@ -367,6 +369,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 		jw_string(&w, "user");
 		jw_key(&w, "parts");
 		jw_begin_array(&w);
+		adk_builtin_saves_begin(run);	/* artifacts the tools save */
 		foreach(lc, mine)
 		{
 			HitlCall   *c = (HitlCall *) lfirst(lc);
@@ -384,12 +387,24 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 			{
 				result = run_confirmed(run, agent, branch, c, tool, &stop);
 				if (run->end_invocation)
+				{
+					(void) adk_builtin_saves_end();
 					return false;
+				}
 			}
 			adk_jw_function_response(&w, c->id, c->name, result);
 		}
+		saved = adk_builtin_saves_end();
 		jw_end_array(&w);
 		jw_end_object(&w);
+		if (saved)
+		{
+			jw_key(&w, "actions");
+			jw_begin_object(&w);
+			jw_key(&w, "artifact_delta");
+			adk_jw_artifact_delta(&w, saved);
+			jw_end_object(&w);
+		}
 		jw_end_object(&w);
 		adk_emit(run, jw_finish(&w));
 		if (run->end_invocation)

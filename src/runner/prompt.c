@@ -39,6 +39,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
+#include "runner/builtin_tools.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -114,6 +115,9 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		if (e->has_calls)
 			write_responses_for(&w, history, i + 1, e, agent);
 	}
+	/* load_artifacts (builtin_tools.c): the artifacts it loaded */
+	adk_builtin_contents(run, agent, &w, history != NIL ?
+						 ((HistEvent *) llast(history))->event : NULL);
 	jw_end_array(&w);
 	return jw_finish(&w);
 }
@@ -722,5 +726,7 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 							 "\nYour parent agent is %s. If neither the other agents nor you are best for answering the question according to the descriptions, transfer to your parent agent.\n",
 							 agent->parent->name);
 	}
+	/* load_artifacts, load_memory, preload_memory (builtin_tools.c) */
+	adk_builtin_instruction(run, agent, &out);
 	return out.len > 0 ? out.data : NULL;
 }

@@ -49,6 +49,7 @@
 #include "common/jsonb_util.h"
 #include "model/ledger.h"
 #include "common/spi_plans.h"
+#include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
@@ -78,7 +79,8 @@ static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
 static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
-static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta);
+static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
+							  List *artifact_delta);
 static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
 static void store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
@@ -514,6 +516,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	AdkAgent   *agent;
 	Jsonb	   *replaced;
 	char	   *error;
+	List	   *blobs;
 
 	/* 1. the app and the session */
 	adk_load_definitions(run, &auto_create);
@@ -538,14 +541,17 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 								adk_plugin_context(run, CB_ON_USER_MESSAGE, NULL,
 												   "user_content", message, NULL, NULL),
 								&error);
+	/* input blobs saved as artifacts (builtin_tools.c), when the app says so */
 	if (error)
 	{
-		append_user_event(run, message, state_delta);
+		message = adk_builtin_input_blobs(run, message, &blobs);
+		append_user_event(run, message, state_delta, blobs);
 		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
 		return;
 	}
-	run->user_content = replaced ? replaced : message;
-	append_user_event(run, run->user_content, state_delta);
+	run->user_content = adk_builtin_input_blobs(run, replaced ? replaced : message,
+												&blobs);
+	append_user_event(run, run->user_content, state_delta, blobs);
 
 	/* 4. before_run: an early end with the plugin's content */
 	if (!adk_plugins_hook(run, CB_BEFORE_RUN, agent->name, NULL,
@@ -591,6 +597,8 @@ finish_run(AdkRun *run)
 	}
 	if (!run->failed)
 		adk_compaction_after_run(run);
+	if (!run->failed)
+		adk_builtin_after_run(run); /* adk.apps.add_to_memory */
 	invocation_end(run);
 	adk_run_registry_leave();
 }
@@ -664,7 +672,8 @@ resumed_invocation(AdkRun *run, Jsonb *message)
 }
 
 static void
-append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
+append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
+				  List *artifact_delta)
 {
 	JsonWriter	w;
 	AdkStoredEvent stored;
@@ -672,12 +681,20 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta)
 	adk_event_start(&w, run, "user", NULL);
 	jw_key(&w, "content");
 	jw_jsonb(&w, content);
-	if (state_delta)
+	if (state_delta || artifact_delta)
 	{
 		jw_key(&w, "actions");
 		jw_begin_object(&w);
-		jw_key(&w, "state_delta");
-		jw_jsonb(&w, state_delta);
+		if (state_delta)
+		{
+			jw_key(&w, "state_delta");
+			jw_jsonb(&w, state_delta);
+		}
+		if (artifact_delta)
+		{
+			jw_key(&w, "artifact_delta");
+			adk_jw_artifact_delta(&w, artifact_delta);
+		}
 		jw_end_object(&w);
 	}
 	jw_end_object(&w);

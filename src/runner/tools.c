@@ -39,6 +39,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
+#include "runner/builtin_tools.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 
@@ -174,6 +175,8 @@ adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
 						  NULL, NULL);
 			n++;
 		}
+		else if (adk_builtin_declare(&w, name))
+			n++;				/* load_artifacts, load_memory */
 		else if ((as_tool = adk_find_agent(run, name)) != NULL)
 		{
 			write_builtin(&w, name,

@@ -25,6 +25,7 @@ import datetime
 import hashlib
 import hmac
 import json
+import math
 import os
 import random
 import re
@@ -946,6 +947,35 @@ class ClientGone(Exception):
     pass
 
 
+
+# -- embeddings: a 64-dimensional bag of words, L2-normalised.  Each word
+# (lower-case letters and digits) adds 1 to the dimension its SHA-256
+# picks; a few synonyms count as the same word, so that "canine" is close
+# to "dog" without sharing a word with it (what semantic search adds to
+# full-text search).
+EMBED_DIMS = 64
+EMBED_SYNONYMS = {"canine": "dog", "puppy": "dog", "hound": "dog", "kitten": "cat", "feline": "cat",
+                  "automobile": "car", "vehicle": "car", "ocean": "sea"}
+
+
+def embed_text(content):
+    if not isinstance(content, dict):
+        return None
+    texts = [p.get("text") for p in (content.get("parts") or []) if isinstance(p, dict)]
+    if not all(isinstance(t, str) for t in texts):
+        return None
+    return " ".join(texts)
+
+
+def embedding_vector(text):
+    v = [0.0] * EMBED_DIMS
+    for w in re.findall(r"[a-z0-9]+", text.lower()):
+        w = EMBED_SYNONYMS.get(w, w)
+        v[hashlib.sha256(w.encode()).digest()[0] % EMBED_DIMS] += 1.0
+    norm = math.sqrt(sum(x * x for x in v)) or 1.0
+    return [round(x / norm, 6) for x in v]
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mock-model-server/" + VERSION
@@ -1071,6 +1101,12 @@ class Handler(BaseHTTPRequestHandler):
                 return
             route = None
             gm = re.match(r"^(?:.*/)?models/([^/]+?):(generateContent|streamGenerateContent)$", path)
+            em = re.match(r"^(?:.*/)?models/([^/]+?):(embedContent|batchEmbedContents)$", path)
+            if method == "POST" and (path.endswith("/embeddings") or em):
+                self.handle_embeddings("openai" if not em else "gemini",
+                                       "openai.embeddings" if not em else "gemini." + em.group(2),
+                                       urllib.parse.unquote(em.group(1)) if em else None, body, query)
+                return
             if path.endswith("/chat/completions"):
                 route = ("openai", "openai.chat_completions", None)
             elif gm:
@@ -1225,6 +1261,64 @@ class Handler(BaseHTTPRequestHandler):
         self.send_full(status, error_bytes(provider, obj), ctype,
                        self._provider_headers(provider, None) + list(extra))
         return status
+
+    def handle_embeddings(self, provider, route, path_model, body_bytes, query):
+        """OpenAI POST .../embeddings, Gemini models/{m}:embedContent and
+        :batchEmbedContents: each text's embedding_vector (see there)."""
+        model = path_model
+        try:
+            parsed = json.loads(body_bytes.decode("utf-8")) if body_bytes else None
+        except (ValueError, UnicodeDecodeError):
+            parsed = None
+        if provider == "openai" and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
+            model = parsed["model"]
+        rec = self._record(provider, route, model, body_bytes, parsed)
+        self._publish(rec)
+        with STATE.lock:
+            STATE.total += 1
+            STATE.routes[route] += 1
+            STATE.models[model or "-"] += 1
+        status = "-"
+        try:
+            denied = self._auth(provider, query)
+            if denied:
+                st, kind, msg, code, details = denied
+                status = self.send_provider_error(provider, st, kind, msg, code=code, details=details)
+                return
+            if FAULT_MODEL_RE.search((model or "").lower()):
+                st, kind, msgs = CANNED["500"]
+                status = self.send_provider_error(provider, st, kind, msgs[provider])
+                return
+            texts = None
+            if provider == "openai" and isinstance(parsed, dict):
+                inp = parsed.get("input")
+                texts = [inp] if isinstance(inp, str) else inp
+            elif isinstance(parsed, dict) and route.endswith("batchEmbedContents"):
+                texts = [embed_text(r.get("content")) for r in (parsed.get("requests") or [])
+                         if isinstance(r, dict)]
+            elif isinstance(parsed, dict):
+                texts = [embed_text(parsed.get("content"))]
+            if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+                status = self.send_provider_error(provider, 400, "invalid_request",
+                                                  "the request needs the texts to embed")
+                return
+            vectors = [embedding_vector(t) for t in texts]
+            if provider == "openai":
+                out = {"object": "list", "model": model,
+                       "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                       "usage": {"prompt_tokens": sum(len(t) // 4 + 1 for t in texts),
+                                 "total_tokens": sum(len(t) // 4 + 1 for t in texts)}}
+            elif route.endswith("batchEmbedContents"):
+                out = {"embeddings": [{"values": v} for v in vectors]}
+            else:
+                out = {"embedding": {"values": vectors[0]}}
+            self.send_json(200, out)
+            status = 200
+        finally:
+            self._update(rec, status=status)
+            with STATE.lock:
+                STATE.statuses[status] += 1
+            self.log_access(status, model, " embeddings=1")
 
     def handle_provider(self, provider, route, path_model, body_bytes, query):
         model = path_model
