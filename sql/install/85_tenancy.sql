@@ -165,6 +165,10 @@ CREATE POLICY tenant ON adk.model_calls
                        WHERE i.invocation_id OPERATOR(pg_catalog.=) model_calls.invocation_id
                          AND adk._tenant_visible(i.app_name, i.user_id)));
 
+-- Artifacts and memory (80_artifacts.sql, 82_memory.sql).  For a role
+-- under these policies a memory search reads the user's entries through
+-- the (app, user) index and filters them by the query: @@ is not
+-- leakproof, so it is not used below the policy as a GIN index condition.
 ALTER TABLE adk.artifacts ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON adk.artifacts
     USING (adk._tenant_visible(app_name, user_id)) WITH CHECK (adk._tenant_visible(app_name, user_id));

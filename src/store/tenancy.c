@@ -501,7 +501,8 @@ adk_delete_session_sql(PG_FUNCTION_ARGS)
  * adk_create_session.  Each returns an integer.
  */
 static Datum
-checked_owner_int4(FunctionCallInfo fcinfo, const char *sql, int nargs, Oid *types)
+checked_owner_int4(FunctionCallInfo fcinfo, const char *sql, int nargs,
+				   Oid *types)
 {
 	bool		isnull;
 	Datum		d;
