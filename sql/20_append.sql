@@ -161,10 +161,12 @@ SELECT (SELECT count(*) FROM jsonb_object_keys(event_data) k WHERE k ~ '^k[0-9]+
 -- executor runs, never through the table access method, so whatever a
 -- user adds runs -- a trigger, a rule, a CHECK constraint -- and an added
 -- column gets its default.  Each is seen at once, in this session.
+-- (Such a trigger runs with search_path pinned to pg_catalog, pg_temp when
+-- the extension writes -- README "Security" -- so it names its table.)
 CREATE TABLE event_audit (event_id text, seq bigint);
 CREATE FUNCTION audit_event() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO event_audit VALUES (NEW.id, NEW.seq);
+    INSERT INTO public.event_audit VALUES (NEW.id, NEW.seq);
     RETURN NEW;
 END $$;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-1"}') IS NOT NULL AS stored;
@@ -206,7 +208,7 @@ SELECT count(*) AS ro_stored FROM adk.events WHERE id = 'ro-1';
 -- The same for the session row each append bumps.
 CREATE FUNCTION audit_session() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO event_audit VALUES ('session ' || NEW.id, NEW.last_seq);
+    INSERT INTO public.event_audit VALUES ('session ' || NEW.id, NEW.last_seq);
     RETURN NEW;
 END $$;
 CREATE TRIGGER audit AFTER UPDATE ON adk.sessions FOR EACH ROW EXECUTE FUNCTION audit_session();

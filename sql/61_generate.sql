@@ -101,7 +101,7 @@ COMMIT;
 CREATE TABLE ledger_audit (call_id bigint, model text);
 CREATE FUNCTION audit_call() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO ledger_audit VALUES (NEW.id, NEW.model);
+    INSERT INTO public.ledger_audit VALUES (NEW.id, NEW.model);
     RETURN NEW;
 END $$;
 CREATE TRIGGER audit AFTER INSERT ON adk.model_calls FOR EACH ROW EXECUTE FUNCTION audit_call();

@@ -378,16 +378,23 @@ DECLARE
     seen bigint := (plan ->> 'seen_seq')::bigint;
     d text;
     c record;
+    last bigint;
+    again jsonb;
 BEGIN
     IF f IS NULL OR t IS NULL OR lo IS NULL OR seen IS NULL OR plan ->> 'digest' IS NULL
-       OR f < 1 OR f > t OR lo < f OR lo > t OR t > seen THEN
+       OR f < 1 OR f > t OR lo < f OR lo > t OR t > seen OR (lo > f AND f <> 1) THEN
         RAISE EXCEPTION 'invalid compaction plan' USING ERRCODE = '22023',
             HINT = 'Pass the result of adk_compaction_read() unchanged.';
     END IF;
-    PERFORM 1 FROM adk.sessions s
+    SELECT s.last_seq INTO last FROM adk.sessions s
       WHERE s.app_name = p_app AND s.user_id = p_user AND s.id = p_session FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'the session no longer exists';
+    END IF;
+    IF seen > last THEN
+        RAISE EXCEPTION 'invalid compaction plan' USING ERRCODE = '22023',
+            DETAIL = format('The plan has seen seq %s; the session ends at seq %s.', seen, last),
+            HINT = 'Pass the result of adk_compaction_read() unchanged.';
     END IF;
     SELECT md5(string_agg(e.id, ',' ORDER BY e.seq)) INTO d FROM adk.events e
      WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
@@ -402,6 +409,23 @@ BEGIN
     IF FOUND THEN
         RETURN format('seq %s..%s overlaps the compaction at seq %s (seq %s..%s), appended after the summarizer read its events',
                       f, t, c.seq, c.from_seq, c.to_seq);
+    END IF;
+    -- The whole range, not only the events read: the digest is no secret
+    -- (anyone who may read the events can compute it), so the plan must be
+    -- what adk._compaction_read gives for its range now -- the same seq
+    -- f..t, never splitting a call from its response, and seq f..lo-1
+    -- covered by the compaction a rolling summary starts from.
+    IF lo = f THEN
+        again := adk._compaction_read(p_app, p_user, p_session, f, t, false);
+    END IF;
+    IF f = 1 AND (again IS NULL OR (again ->> 'from_seq')::bigint <> f
+                  OR (again ->> 'read_from')::bigint <> lo) THEN
+        again := adk._compaction_read(p_app, p_user, p_session, NULL, t, true);
+    END IF;
+    IF again IS NULL OR (again ->> 'from_seq')::bigint <> f OR (again ->> 'to_seq')::bigint <> t
+       OR (again ->> 'read_from')::bigint <> lo OR again ->> 'digest' <> plan ->> 'digest' THEN
+        RETURN format('seq %s..%s (events read from seq %s) is not a range adk_compaction_read() gives',
+                      f, t, lo);
     END IF;
     RETURN NULL;
 END

@@ -23,13 +23,34 @@ GRANT SELECT ON adk.tools, adk.agents, adk.apps, adk.plugins TO adk_user;
 GRANT INSERT, UPDATE, DELETE ON adk.tools, adk.agents, adk.apps, adk.plugins TO adk_admin;
 
 -- Functions are executable by PUBLIC by default: take that back from every
--- function of the extension, then grant the API to adk_user.
+-- function of the extension, then grant the API (adk_*) to adk_user, the
+-- definition API to adk_admin.  The internals (adk._*) are granted only
+-- where a caller's own statement runs them: the SECURITY INVOKER API and
+-- the views adk_user may read (adk_user), the triggers on the definition
+-- tables adk_admin writes (adk_admin), and adk._job_trigger, which CREATE
+-- TRIGGER in adk_create_trigger checks -- and adk._agent_tree, a read of
+-- adk.agents an adk_user may make anyway.  Every other internal runs only
+-- inside the extension, as the owner of schema adk, and nobody else may
+-- call it with arguments of their own (README "Security").
+-- A new internal that a SECURITY INVOKER function, a view or a trigger on
+-- a definition table calls must be added to one of the lists below
+-- (95_tenancy_grants.sql adds what row-level security's policies run).
 DO $grants$
 DECLARE
     f regprocedure;
+    n name;
+    user_internals name[] := ARRAY['_check_id', '_session_json', '_session_not_found',
+        '_prefixed', '_parts', '_tool_schema', '_function_inputs', '_type_schema',
+        '_check_tool_function', '_job_trigger', '_agent_tree',
+        '_artifact_run_session', '_artifact_scope', '_check_filename',
+        '_memory_search', '_any_word_query', '_cosine', '_embed', '_memory_config'];
+    admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
+        '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
+        '_check_one_parent', '_check_references', '_check_tool_parameters', '_format_cycle',
+        '_lock_definitions', '_name_list', '_reserved_tool_names'];
 BEGIN
-    FOR f IN
-        SELECT p.oid::regprocedure
+    FOR f, n IN
+        SELECT p.oid::regprocedure, p.proname
           FROM pg_catalog.pg_proc p
           JOIN pg_catalog.pg_depend d
             ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid
@@ -38,9 +59,9 @@ BEGIN
          WHERE x.extname = 'adk_runner'
     LOOP
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
-        IF f::text ~ '^(adk_define_|adk_set_secret)' THEN
+        IF n ~ '^(adk_define_|adk_set_secret)' OR n = ANY (admin_internals) THEN
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_admin', f);
-        ELSE
+        ELSIF n !~ '^_' OR n = ANY (user_internals) THEN
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_user', f);
         END IF;
     END LOOP;

@@ -10,6 +10,12 @@
  * statement runs with read_only = false, so it sees what the same command
  * wrote before it (the runner reads events it has just appended).
  *
+ * A kept plan never carries one search_path into another: the plan cache
+ * compares the search_path a plan was made under with the current one at
+ * every use and replans when they differ.  The statements here are
+ * schema-qualified and run as the schema owner with search_path pinned
+ * (store/owner.c), so they mean the same whoever calls.
+ *
  * IDENTIFICATION
  *	  src/common/spi_plans.c
  *

@@ -295,12 +295,12 @@ load_config(AdkRun *run)
 	args[0] = CStringGetTextDatum(run->app);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT coalesce((a.compaction ->> 'compaction_interval')::integer, 0),"
-					 "       coalesce((a.compaction ->> 'overlap_size')::integer, 0),"
-					 "       coalesce((a.compaction ->> 'token_threshold')::bigint, 0),"
-					 "       coalesce((a.compaction ->> 'event_retention_size')::integer, 0),"
-					 "       coalesce(a.compaction ->> 'summarizer_model', adk._agent_model(a.root_agent)),"
-					 "       a.compaction ? 'summarizer_model'"
+	if (adk_spi_exec("SELECT coalesce((a.compaction OPERATOR(pg_catalog.->>) 'compaction_interval')::integer, 0),"
+					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'overlap_size')::integer, 0),"
+					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'token_threshold')::bigint, 0),"
+					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'event_retention_size')::integer, 0),"
+					 "       coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent)),"
+					 "       a.compaction OPERATOR(pg_catalog.?) 'summarizer_model'"
 					 "  FROM adk.apps a"
 					 " WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.compaction IS NOT NULL",
 					 1, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
@@ -574,13 +574,13 @@ estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents)
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
-	d = owner_query("SELECT (e.event_data #>> '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
+	d = owner_query("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
 					"  FROM adk.events e"
 					" WHERE e.app_name OPERATOR(pg_catalog.=) $1"
 					"   AND e.user_id OPERATOR(pg_catalog.=) $2"
 					"   AND e.session_id OPERATOR(pg_catalog.=) $3"
 					"   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
-					"   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT max(c.seq) FROM adk.compactions c"
+					"   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
 					"        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
 					"          AND c.user_id OPERATOR(pg_catalog.=) $2"
 					"          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
@@ -747,7 +747,7 @@ adk_compact(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("from_seq and to_seq must be positive")));
 	args[0] = CStringGetTextDatum(app);
-	d = owner_query("SELECT coalesce(a.compaction ->> 'summarizer_model', adk._agent_model(a.root_agent))"
+	d = owner_query("SELECT coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent))"
 					"  FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
 					1, types, args, NULL, 1, &isnull);
 	if (isnull)

@@ -35,8 +35,9 @@
  * owner could disable the trigger anyway; any other writer's seq is
  * replaced as always.
  *
- * All SQL is prepared once per backend and uses schema-qualified operators,
- * so the caller's search_path cannot change what it means.
+ * All SQL is prepared once per backend, uses schema-qualified operators and
+ * runs with search_path pinned to pg_catalog, pg_temp (store/owner.c), so
+ * the caller's search_path cannot change what it means.
  *
  * IDENTIFICATION
  *	  src/store/event_trigger.c
@@ -60,6 +61,7 @@
 #include "common/jsonb_util.h"
 #include "store/event.h"
 #include "store/event_time.h"
+#include "store/owner.h"
 #include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
@@ -172,6 +174,7 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	int			attnums[3];
 	Datum		values[3];
 	bool		newnulls[3] = {false, false, false};
+	int			guc_level;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
@@ -225,6 +228,12 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	adk_check_event_time(proposed);
 
 	adk_event_state_delta(event, &split);
+
+	/*
+	 * Whoever writes the row (another runtime, perhaps a privileged role),
+	 * the trigger's SQL runs with search_path pinned, as the owner's does.
+	 */
+	guc_level = adk_pin_search_path();
 	if (cols.on_shard)
 	{
 		/*
@@ -238,6 +247,7 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	}
 	else
 		adk_place_event(ids, proposed, &split, &seq, &ts);
+	adk_unpin_search_path(guc_level);
 
 	attnums[0] = cols.seq;
 	attnums[1] = cols.timestamp;

@@ -6,8 +6,16 @@
  * Roles granted adk_user may read the session tables but not write them
  * directly; the store's C entry points write as the owner of schema adk
  * (the role that created the extension), in a security-restricted
- * operation, the way pg_cron and pg_net touch their own tables.  An ERROR
- * inside restores the previous user as part of (sub)transaction abort.
+ * operation, the way pg_cron and pg_net touch their own tables.
+ *
+ * While the owner's privileges are in effect, search_path is pinned to
+ * "pg_catalog, pg_temp" (in a GUC nest level of its own, as a SECURITY
+ * DEFINER function with SET search_path does): nothing the extension runs
+ * as the owner can resolve a name, operator or function to an object of
+ * the caller's schemas.  adk_restore_user pops that level; an ERROR
+ * inside restores both the previous user and search_path as part of
+ * (sub)transaction abort (AtEOXact_GUC / AtEOSubXact_GUC).  A switch must
+ * not span a transaction boundary: a commit would pop the level.
  *
  * IDENTIFICATION
  *	  src/store/owner.c
@@ -20,6 +28,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "store/owner.h"
@@ -38,6 +47,10 @@ adk_become_owner(AdkOwnerSave *save)
 	ReleaseSysCache(tup);
 
 	GetUserIdAndSecContext(&save->userid, &save->sec_context);
+	save->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", ADK_PINNED_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	SetUserIdAndSecContext(owner, save->sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
@@ -47,4 +60,27 @@ void
 adk_restore_user(AdkOwnerSave *save)
 {
 	SetUserIdAndSecContext(save->userid, save->sec_context);
+	AtEOXact_GUC(true, save->nestlevel);
+}
+
+/*
+ * Pin search_path for code that runs with raised privileges without an
+ * owner switch (a background worker's own statements, C triggers); undo
+ * with adk_unpin_search_path(level).  Returns the nest level.
+ */
+int
+adk_pin_search_path(void)
+{
+	int			level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", ADK_PINNED_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+void
+adk_unpin_search_path(int level)
+{
+	AtEOXact_GUC(true, level);
 }

@@ -15,9 +15,16 @@ typedef struct AdkOwnerSave
 {
 	Oid			userid;
 	int			sec_context;
+	int			nestlevel;		/* GUC nest level of the pinned search_path */
 } AdkOwnerSave;
+
+/* search_path while the extension runs SQL with raised privileges */
+#define ADK_PINNED_SEARCH_PATH "pg_catalog, pg_temp"
+
 
 extern void adk_become_owner(AdkOwnerSave *save);
 extern void adk_restore_user(AdkOwnerSave *save);
+extern int	adk_pin_search_path(void);
+extern void adk_unpin_search_path(int level);
 
 #endif							/* ADK_OWNER_H */

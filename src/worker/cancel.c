@@ -185,13 +185,19 @@ cancel_queued(const char *where, int nargs, Datum *args, int *denied)
 								  "  error = 'cancelled before it started'"
 								  " WHERE id OPERATOR(pg_catalog.=) ANY ($1)"
 								  "   AND status OPERATOR(pg_catalog.=) 'queued'"
-								  " RETURNING invocation_id",
+								  " RETURNING invocation_id, id",
 								  1, &type, &arr, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 			elog(ERROR, "could not cancel jobs");
 		n = (int) SPI_processed;
 		for (i = 0; i < SPI_processed; i++)
-			adk_notify_job(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+		{
+			bool		isnull;
+
+			adk_notify_job(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 2, &isnull)),
+						   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
 						   "cancelled");
+		}
 	}
 	SPI_finish();
 	adk_restore_user(&save);

@@ -355,6 +355,8 @@ claim_job(void)
 	Oid			nsp;
 
 	start_xact();
+	/* the worker's own statements (as its superuser): pinned until commit */
+	(void) adk_pin_search_path();
 	nsp = get_namespace_oid("adk", true);
 	if (OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp)))
 	{
@@ -572,8 +574,9 @@ finish_job(AdkJob *job)
 	adk_become_owner(&save);
 	SPI_connect();
 	if (SPI_execute_with_args("UPDATE adk.jobs j SET"
-							  "  status = CASE i.status WHEN 'failed' THEN 'failed'"
-							  "   WHEN 'waiting' THEN 'waiting' WHEN 'cancelled' THEN 'cancelled'"
+							  "  status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'"
+							  "   WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'"
+							  "   WHEN i.status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
 							  "   ELSE 'completed' END,"
 							  "  finished_at = pg_catalog.clock_timestamp(),"
 							  "  error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'"
@@ -593,7 +596,7 @@ finish_job(AdkJob *job)
 									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 	SPI_finish();
 	adk_restore_user(&save);
-	adk_notify_job(job->invocation_id, status);
+	adk_notify_job(job->id, job->invocation_id, status);
 }
 
 /*
@@ -647,7 +650,7 @@ job_error(AdkJob *job, ErrorData *edata)
 	SPI_finish();
 	adk_restore_user(&save);
 	if (!retry)
-		adk_notify_job(job->invocation_id, status);
+		adk_notify_job(job->id, job->invocation_id, status);
 	commit_xact();
 }
 

@@ -52,6 +52,13 @@ int			adk_max_workers = 4;
 int			adk_worker_idle_timeout_s = 60;
 int			adk_job_retention_s = 7 * 24 * 3600;
 bool		adk_notify_events = true;
+int			adk_notify_payload = ADK_NOTIFY_OPAQUE;
+
+static const struct config_enum_entry notify_payload_options[] = {
+	{"opaque", ADK_NOTIFY_OPAQUE, false},
+	{"full", ADK_NOTIFY_FULL, false},
+	{NULL, 0, false}
+};
 
 AdkWorkerShmem *adk_workers = NULL;
 
@@ -140,6 +147,16 @@ define_gucs(void)
 							 &adk_notify_events,
 							 true,
 							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("adk.notify_payload",
+							 gettext_noop("What NOTIFY adk_events and adk_jobs carry: opaque row ids, or the full ids."),
+							 gettext_noop("Any role may LISTEN, whatever its privileges: \"opaque\" sends only the event's or the job's id, which a listener looks up in adk.events or adk.jobs with its own privileges; \"full\" also sends the app, user, session and invocation ids."),
+							 &adk_notify_payload,
+							 ADK_NOTIFY_OPAQUE,
+							 notify_payload_options,
+							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
 }

@@ -33,6 +33,14 @@ extern int	adk_max_workers;
 extern int	adk_worker_idle_timeout_s;
 extern int	adk_job_retention_s;
 extern bool adk_notify_events;
+extern int	adk_notify_payload;
+
+/* adk.notify_payload */
+typedef enum AdkNotifyPayload
+{
+	ADK_NOTIFY_OPAQUE = 0,		/* row ids a listener looks up */
+	ADK_NOTIFY_FULL				/* app, user, session, invocation ids */
+} AdkNotifyPayload;
 
 typedef enum AdkSlotState
 {
@@ -120,7 +128,8 @@ extern char *adk_job_insert(const char *app, const char *user,
 extern void adk_notify_event(const char *app, const char *user,
 							 const char *session, int64 seq,
 							 const char *invocation_id, Jsonb *event);
-extern void adk_notify_job(const char *invocation_id, const char *status);
+extern void adk_notify_job(int64 job_id, const char *invocation_id,
+						   const char *status);
 
 /* cancel.c */
 extern bool adk_may_cancel(Oid role, bool role_is_superuser);

@@ -107,7 +107,12 @@ is( $node->safe_psql(
 	'0',
 	'a rolled-back adk_submit queues and runs nothing');
 
-# NOTIFY adk_events for every stored event, adk_jobs when a job ends
+# NOTIFY adk_events for every stored event, adk_jobs when a job ends: by
+# default opaque row ids (test/t/007), here the full ids
+$node->safe_psql('postgres', 'ALTER SYSTEM SET adk.notify_payload = full; SELECT pg_reload_conf()');
+$node->poll_query_until('postgres', q{SELECT current_setting('adk.notify_payload') = 'full'})
+  or die 'adk.notify_payload not reloaded';
+select(undef, undef, undef, 0.5);	# the idle workers reload too
 my $listener = $node->background_psql('postgres');
 $listener->query_safe('LISTEN adk_events; LISTEN adk_jobs;');
 $inv = $node->safe_psql('postgres',
@@ -117,11 +122,11 @@ my $notes = $listener->query_safe('SELECT 1');
 $notes .= $listener->{stdout} // '';
 like(
 	$notes,
-	qr/"adk_events" with payload "\{"app":"echo_app","user":"u1","session":"listened","seq":1,"invocation_id":"$inv","author":"user"\}"/,
+	qr/"adk_events" with payload "\{"event_id":"[^"]+","app":"echo_app","user":"u1","session":"listened","seq":1,"invocation_id":"$inv","author":"user"\}"/,
 	'NOTIFY adk_events for the user event: app, user, session, seq, invocation id, author');
-like($notes, qr/"adk_events" with payload "\{[^"]*"app":"echo_app".*"seq":2,"invocation_id":"$inv","author":"echo"\}"/,
+like($notes, qr/"adk_events" with payload "\{"event_id":"[^"]+","app":"echo_app".*"seq":2,"invocation_id":"$inv","author":"echo"\}"/,
 	'NOTIFY adk_events for the model event');
-like($notes, qr/"adk_jobs" with payload "\{"invocation_id":"$inv","status":"completed"\}"/,
+like($notes, qr/"adk_jobs" with payload "\{"job_id":\d+,"invocation_id":"$inv","status":"completed"\}"/,
 	'NOTIFY adk_jobs when the job ends');
 $listener->quit;
 # adk_append_event notifies too
@@ -133,6 +138,7 @@ $notes = $listener->query_safe('SELECT 1') . ($listener->{stdout} // '');
 like($notes, qr/"seq":3,"invocation_id":"e-manual","author":"someone"/,
 	'adk_append_event sends NOTIFY adk_events too');
 $listener->quit;
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET adk.notify_payload; SELECT pg_reload_conf()');
 
 # 50 jobs over 8 sessions, 4 workers
 $node->safe_psql(
