@@ -33,6 +33,7 @@
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/owner.h"
 
 static void load_tree(AdkRun *run, const char *root, bool main_tree);
@@ -434,12 +435,14 @@ adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 	f->branch = branch;
 	f->phase = F_START;
 	run->frames = lappend(run->frames, f);
+	adk_span_agent_begin(run, agent);
 }
 
 static void
 pop_frame(AdkRun *run)
 {
 	run->frames = list_delete_last(run->frames);
+	adk_span_agent_end(run);
 }
 
 /*

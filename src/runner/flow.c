@@ -47,6 +47,7 @@
 #include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 
 typedef struct PartialCtx
 {
@@ -85,6 +86,8 @@ static AdkRoundResult run_calls(AdkRun *run, AdkAgent *agent,
 								AdkAgent **transfer_to);
 static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
 static List *copy_calls(List *calls);
+static Jsonb *call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+							AdkTool *tool, const char *call_id, Jsonb *args);
 static MemoryContext round_context(MemoryContext parent);
 
 /*
@@ -440,8 +443,10 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	pctx.run = run;
 	pctx.agent = agent;
 	pctx.branch = branch;
+	adk_span_model_begin(run, agent->model, contents);
 	response = adk_model_call(agent->model, contents, decls, config, run->stream,
 							  emit_partial, &pctx);
+	adk_span_model_end(run, response);
 	count_tokens(run, response);
 	adk_budget_charge(run, taken_at,
 					  run->input_tokens + run->output_tokens - tokens_before);
@@ -850,6 +855,18 @@ Jsonb *
 adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 				  AdkTool *tool, const char *call_id, Jsonb *args)
 {
+	Jsonb	   *result;
+
+	adk_span_tool_begin(run, tool, call_id, args);
+	result = call_sql_tool(run, agent, branch, tool, call_id, args);
+	adk_span_tool_end(run, result);
+	return result;
+}
+
+static Jsonb *
+call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+			  AdkTool *tool, const char *call_id, Jsonb *args)
+{
 	JsonWriter	w;
 	Jsonb	   *tool_info;
 	Jsonb	   *result;
@@ -949,7 +966,9 @@ run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args)
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
 	run->llm_calls++;
+	adk_span_model_begin(run, tool_agent->model, contents);
 	response = adk_model_call(tool_agent->model, contents, NULL, config, false, NULL, NULL);
+	adk_span_model_end(run, response);
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)

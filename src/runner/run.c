@@ -52,6 +52,7 @@
 #include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/append.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
@@ -461,6 +462,8 @@ parse_options(AdkRun *run, Jsonb *options)
 			run->yield_user_message = v.val.boolean;
 		else if (strcmp(key, "stream") == 0 && v.type == jbvBool)
 			run->stream = v.val.boolean;
+		else if (strcmp(key, "traceparent") == 0)
+			run->traceparent = adk_span_traceparent_option(&v);
 		else if (strcmp(key, "max_llm_calls") == 0 && v.type == jbvNumeric)
 		{
 			Datum		num = NumericGetDatum(v.val.numeric);
@@ -484,7 +487,7 @@ parse_options(AdkRun *run, Jsonb *options)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid option \"%s\"", key),
-					 errhint("Options are yield_user_message (boolean), stream (boolean) and max_llm_calls (positive integer).")));
+					 errhint("Options are yield_user_message (boolean), stream (boolean), max_llm_calls (positive integer) and traceparent (W3C trace context).")));
 	}
 }
 
@@ -533,6 +536,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;
 	invocation_start(run, agent->name, NULL);
+	adk_span_run_begin(run);	/* the trace and its root span */
 
 	/* 3. the user event */
 	replaced = adk_plugins_call(run, CB_ON_USER_MESSAGE,
@@ -929,6 +933,8 @@ invocation_end(AdkRun *run)
 	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
 	bool		waiting = adk_hitl_end(run);	/* HITL: run_states, still waiting? */
+
+	adk_span_run_end(run, waiting);	/* every open span ends */
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(run->failed ? "failed" :

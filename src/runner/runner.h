@@ -120,6 +120,10 @@ typedef struct AdkRun
 	List	   *frames;
 	AdkAgent   *first_agent;	/* the agent the run started with */
 
+	/* spans.c: the run's trace, or NULL; options.traceparent */
+	struct AdkTrace *trace;
+	char	   *traceparent;
+
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
 						 TimestampTz time, bool partial, void *arg);
