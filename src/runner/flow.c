@@ -186,6 +186,14 @@ model_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	if (adk_compaction_before_model(run, agent, branch, contents))
 		contents = adk_build_contents(run, agent, branch);
 	instruction = adk_build_instruction(run, agent);
+	if (run->instruction_error != NULL)
+	{
+		/* ADK raises before the model call; here the run fails with it */
+		adk_emit_error(run, agent->name, branch, "INSTRUCTION_ERROR",
+					   run->instruction_error);
+		run->instruction_error = NULL;
+		return ROUND_DONE;
+	}
 	jw_init(&w);
 	jw_begin_object(&w);
 	if (instruction)
@@ -938,6 +946,13 @@ run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args)
 	contents = jw_finish(&w);
 
 	instruction = adk_build_instruction(run, tool_agent);
+	if (run->instruction_error != NULL)
+	{
+		char	   *error = run->instruction_error;
+
+		run->instruction_error = NULL;
+		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, error));
+	}
 	jw_init(&w);
 	jw_begin_object(&w);
 	if (instruction)

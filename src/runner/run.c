@@ -528,6 +528,8 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
 	run->invocation_id = adk_hitl_begin(run, message, run->invocation_id,
 										invocation_id != NULL);
+	if (run->ignored)
+		return;					/* a repeated confirmation: nothing runs */
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = run->invocation_id;
@@ -588,6 +590,11 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 static void
 finish_run(AdkRun *run)
 {
+	if (run->ignored)
+	{
+		adk_run_registry_leave();
+		return;
+	}
 	if (!run->failed)
 	{
 		Jsonb	   *ignored;

@@ -96,6 +96,8 @@ typedef struct AdkRun
 	Jsonb	   *user_content;
 	Jsonb	   *temp_state;		/* temp: keys of this invocation */
 	struct AdkHitl *hitl;		/* hitl.c: pause / resume state, or NULL */
+	bool		ignored;		/* hitl.c: a repeated answer; nothing runs */
+	char	   *instruction_error;	/* prompt.c: the instruction cannot be built */
 
 	/* outcome */
 	bool		failed;

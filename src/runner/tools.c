@@ -43,6 +43,9 @@
 #include "runner/runner.h"
 #include "store/owner.h"
 
+#define LONG_RUNNING_NOTE \
+	"NOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."
+
 typedef struct ToolCall
 {
 	AdkTool    *tool;
@@ -162,7 +165,15 @@ adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
 			jw_key(&w, "name");
 			jw_string(&w, t->name);
 			jw_key(&w, "description");
-			jw_string(&w, t->description ? t->description : "");
+			if (t->long_running)
+			{
+				/* ADK's LongRunningFunctionTool note */
+				jw_string(&w, t->description && t->description[0] != '\0' ?
+						  psprintf("%s\n\n%s", t->description, LONG_RUNNING_NOTE) :
+						  LONG_RUNNING_NOTE);
+			}
+			else
+				jw_string(&w, t->description ? t->description : "");
 			jw_key(&w, "parameters");
 			jw_jsonb(&w, t->parameters);
 			jw_end_object(&w);
