@@ -16,6 +16,7 @@ OBJS = \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
 	src/common/spi_plans.o \
+	src/common/trace_context.o \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
@@ -40,6 +41,7 @@ OBJS = \
 	src/runner/prompt.o \
 	src/runner/route.o \
 	src/runner/run.o \
+	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
 	src/store/event.o \
@@ -53,6 +55,7 @@ OBJS = \
 	src/worker/cancel.o \
 	src/worker/job.o \
 	src/worker/launcher.o \
+	src/worker/otlp.o \
 	src/worker/shmem.o \
 	src/worker/submit.o \
 	src/worker/trigger.o

@@ -26,6 +26,8 @@
 #include "model/ledger.h"
 #include "model/model_def.h"
 #include "store/artifacts.h"
+#include "runner/spans.h"
+#include "worker/otlp.h"
 #include "worker/worker.h"
 
 PG_MODULE_MAGIC;
@@ -131,6 +133,10 @@ _PG_init(void)
 
 	/* background workers: settings, and with preload shmem + the launcher */
 	adk_workers_init();
+
+	/* traces: spans, trace context, and with preload the OTLP exporter */
+	adk_spans_define_gucs();
+	adk_otlp_init();
 
 	MarkGUCPrefixReserved("adk");
 

@@ -4,10 +4,10 @@
 -- A call to a long_running tool, or the adk_request_confirmation call a
 -- require_confirmation tool makes first, is an interrupt: its id is in the
 -- long_running_tool_ids of the event that made it, and it stays pending
--- until a user event *of the same invocation* carries a function_response
--- with that id.  (A resume stores the user's answer under the invocation
--- it resumes; an answer that resumed nothing -- plain input, a new
--- invocation -- answers nothing.)
+-- until a later user event carries a function_response with that id --
+-- in any invocation, from any writer (ADK-JS and ADK Python answer in a
+-- new invocation of their own, and decide "answered" by the call id, as
+-- we do).
 --
 -- adk.run_states holds that, one row per (session, invocation, node):
 -- node_path is '<app>/<agent>' for the agent that made the calls (ADK-Go's
@@ -18,9 +18,11 @@
 -- 'running' only inside the transaction of a resume, between the answer
 -- and the end of the invocation.  Only invocations that made such a call
 -- have rows.  The rows are derived from adk.events alone
--- (adk._derive_run_states) -- adk_run writes them as it goes, in the
--- transaction of the events, and adk_rebuild_run_states() writes the same
--- rows again from the events.  A resume derives its invocation's rows
+-- (adk._derive_run_states) and kept up to date in the append path: the
+-- events trigger (src/store/event_trigger.c), which every writer passes,
+-- refreshes the rows an event changes (adk._event_appended), in the
+-- transaction of the event; adk_rebuild_run_states() writes the same rows
+-- again from the events.  A resume derives its invocation's rows
 -- again before it checks them, so it never depends on the rows being
 -- there (000 §四.4.4: ADK-Go reconstructs the RunState every turn).
 --
@@ -54,18 +56,30 @@ COMMENT ON TABLE adk.run_states IS
     'Workflow RunState per (session, invocation, node): status, pending interrupt_ids, answered_ids; derived from adk.events (adk_rebuild_run_states)';
 COMMENT ON COLUMN adk.run_states.node_path IS '''<app>/<agent>'': the agent that made the interrupting calls';
 COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confirmation call ids, in call order';
-COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids the user has answered in this invocation, in call order';
+COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids the user has answered (in any invocation), in call order';
 
 -- The rows of one invocation (or of every invocation of the session when
 -- p_invocation is NULL), computed from the session's events.
 CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
-                                       p_invocation text DEFAULT NULL)
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL)
 RETURNS SETOF adk.run_states
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
     RETURN QUERY
-    WITH ev AS (
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
         SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
                e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
           FROM adk.events e
@@ -74,6 +88,9 @@ BEGIN
            -- an event a caller appended where it may not speak for the
            -- session (85_tenancy.sql) is never an interrupt or an answer
            AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
     ), calls AS (
         -- every interrupt: an id in long_running_tool_ids of an agent's event
         SELECT ev.invocation_id, ev.author AS agent, ev.seq, lr.ord, lr.id
@@ -83,15 +100,22 @@ BEGIN
          WHERE ev.author <> 'user'
            AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
     ), answers AS (
-        -- function responses the user sent, in the invocation they belong to
-        SELECT ev.invocation_id, ev.seq, ev.ts, p #>> '{function_response,id}' AS id
-          FROM ev
-         CROSS JOIN LATERAL adk._parts(ev.d -> 'content') p
-         WHERE ev.author = 'user' AND p ? 'function_response'
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
     ), interrupts AS (
         SELECT c.invocation_id, c.agent, c.seq, c.ord, c.id,
                (SELECT a.ts FROM answers a
-                 WHERE a.invocation_id = c.invocation_id AND a.id = c.id AND a.seq > c.seq
+                 WHERE a.id = c.id AND a.seq > c.seq
                  ORDER BY a.seq LIMIT 1) AS answered_at
           FROM calls c
     ), nodes AS (
@@ -124,14 +148,15 @@ $$;
 -- version), rows that no longer derive are deleted.  Returns the number of
 -- interrupts still pending in that scope.
 CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
-                                        p_invocation text DEFAULT NULL)
+                                        p_invocation text DEFAULT NULL,
+                                        p_new jsonb DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     -- statements Citus can route to the session's shard: the derived rows
     -- are read once, then the table is brought to them
     d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
-                                                                     p_invocation) x);
+                                                                     p_invocation, p_new) x);
     x adk.run_states;
 BEGIN
     DELETE FROM adk.run_states r
@@ -227,6 +252,79 @@ BEGIN
          ORDER BY array_position(answered, c.call ->> 'id');
     END LOOP;
 END
+$$;
+
+-- The append path (src/store/event_trigger.c, for every writer): the run
+-- states an event changes, refreshed in its transaction.  p_new is
+-- {seq, invocation_id, timestamp, event_data} of the event, which the
+-- trigger may call this for before the row is visible.  An agent's event
+-- with long_running_tool_ids: its invocation's rows.  A user's function
+-- responses: the rows of every invocation that waits on one of those ids.
+CREATE FUNCTION adk._event_appended(p_app text, p_user text, p_session text, p_new jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    d jsonb := p_new -> 'event_data';
+    ids text[];
+    inv text;
+BEGIN
+    IF coalesce(d ->> 'author', '') OPERATOR(pg_catalog.<>) 'user'
+       AND pg_catalog.jsonb_typeof(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
+       AND pg_catalog.jsonb_array_length(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new);
+    END IF;
+    IF d ->> 'author' OPERATOR(pg_catalog.=) 'user' THEN
+        ids := ARRAY(SELECT p #>> '{function_response,id}' FROM adk._parts(d -> 'content') p
+                      WHERE p #>> '{function_response,id}' IS NOT NULL);
+        IF pg_catalog.cardinality(ids) OPERATOR(pg_catalog.>) 0 THEN
+            FOR inv IN
+                SELECT DISTINCT r.invocation_id FROM adk.run_states r
+                 WHERE r.app_name OPERATOR(pg_catalog.=) p_app AND r.user_id OPERATOR(pg_catalog.=) p_user
+                   AND r.session_id OPERATOR(pg_catalog.=) p_session
+                   AND r.interrupt_ids OPERATOR(pg_catalog.&&) ids
+            LOOP
+                -- answered from outside that invocation (another runtime's
+                -- own invocation): it no longer waits
+                IF adk._refresh_run_states(p_app, p_user, p_session, inv, p_new) OPERATOR(pg_catalog.=) 0
+                   AND inv IS DISTINCT FROM p_new ->> 'invocation_id' THEN
+                    UPDATE adk.invocations i SET status = 'completed'
+                     WHERE i.invocation_id OPERATOR(pg_catalog.=) inv
+                       AND i.status OPERATOR(pg_catalog.=) 'waiting';
+                END IF;
+            END LOOP;
+        END IF;
+    END IF;
+END
+$$;
+
+-- A message that only repeats answers to confirmations already answered
+-- (two clients approving at once, or one approving twice): true when every
+-- id in p_ids is an adk_request_confirmation call of the session that a
+-- user's response answered already.  adk_run then runs nothing.
+CREATE FUNCTION adk._repeated_confirmation(p_app text, p_user text, p_session text, p_ids text[])
+RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pg_catalog.cardinality(p_ids) OPERATOR(pg_catalog.>) 0
+       AND NOT EXISTS (
+           SELECT 1 FROM pg_catalog.unnest(p_ids) u(id)
+            WHERE NOT EXISTS (
+                  SELECT 1 FROM adk.events e
+                   CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                   WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+                     AND e.session_id OPERATOR(pg_catalog.=) p_session
+                     AND e.event_data -> 'long_running_tool_ids' OPERATOR(pg_catalog.?) u.id
+                     AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                     AND p #>> '{function_call,id}' OPERATOR(pg_catalog.=) u.id
+                     AND p #>> '{function_call,name}' OPERATOR(pg_catalog.=) 'adk_request_confirmation'
+                     AND EXISTS (
+                         SELECT 1 FROM adk.events a
+                          CROSS JOIN LATERAL adk._parts(a.event_data -> 'content') q
+                          WHERE a.app_name OPERATOR(pg_catalog.=) p_app AND a.user_id OPERATOR(pg_catalog.=) p_user
+                            AND a.session_id OPERATOR(pg_catalog.=) p_session
+                            AND a.seq OPERATOR(pg_catalog.>) e.seq
+                            AND a.event_data ->> 'author' OPERATOR(pg_catalog.=) 'user'
+                            AND a.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                            AND q #>> '{function_response,id}' OPERATOR(pg_catalog.=) u.id)))
 $$;
 
 -- adk_rebuild_run_states(): adk.run_states again from adk.events alone, for

@@ -21,6 +21,17 @@
 -- overlap on purpose (overlap_size, rolling summaries); a summary wholly
 -- inside a wider one is dropped from prompts.  Events appended while the
 -- summarizer ran have seq > to_seq and are never covered.
+--
+-- Every compaction event counts, whoever wrote it (ADK-JS and ADK Python
+-- write them too, and anyone may append one with adk_append_event): the
+-- append path (src/store/event_trigger.c, adk._compaction_note) records
+-- its range in adk.compactions, found from its timestamps (epoch ms, or
+-- ADK Python's seconds), with kind 'external'.  ADK-JS 2.0 writes its own
+-- shape -- is_compacted, start_time, end_time, the summary as the event's
+-- content -- which counts the same way.  Our own compactor's record
+-- is the same row, which it then marks with its kind.  A record with no
+-- compacted_content (an object with parts), an inverted range, or a range
+-- that holds no event hides nothing: no row.
 -- ---------------------------------------------------------------------
 
 CREATE TABLE adk.compactions (
@@ -30,7 +41,7 @@ CREATE TABLE adk.compactions (
     session_id    varchar(191) NOT NULL,
     seq           bigint NOT NULL,      -- seq of the compaction event
     event_id      text NOT NULL,
-    kind          text NOT NULL CHECK (kind IN ('sliding_window', 'tail_retention', 'manual')),
+    kind          text NOT NULL CHECK (kind IN ('sliding_window', 'tail_retention', 'manual', 'external')),
     from_seq      bigint NOT NULL,
     to_seq        bigint NOT NULL,
     seen_seq      bigint NOT NULL,      -- the session's last seq when the events were read
@@ -42,6 +53,7 @@ CREATE TABLE adk.compactions (
 );
 CREATE INDEX compactions_to_seq_idx ON adk.compactions (app_name, user_id, session_id, to_seq);
 COMMENT ON TABLE adk.compactions IS 'Compaction events of sessions and the exact seq range each one covers';
+COMMENT ON COLUMN adk.compactions.kind IS 'sliding_window, tail_retention or manual for ours; external for a compaction event another writer appended';
 SELECT pg_catalog.pg_extension_config_dump('adk.compactions', '');
 
 ALTER TABLE adk.invocations ADD COLUMN compaction_error text;
@@ -234,8 +246,12 @@ END
 $$;
 
 -- The function calls and responses of events lo..hi, one row per part.
+-- placeholder: a response that only says the call waits for confirmation
+-- (its event's actions.requested_tool_confirmations names the call), which
+-- leaves the call open.
 CREATE FUNCTION adk._compaction_parts(p_app text, p_user text, p_session text, lo bigint, hi bigint)
-RETURNS TABLE (seq bigint, author text, is_call boolean, call_id text, long_running boolean)
+RETURNS TABLE (seq bigint, author text, is_call boolean, call_id text, long_running boolean,
+               placeholder boolean)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
@@ -243,7 +259,10 @@ BEGIN
     SELECT e.seq, e.event_data ->> 'author', p ? 'function_call',
            coalesce(p #>> '{function_call,id}', p #>> '{function_response,id}'),
            p ? 'function_call' AND (coalesce(e.event_data -> 'long_running_tool_ids', '[]') ? (p #>> '{function_call,id}')
-                                    OR p #>> '{function_call,name}' = 'adk_request_confirmation')
+                                    OR p #>> '{function_call,name}' = 'adk_request_confirmation'),
+           p ? 'function_response'
+             AND jsonb_typeof(e.event_data #> '{actions,requested_tool_confirmations}') = 'object'
+             AND (e.event_data #> '{actions,requested_tool_confirmations}') ? (p #>> '{function_response,id}')
       FROM adk.events e,
            LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(e.event_data #> '{content,parts}') = 'array'
                                              THEN e.event_data #> '{content,parts}' ELSE '[]' END) p
@@ -256,7 +275,8 @@ $$;
 -- Read events p_from..p_to for a summary, the range narrowed so that it
 -- never splits a function call from its response and never covers a call
 -- without one (a long-running call or a confirmation is answered only by
--- the user's response).  Rolling (tail retention): the range starts at the
+-- the user's response; a call waiting for confirmation has only ADK's
+-- placeholder response, which answers nothing).  Rolling (tail retention): the range starts at the
 -- first event, and the newest rolling summary stands in for the events it
 -- covers.  NULL when nothing is left to summarize.  The result is what
 -- adk._compaction_check compares against later: seen_seq, read_from and a
@@ -304,7 +324,7 @@ BEGIN
         SELECT min(c.seq) INTO x FROM adk._compaction_parts(p_app, p_user, p_session, lo, t) c
          WHERE c.is_call AND NOT EXISTS (
                SELECT 1 FROM adk._compaction_parts(p_app, p_user, p_session, c.seq + 1, t) r
-                WHERE NOT r.is_call AND r.call_id = c.call_id
+                WHERE NOT r.is_call AND r.call_id = c.call_id AND NOT r.placeholder
                   AND (NOT c.long_running OR r.author = 'user'));
         IF x IS NOT NULL THEN
             t := x - 1;
@@ -431,37 +451,116 @@ BEGIN
 END
 $$;
 
--- Records the compaction event at "seq" (appended under the lock that
--- adk._compaction_check took).
-CREATE FUNCTION adk._compaction_record(p_app text, p_user text, p_session text, p_seq bigint,
-                                       p_event_id text, plan jsonb, p_kind text, p_invocation text)
+-- The row of a compaction event at p_seq covering f..t: covered_to is
+-- the end of the contiguously covered prefix of the session after it.
+-- The event's row comes first from the append path (kind 'external');
+-- our compactor then marks it as its own (adk._compaction_record).
+CREATE FUNCTION adk._compaction_insert(p_app text, p_user text, p_session text, p_seq bigint,
+                                       p_event_id text, f bigint, t bigint, p_seen bigint,
+                                       p_kind text, p_invocation text)
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    f bigint := (plan ->> 'from_seq')::bigint;
-    t bigint := (plan ->> 'to_seq')::bigint;
     covered bigint;
     further bigint;
 BEGIN
     SELECT c.covered_to INTO covered FROM adk.compactions c
-     WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+     WHERE c.app_name OPERATOR(pg_catalog.=) p_app AND c.user_id OPERATOR(pg_catalog.=) p_user
+       AND c.session_id OPERATOR(pg_catalog.=) p_session
+       AND c.seq OPERATOR(pg_catalog.<) p_seq
      ORDER BY c.seq DESC LIMIT 1;
     covered := coalesce(covered, 0);
-    IF f <= covered + 1 THEN
-        covered := greatest(covered, t);
+    IF f OPERATOR(pg_catalog.<=) (covered OPERATOR(pg_catalog.+) 1) THEN
+        covered := GREATEST(covered, t);
         -- summaries appended earlier may now join the covered prefix
         LOOP
-            SELECT max(c.to_seq) INTO further FROM adk.compactions c
-             WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
-               AND c.to_seq > covered AND c.from_seq <= covered + 1;
+            SELECT pg_catalog.max(c.to_seq) INTO further FROM adk.compactions c
+             WHERE c.app_name OPERATOR(pg_catalog.=) p_app AND c.user_id OPERATOR(pg_catalog.=) p_user
+               AND c.session_id OPERATOR(pg_catalog.=) p_session
+               AND c.to_seq OPERATOR(pg_catalog.>) covered
+               AND c.from_seq OPERATOR(pg_catalog.<=) (covered OPERATOR(pg_catalog.+) 1);
             EXIT WHEN further IS NULL;
             covered := further;
         END LOOP;
     END IF;
-    INSERT INTO adk.compactions (app_name, user_id, session_id, seq, event_id, kind, from_seq, to_seq,
-                                 seen_seq, covered_to, invocation_id)
-    VALUES (p_app, p_user, p_session, p_seq, p_event_id, p_kind, f, t,
-            (plan ->> 'seen_seq')::bigint, covered, p_invocation);
+    INSERT INTO adk.compactions AS c (app_name, user_id, session_id, seq, event_id, kind, from_seq, to_seq,
+                                      seen_seq, covered_to, invocation_id)
+    VALUES (p_app, p_user, p_session, p_seq, p_event_id, p_kind, f, t, p_seen, covered, p_invocation)
+    ON CONFLICT (app_name, user_id, session_id, seq) DO UPDATE
+       SET kind = EXCLUDED.kind, seen_seq = EXCLUDED.seen_seq, invocation_id = EXCLUDED.invocation_id;
+END
+$$;
+
+-- Records the compaction event at "seq" (appended under the lock that
+-- adk._compaction_check took) as ours: its kind, what the summarizer saw.
+CREATE FUNCTION adk._compaction_record(p_app text, p_user text, p_session text, p_seq bigint,
+                                       p_event_id text, plan jsonb, p_kind text, p_invocation text)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT adk._compaction_insert(p_app, p_user, p_session, p_seq, p_event_id,
+                                  (plan ->> 'from_seq')::bigint, (plan ->> 'to_seq')::bigint,
+                                  (plan ->> 'seen_seq')::bigint, p_kind, p_invocation)
+$$;
+
+-- The append path (src/store/event_trigger.c): an event carrying ADK's
+-- actions.compaction, from any writer.  Its range is found from its
+-- timestamps among the session's earlier events: epoch milliseconds, as
+-- ADK-JS and we write them, or seconds, as ADK Python does (a value below
+-- 1e11 -- a time before 1973 in milliseconds -- is seconds), truncated to
+-- whole milliseconds as event times are stored.
+CREATE FUNCTION adk._compaction_note(p_app text, p_user text, p_session text, p_new jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c jsonb := p_new #> '{event_data,actions,compaction}';
+    d jsonb := p_new -> 'event_data';
+    this_seq bigint := (p_new ->> 'seq')::bigint;
+    lo numeric;
+    hi numeric;
+    f bigint;
+    t bigint;
+BEGIN
+    IF c IS NULL AND d -> 'is_compacted' OPERATOR(pg_catalog.=) 'true'::jsonb
+       AND d -> 'is_scratchpad' IS DISTINCT FROM 'true'::jsonb THEN
+        -- ADK-JS 2.0's compacted event: the summary is its content
+        c := pg_catalog.jsonb_build_object('start_timestamp', d -> 'start_time',
+                                           'end_timestamp', d -> 'end_time',
+                                           'compacted_content', d -> 'content');
+    END IF;
+    IF pg_catalog.jsonb_typeof(c) IS DISTINCT FROM 'object'
+       -- an event a caller appended where it may not speak for the
+       -- session (85_tenancy.sql) is no compaction record
+       OR p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NOT NULL
+       OR pg_catalog.jsonb_typeof(c -> 'start_timestamp') IS DISTINCT FROM 'number'
+       OR pg_catalog.jsonb_typeof(c -> 'end_timestamp') IS DISTINCT FROM 'number'
+       OR pg_catalog.jsonb_typeof(c #> '{compacted_content,parts}') IS DISTINCT FROM 'array'
+       OR pg_catalog.jsonb_array_length(c #> '{compacted_content,parts}') OPERATOR(pg_catalog.=) 0 THEN
+        RETURN;
+    END IF;
+    lo := (c ->> 'start_timestamp')::numeric;
+    hi := (c ->> 'end_timestamp')::numeric;
+    IF lo OPERATOR(pg_catalog.<) 1e11 THEN lo := lo OPERATOR(pg_catalog.*) 1000; END IF;
+    IF hi OPERATOR(pg_catalog.<) 1e11 THEN hi := hi OPERATOR(pg_catalog.*) 1000; END IF;
+    lo := pg_catalog.floor(lo);
+    hi := pg_catalog.floor(hi);
+    IF lo OPERATOR(pg_catalog.>) hi OR lo OPERATOR(pg_catalog.<) 0 OR hi OPERATOR(pg_catalog.>) 253402300799999 THEN
+        RETURN;
+    END IF;
+    SELECT e.seq INTO f FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_session AND e.seq OPERATOR(pg_catalog.<) this_seq
+       AND e."timestamp" OPERATOR(pg_catalog.>=) pg_catalog.to_timestamp((lo OPERATOR(pg_catalog./) 1000)::double precision)
+     ORDER BY e.seq LIMIT 1;
+    SELECT e.seq INTO t FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_session AND e.seq OPERATOR(pg_catalog.<) this_seq
+       AND e."timestamp" OPERATOR(pg_catalog.<=) pg_catalog.to_timestamp((hi OPERATOR(pg_catalog./) 1000)::double precision)
+     ORDER BY e.seq DESC LIMIT 1;
+    IF f IS NULL OR t IS NULL OR f OPERATOR(pg_catalog.>) t THEN
+        RETURN;
+    END IF;
+    PERFORM adk._compaction_insert(p_app, p_user, p_session, this_seq, p_new ->> 'id', f, t,
+                                   this_seq OPERATOR(pg_catalog.-) 1, 'external', p_new ->> 'invocation_id');
 END
 $$;
 
@@ -506,7 +605,8 @@ BEGIN
         SELECT k.from_seq AS pos, 0 AS ord, k.seq AS tie,
                (SELECT jsonb_build_object('id', e.id, 'invocation_id', e.invocation_id, 'author', 'user',
                                           'timestamp', e.event_data -> 'timestamp',
-                                          'content', e.event_data #> '{actions,compaction,compacted_content}')
+                                          'content', coalesce(e.event_data #> '{actions,compaction,compacted_content}',
+                                                              e.event_data -> 'content'))
                   FROM adk.events e
                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                    AND e.seq = k.seq) AS event_data
@@ -516,6 +616,10 @@ BEGIN
          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
            AND e.seq > base
            AND NOT EXISTS (SELECT 1 FROM kept k WHERE e.seq BETWEEN k.from_seq AND k.to_seq)
+           -- a compaction event with content of its own (ADK-JS's) is its summary
+           AND NOT EXISTS (SELECT 1 FROM adk.compactions c
+                            WHERE c.app_name = p_app AND c.user_id = p_user
+                              AND c.session_id = p_session AND c.seq = e.seq)
     ) x
     ORDER BY x.pos, x.ord, x.tie;
 END

@@ -9,7 +9,9 @@
 -- otherwise), as every session API function does; loading and listing an
 -- unknown session simply finds nothing (NULL, no rows).  Deleting a
 -- session deletes its session-scoped artifacts; user: ones stay.
--- Writes run as the owner of schema adk; adk_user reads the table.
+-- Writes run as the owner of schema adk; adk_user reads the table, its
+-- own rows only where the app's tenancy says so (row-level security and
+-- the tenancy checks: 85_tenancy.sql).
 -- ---------------------------------------------------------------------
 
 CREATE TABLE adk.artifacts (
@@ -171,6 +173,7 @@ BEGIN
     PERFORM adk._check_id('app name', app_name);
     PERFORM adk._check_id('user id', user_id);
     PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
     PERFORM adk._check_filename(filename);
     IF version OPERATOR(pg_catalog.<) 0 THEN
         RAISE EXCEPTION 'artifact version must not be negative' USING ERRCODE = '22023';
@@ -194,6 +197,7 @@ BEGIN
     PERFORM adk._check_id('app name', app_name);
     PERFORM adk._check_id('user id', user_id);
     PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
     RETURN QUERY
         SELECT DISTINCT a.filename FROM adk.artifacts a
          WHERE a.app_name OPERATOR(pg_catalog.=) $1 AND a.user_id OPERATOR(pg_catalog.=) $2
@@ -212,6 +216,7 @@ BEGIN
     PERFORM adk._check_id('app name', app_name);
     PERFORM adk._check_id('user id', user_id);
     PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
     PERFORM adk._check_filename(filename);
     RETURN QUERY
         SELECT a.version FROM adk.artifacts a

@@ -243,6 +243,7 @@ LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM adk._check_id('app name', app_name);
     PERFORM adk._check_id('user id', user_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
     IF query IS NULL THEN
         RAISE EXCEPTION 'memory query must not be null' USING ERRCODE = '22004';
     END IF;

@@ -91,6 +91,43 @@ AS 'MODULE_PATHNAME', 'adk_delete_session_sql' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_delete_session(text, text, text) IS
     'Delete a session with its events; app and user state stay.';
 
+-- The same for the artifact and memory writers (80_artifacts.sql,
+-- 82_memory.sql).  Their readers (adk_load_artifact, adk_list_artifacts,
+-- adk_list_artifact_versions, adk_search_memory) run as the caller: they
+-- call adk._tenancy_check, and row-level security filters what they read.
+-- Inside a run every one of them is called as the role running the step,
+-- so a SQL tool that names another user than the run's is refused the
+-- same way (adk_save_artifact(filename, data, mime_type) names the run's).
+ALTER FUNCTION adk_save_artifact(text, text, text, text, bytea, text) RENAME TO _save_artifact;
+ALTER FUNCTION _save_artifact(text, text, text, text, bytea, text) SET SCHEMA adk;
+ALTER FUNCTION adk._save_artifact(text, text, text, text, bytea, text) SECURITY INVOKER;
+ALTER FUNCTION adk_delete_artifact(text, text, text, text) RENAME TO _delete_artifact;
+ALTER FUNCTION _delete_artifact(text, text, text, text) SET SCHEMA adk;
+ALTER FUNCTION adk._delete_artifact(text, text, text, text) SECURITY INVOKER;
+ALTER FUNCTION adk_add_session_to_memory(text, text, text) RENAME TO _add_session_to_memory;
+ALTER FUNCTION _add_session_to_memory(text, text, text) SET SCHEMA adk;
+ALTER FUNCTION adk._add_session_to_memory(text, text, text) SECURITY INVOKER;
+
+CREATE FUNCTION adk_save_artifact(app_name text, user_id text, session_id text,
+                                  filename text, data bytea,
+                                  mime_type text DEFAULT 'application/octet-stream')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'adk_save_artifact_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_save_artifact(text, text, text, text, bytea, text) IS
+    'Save a new version of an artifact (0, 1, ...; user: filenames are shared by the user''s sessions) and return it. Inside a run, for the run''s session, the version goes into the event''s actions.artifact_delta.';
+
+CREATE FUNCTION adk_delete_artifact(app_name text, user_id text, session_id text, filename text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'adk_delete_artifact_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_delete_artifact(text, text, text, text) IS
+    'Delete every version of an artifact; returns how many versions were deleted (0 when none: like ADK, deleting a missing artifact is no error).';
+
+CREATE FUNCTION adk_add_session_to_memory(app_name text, user_id text, session_id text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'adk_add_session_to_memory_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_add_session_to_memory(text, text, text) IS
+    'Add the events with text of a session to its user''s memory; idempotent: events already added are skipped. Returns how many entries were added.';
+
 -- ---------------------------------------------------------------------
 -- Row-level security.  The owner of the tables (the role that created the
 -- extension; ADK-JS and ADK Python connect as it) and superusers bypass
@@ -127,6 +164,17 @@ CREATE POLICY tenant ON adk.model_calls
            OR EXISTS (SELECT 1 FROM adk.invocations i
                        WHERE i.invocation_id OPERATOR(pg_catalog.=) model_calls.invocation_id
                          AND adk._tenant_visible(i.app_name, i.user_id)));
+
+-- Artifacts and memory (80_artifacts.sql, 82_memory.sql).  For a role
+-- under these policies a memory search reads the user's entries through
+-- the (app, user) index and filters them by the query: @@ is not
+-- leakproof, so it is not used below the policy as a GIN index condition.
+ALTER TABLE adk.artifacts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON adk.artifacts
+    USING (adk._tenant_visible(app_name, user_id)) WITH CHECK (adk._tenant_visible(app_name, user_id));
+ALTER TABLE adk.memory ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON adk.memory
+    USING (adk._tenant_visible(app_name, user_id)) WITH CHECK (adk._tenant_visible(app_name, user_id));
 
 -- Views read the tables as the querying role, so the policies apply.
 ALTER VIEW adk.event_log SET (security_invoker = true);

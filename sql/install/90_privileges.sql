@@ -59,7 +59,7 @@ BEGIN
          WHERE x.extname = 'adk_runner'
     LOOP
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
-        IF n ~ '^(adk_define_|adk_set_secret)' OR n = ANY (admin_internals) THEN
+        IF n ~ '^(adk_define_|adk_set_secret|adk_stat_reset)' OR n = ANY (admin_internals) THEN
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_admin', f);
         ELSIF n !~ '^_' OR n = ANY (user_internals) THEN
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO adk_user', f);

@@ -678,7 +678,7 @@ openai_is_done(const SseEvent *ev)
 }
 
 /*
- * Apply choices[0] of a chunk: reasoning and text deltas, tool call
+ * Apply choices[0] of a chunk: reasoning, text and refusal deltas, tool call
  * fragments, finish reason.
  */
 static int
@@ -688,6 +688,7 @@ openai_delta(LlmStream *s, struct json_object *choice)
 	struct json_object *calls = llm_get_arr(delta, "tool_calls");
 	const char *reasoning = llm_get_str(delta, "reasoning_content");
 	const char *text = llm_get_str(delta, "content");
+	const char *refusal = llm_get_str(delta, "refusal");
 	const char *finish = llm_get_str(choice, "finish_reason");
 	size_t		i;
 
@@ -697,6 +698,12 @@ openai_delta(LlmStream *s, struct json_object *choice)
 	if (text != NULL &&
 		llm_stream_text(s, -1, text,
 						(size_t) json_object_get_string_len(llm_get(delta, "content")),
+						0) < 0)
+		return -1;
+	/* a refusal is the answer's text, as message.refusal is unstreamed */
+	if (refusal != NULL && refusal[0] != '\0' &&
+		llm_stream_text(s, -1, refusal,
+						(size_t) json_object_get_string_len(llm_get(delta, "refusal")),
 						0) < 0)
 		return -1;
 	for (i = 0; calls != NULL && i < json_object_array_length(calls); i++)

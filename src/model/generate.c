@@ -28,6 +28,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "nodes/pg_list.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -35,6 +36,7 @@
 
 #include "common/json_bridge.h"
 #include "common/jsonb_util.h"
+#include "common/trace_context.h"
 #include "model/generate.h"
 #include "model/guard.h"
 #include "model/http.h"
@@ -60,6 +62,8 @@ typedef struct StreamState
 	void	   *arg;
 	const char *secret;			/* the key, redacted from every partial */
 	AdkRedactHold hold;
+	instr_time	start;			/* the request was sent */
+	double		first_chunk_ms; /* time to the first body chunk; < 0: none yet */
 } StreamState;
 
 /*
@@ -86,6 +90,7 @@ struct AdkModelCall
 	MemoryContextCallback cb;
 };
 
+static bool has_header(struct json_object *extra, const char *name);
 static const char **build_headers(const AdkModelDef *def,
 								  struct json_object *config, int *n);
 static void collect_partial(struct json_object *partial, void *arg);
@@ -303,6 +308,8 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 		req->arg = st;
 	}
 
+	st->first_chunk_ms = -1;
+	INSTR_TIME_SET_CURRENT(st->start);
 	c->transfer = adk_http_start(req, &c->resp);
 }
 
@@ -372,6 +379,8 @@ finish_call(AdkModelCall *c)
 	rec.result = c->result;
 	rec.result_jsonb = adk_jsonc_to_jsonb(c->result);
 	rec.secret = def->api_key;
+	rec.provider_model = def->model;
+	rec.first_chunk_ms = stream ? st->first_chunk_ms : -1;
 	adk_ledger_record(&rec);
 
 	return rec.result_jsonb;
@@ -401,13 +410,32 @@ free_call_objects(void *arg)
 }
 
 /*
+ * Does the options.headers object set header name (any case)?
+ */
+static bool
+has_header(struct json_object *extra, const char *name)
+{
+	if (extra == NULL)
+		return false;
+	{
+		json_object_object_foreach(extra, k, v)
+		{
+			(void) v;
+			if (pg_strcasecmp(k, name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Content-Type, the key header, provider headers, then options.headers.
  */
 static const char **
 build_headers(const AdkModelDef *def, struct json_object *config, int *n)
 {
 	struct json_object *extra = NULL;
-	int			max = 4;
+	int			max = 5;
 	const char **h;
 	char	   *auth = adk_auth_header(def);
 
@@ -425,6 +453,16 @@ build_headers(const AdkModelDef *def, struct json_object *config, int *n)
 		h[(*n)++] = auth;
 	if (def->provider == LLM_ANTHROPIC)
 		h[(*n)++] = "anthropic-version: 2023-06-01";
+	/*
+	 * W3C trace context: the provider's spans join the run's trace (unless
+	 * options.headers sets a traceparent of its own).
+	 */
+	if (adk_trace_current_for(adk_current_invocation_id) &&
+		!has_header(extra, "traceparent"))
+		h[(*n)++] = psprintf("traceparent: %s",
+							 adk_traceparent_format(adk_trace_current.trace_id,
+													adk_trace_current.span_id,
+													adk_trace_current.flags));
 	if (extra)
 	{
 		json_object_object_foreach(extra, k, v)
@@ -457,6 +495,14 @@ on_chunk(const char *data, size_t len, void *arg)
 {
 	StreamState *st = (StreamState *) arg;
 
+	if (st->first_chunk_ms < 0)
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, st->start);
+		st->first_chunk_ms = INSTR_TIME_GET_MILLISEC(now);
+	}
 	(void) llm_stream_feed(st->stream, data, len);
 	hand_on_partials(st);
 }

@@ -39,6 +39,7 @@
 #include <json-c/json.h>
 
 #include "common/json_bridge.h"
+#include "common/trace_context.h"
 #include "model/ledger.h"
 #include "store/owner.h"
 
@@ -48,6 +49,7 @@
 int			adk_model_calls_retention_s = 7 * 24 * 3600;
 bool		adk_model_calls_bodies = true;
 char	   *adk_current_invocation_id = NULL;
+AdkLastModelCall adk_ledger_last;
 
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr purge_plan = NULL;
@@ -59,13 +61,16 @@ static Datum usage_field(struct json_object *result, const char *key,
 						 char *null);
 static Datum string_field(struct json_object *result, const char *key,
 						  char *null);
+static void remember_call(const AdkModelCallRecord *rec);
 
 #define INSERT_SQL \
 	"INSERT INTO adk.model_calls (model, provider, url, invocation_id, stream," \
 	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
 	" finish_reason, error_code, error_message, request, response, response_body," \
-	" role_name)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id)" \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
+	"  $18, $19, $20, $21)"
+#define NARGS 21
 
 #define PURGE_SQL \
 	"DELETE FROM adk.model_calls WHERE created_at OPERATOR(pg_catalog.<)" \
@@ -74,11 +79,13 @@ static Datum string_field(struct json_object *result, const char *key,
 void
 adk_ledger_record(const AdkModelCallRecord *rec)
 {
-	Oid			types[17] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
+	Oid			types[NARGS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
 		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
-	TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID};
-	Datum		args[17];
-	char		nulls[17];
+		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
+	FLOAT8OID, INT8OID, TEXTOID, TEXTOID};
+	Datum		args[NARGS];
+	char		nulls[NARGS];
+	bool		traced;
 	Jsonb	   *req = NULL;
 	Jsonb	   *resp = NULL;
 	text	   *raw = NULL;
@@ -124,12 +131,34 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[15] = raw ? PointerGetDatum(raw) : (Datum) 0;
 	nulls[15] = raw ? ' ' : 'n';
 	args[16] = NameGetDatum(&role);
+	/* the timing and the span of the request (runner/spans.c) */
+	args[17] = Float8GetDatum(rec->first_chunk_ms);
+	nulls[17] = rec->first_chunk_ms >= 0 ? ' ' : 'n';
+	{
+		struct json_object *usage;
+		struct json_object *v;
 
+		nulls[18] = 'n';
+		if (rec->result &&
+			json_object_object_get_ex(rec->result, "usage_metadata", &usage) &&
+			json_object_object_get_ex(usage, "cached_content_token_count", &v) &&
+			json_object_is_type(v, json_type_int))
+		{
+			args[18] = Int64GetDatum(json_object_get_int64(v));
+			nulls[18] = ' ';
+		}
+	}
+	traced = adk_trace_current_for(adk_current_invocation_id);
+	args[19] = traced ? CStringGetTextDatum(adk_trace_current.trace_id) : (Datum) 0;
+	args[20] = traced ? CStringGetTextDatum(adk_trace_current.span_id) : (Datum) 0;
+	nulls[19] = nulls[20] = traced ? ' ' : 'n';
+
+	remember_call(rec);
 	adk_become_owner(&save);
 	SPI_connect();
 	if (insert_plan == NULL)
 	{
-		insert_plan = SPI_prepare(INSERT_SQL, 17, types);
+		insert_plan = SPI_prepare(INSERT_SQL, NARGS, types);
 		if (insert_plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		SPI_keepplan(insert_plan);
@@ -156,6 +185,50 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 		SPI_finish();
 	}
 	adk_restore_user(&save);
+}
+
+/*
+ * Keep what the runner's model span needs from rec (adk_ledger_last).
+ */
+static void
+remember_call(const AdkModelCallRecord *rec)
+{
+	const char *p = rec->url ? strstr(rec->url, "://") : NULL;
+	size_t		n;
+	const char *colon;
+
+	memset(&adk_ledger_last, 0, sizeof(adk_ledger_last));
+	adk_ledger_last.valid = true;
+	strlcpy(adk_ledger_last.provider, rec->provider ? rec->provider : "",
+			sizeof(adk_ledger_last.provider));
+	strlcpy(adk_ledger_last.request_model, rec->provider_model ? rec->provider_model : "",
+			sizeof(adk_ledger_last.request_model));
+	adk_ledger_last.http_status = rec->http_status;
+	adk_ledger_last.attempts = rec->attempts;
+	adk_ledger_last.latency_ms = rec->latency_ms;
+	adk_ledger_last.first_chunk_ms = rec->first_chunk_ms;
+	if (p == NULL)
+		return;
+	/* scheme://host[:port][/path]: the endpoint has no user info */
+	adk_ledger_last.port = strncmp(rec->url, "https", 5) == 0 ? 443 : 80;
+	p += 3;
+	n = strcspn(p, "/?#");
+	colon = memchr(p, ':', n);
+	if (*p == '[')
+	{
+		const char *close = memchr(p, ']', n);
+
+		colon = close ? memchr(close, ':', n - (close - p)) : NULL;
+	}
+	if (colon)
+	{
+		adk_ledger_last.port = atoi(colon + 1);
+		n = colon - p;
+	}
+	if (n >= sizeof(adk_ledger_last.host))
+		n = sizeof(adk_ledger_last.host) - 1;
+	memcpy(adk_ledger_last.host, p, n);
+	adk_ledger_last.host[n] = '\0';
 }
 
 /*

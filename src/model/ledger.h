@@ -30,7 +30,28 @@ typedef struct AdkModelCallRecord
 	struct json_object *result; /* the LlmResponse returned to the caller */
 	Jsonb	   *result_jsonb;	/* the same, as returned */
 	const char *secret;			/* redacted from both bodies; may be NULL */
+	const char *provider_model; /* the provider's model id */
+	double		first_chunk_ms; /* streamed: time to the first chunk; < 0: none */
 } AdkModelCallRecord;
+
+/*
+ * What the last adk_ledger_record call saw, for the runner's model span
+ * (runner/spans.c): copied, so it outlives the call's memory.
+ */
+typedef struct AdkLastModelCall
+{
+	bool		valid;
+	char		provider[16];
+	char		request_model[128];
+	char		host[256];
+	int			port;
+	long		http_status;
+	int			attempts;
+	double		latency_ms;
+	double		first_chunk_ms; /* < 0: none */
+} AdkLastModelCall;
+
+extern AdkLastModelCall adk_ledger_last;
 
 /* GUCs */
 extern int	adk_model_calls_retention_s;

@@ -25,6 +25,7 @@
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 
 /*
  * The agents of a run are driven as a stack of frames, one unit of work at
@@ -90,12 +91,14 @@ adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 	f->phase = F_START;
 	*stack = lappend(*stack, f);
 	MemoryContextSwitchTo(old);
+	adk_span_agent_begin(run, agent);
 }
 
 static void
 pop_frame(AdkRun *run)
 {
 	*run->stack = list_delete_last(*run->stack);
+	adk_span_agent_end(run);
 }
 
 /*

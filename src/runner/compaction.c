@@ -787,6 +787,12 @@ agent_config(AdkRun *run, AdkAgent *agent)
 	char	   *instruction = adk_build_instruction(run, agent);
 	Jsonb	   *config;
 
+	if (run->instruction_error != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the instruction of agent \"%s\" cannot be built", agent->name),
+				 errdetail("%s", run->instruction_error)));
+
 	jw_init(&w);
 	jw_begin_object(&w);
 	if (instruction)

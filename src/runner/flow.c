@@ -61,6 +61,7 @@
 #include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 
 typedef struct PartialCtx
 {
@@ -239,6 +240,16 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	if (adk_compaction_before_model(run, agent, branch, contents))
 		contents = adk_build_contents(run, agent, branch);
 	instruction = adk_build_instruction(run, agent);
+	if (run->instruction_error != NULL)
+	{
+		/* ADK raises before the model call; here the run fails with it */
+		adk_emit_error(run, agent->name, branch, "INSTRUCTION_ERROR",
+					   run->instruction_error);
+		run->instruction_error = NULL;
+		MemoryContextSwitchTo(caller);
+		MemoryContextDelete(round->cxt);
+		return ROUND_DONE;
+	}
 	jw_init(&w);
 	jw_begin_object(&w);
 	if (instruction)
@@ -596,6 +607,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->pctx.run = run;
 	round->pctx.agent = agent;
 	round->pctx.branch = branch;
+	adk_span_model_begin(run, agent->model, contents);
 	round->call = adk_model_start(agent->model, contents, decls, config,
 								  run->stream, emit_partial, &round->pctx);
 	return true;
@@ -618,6 +630,7 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 		return round->response; /* before_model answered */
 	response = adk_model_finish(round->call);
 	round->call = NULL;
+	adk_span_model_end(run, response);
 	tokens_before = run->input_tokens + run->output_tokens;
 	count_tokens(run, response);
 	adk_budget_charge(run, round->taken_at,
@@ -1041,6 +1054,13 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
 	contents = jw_finish(&w);
 
 	instruction = adk_build_instruction(run, tool_agent);
+	if (run->instruction_error != NULL)
+	{
+		char	   *error = run->instruction_error;
+
+		run->instruction_error = NULL;
+		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, error));
+	}
 	jw_init(&w);
 	jw_begin_object(&w);
 	if (instruction)
@@ -1054,6 +1074,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
 	run->llm_calls++;
+	adk_span_model_begin(run, tool_agent->model, contents);
 	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
 							NULL, NULL);
 	return NULL;
@@ -1070,6 +1091,7 @@ agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call)
 	char	   *text;
 	JsonWriter	w;
 
+	adk_span_model_end(run, response);
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)

@@ -39,9 +39,20 @@
  * what a parallel function call is -- and the model sees every answer
  * next to its call in one request.)  Confirmed tools run at once, though.
  *
+ * Answered by call id.  A pending call is answered by any later user
+ * response with its id, from any writer, in any invocation (ADK-JS and
+ * ADK Python answer in a new invocation): the events trigger keeps
+ * adk.run_states up to date as each event is appended, so an answer given
+ * through another runtime shows at once and is never resumed again here.
+ *
  * Exactly once.  adk_run holds the session row lock from its start, so a
  * second resume of the same interrupt waits for the first to commit and
- * then finds the id answered: it runs as plain input.  The run_states row
+ * then finds the id answered.  An answer to a long-running call then runs
+ * as plain input (a long-running tool may report again: the model sees the
+ * newer response).  A message that only repeats answers to confirmations
+ * already answered -- two clients approving at once -- runs nothing at
+ * all: no event is stored, no model is called, adk_run returns no rows
+ * (run->ignored); the decision and its outcome are in the session.  The run_states row
  * lock makes the check-and-mark atomic on its own, also against writers
  * that do not take the session lock (an UPDATE of the row, a rebuild).
  * The answer, the continuation and the row are one transaction: a crash
@@ -115,6 +126,8 @@ typedef struct HitlResponse
 static struct AdkHitl *hitl_of(AdkRun *run);
 static List *message_responses(Jsonb *message);
 static bool confirmation_answer(Jsonb *response);
+static bool only_responses(Jsonb *message, int n);
+static bool repeated_confirmation(AdkRun *run, Datum ids);
 static int	refresh(AdkRun *run);
 static Jsonb *error_object(const char *message);
 static char *jstr(JsonbContainer *c, const char *key);
@@ -240,9 +253,55 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 	adk_restore_user(&save);
 
 	if (matched == 0)
+	{
+		if (only_responses(message, list_length(responses)) &&
+			repeated_confirmation(run, args[4]))
+			run->ignored = true;
 		return explicit_id ? candidate : NULL;
+	}
 	hitl_of(run)->involved = true;
 	return candidate;
+}
+
+/*
+ * Whether the message holds nothing but its n function responses.
+ */
+static bool
+only_responses(Jsonb *message, int n)
+{
+	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
+
+	return parts != NULL && parts->type == jbvBinary &&
+		JsonContainerIsArray(parts->val.binary.data) &&
+		(int) JsonContainerSize(parts->val.binary.data) == n;
+}
+
+/*
+ * Every id answers a confirmation that a user's response answered already
+ * (adk._repeated_confirmation): the message repeats a decision.
+ */
+static bool
+repeated_confirmation(AdkRun *run, Datum ids)
+{
+	AdkOwnerSave save;
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[4];
+	bool		isnull;
+	bool		repeated = false;
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = ids;
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT adk._repeated_confirmation($1, $2, $3, $4)",
+					 4, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		repeated = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+											  SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
+	SPI_finish();
+	adk_restore_user(&save);
+	return repeated;
 }
 
 /*

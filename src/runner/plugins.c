@@ -28,6 +28,7 @@
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/owner.h"
 
 static const char *const callback_names[CB_COUNT] = {
@@ -185,13 +186,17 @@ adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context, char **error)
 		AdkPlugin  *p = (AdkPlugin *) lfirst(lc);
 		PluginCall	call;
 		char	   *err;
+		bool		ok;
 
 		if (!OidIsValid(p->callbacks[cb]))
 			continue;
 		call.fn = p->callbacks[cb];
 		call.context = context;
 		call.result = NULL;
-		if (!adk_run_guarded(call_one, &call, &err))
+		adk_span_plugin_begin(run);
+		ok = adk_run_guarded(call_one, &call, &err);
+		adk_span_plugin_end(run, p->name, callback_names[cb], ok);
+		if (!ok)
 		{
 			*error = psprintf("plugin \"%s\" failed in %s: %s", p->name,
 							  callback_names[cb], err);

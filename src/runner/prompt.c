@@ -18,8 +18,15 @@
  *	  responses to one call id the later wins; when the newest event is a
  *	  late response, the events between its call and it are left out;
  *	- ids the runner generated for calls ("adk-...") are removed;
+ *	- the request is always valid, whatever the history holds: a function
+ *	  call is sent only with its response (except a pending long-running
+ *	  call, which ADK sends as it is), a response only with its call.  So
+ *	  a turn another runtime is still writing (ADK-JS appends its call and
+ *	  its response as two events, each under its own lock) is left out
+ *	  until its response is in: a run never waits for another runtime;
  *	- include_contents = 'none' keeps only the current turn: from the
- *	  latest user (or other agent's) event on.
+ *	  latest user (or other agent's) event on -- from the call it answers
+ *	  when that event is a function response.
  * The history is read in seq order through the (app, user, session, seq)
  * index, by adk._prompt_events (sql/install/65_compaction.sql): compaction
  * summaries stand in for the events they cover, and only the events after
@@ -32,9 +39,12 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
@@ -55,11 +65,25 @@ typedef struct HistEvent
 	bool		consumed;		/* already placed after its call */
 } HistEvent;
 
+/*
+ * The call ids and response ids of the events a request sends, so that no
+ * call goes without its response nor a response without its call.
+ */
+#define PAIR_ID_LEN 256
+typedef struct PairIds
+{
+	HTAB	   *calls;
+	HTAB	   *responses;
+} PairIds;
+
 static List *read_history(AdkRun *run, AdkAgent *agent, const char *branch);
 static bool belongs_to_branch(Jsonb *event, const char *branch);
 static bool is_internal_request(JsonbContainer *parts);
 static char *jstr(JsonbContainer *c, const char *key);
-static void write_own_content(JsonWriter *w, HistEvent *e);
+static void write_own_content(JsonWriter *w, HistEvent *e, PairIds *pairs);
+static void collect_pairs(List *history, int start, const char *agent,
+						  PairIds *pairs);
+static bool part_is_paired(JsonbValue *part, HistEvent *e, PairIds *pairs);
 static void write_other_agent_content(JsonWriter *w, HistEvent *e);
 static void write_part(JsonWriter *w, JsonbValue *part);
 static void write_responses_for(JsonWriter *w, List *history, int from,
@@ -77,6 +101,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	List	   *history = read_history(run, agent, branch);
 	JsonWriter	w;
+	PairIds		pairs;
 	int			start = 0;
 	int			i;
 
@@ -95,7 +120,39 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		}
 	}
 
+	if (start > 0 && ((HistEvent *) list_nth(history, start))->only_responses)
+	{
+		/*
+		 * The current turn is an answer to an earlier call (a long-running
+		 * one, say): it starts at that call, so the answer is not sent
+		 * without it.
+		 */
+		List	   *ids = NIL;
+		JsonbIterator *it = JsonbIteratorInit(((HistEvent *) list_nth(history, start))->parts);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			char	   *id;
+
+			if (tok == WJB_ELEM && part_call_id(&v, "function_response", &id) && id)
+				ids = lappend(ids, id);
+		}
+		for (i = start - 1; i >= 0 && ids != NIL; i--)
+		{
+			HistEvent  *e = list_nth(history, i);
+
+			if (e->has_calls && answers(e, "function_call", ids))
+			{
+				start = i;
+				break;
+			}
+		}
+	}
+
 	cut_to_latest_response(history, start);
+	collect_pairs(history, start, agent->name, &pairs);
 
 	jw_init(&w);
 	jw_begin_array(&w);
@@ -111,7 +168,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		if (other)
 			write_other_agent_content(&w, e);
 		else
-			write_own_content(&w, e);
+			write_own_content(&w, e, &pairs);
 		if (e->has_calls)
 			write_responses_for(&w, history, i + 1, e, agent);
 	}
@@ -119,6 +176,8 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	adk_builtin_contents(run, agent, &w, history != NIL ?
 						 ((HistEvent *) llast(history))->event : NULL);
 	jw_end_array(&w);
+	hash_destroy(pairs.calls);
+	hash_destroy(pairs.responses);
 	return jw_finish(&w);
 }
 
@@ -162,6 +221,112 @@ hist_cache(AdkRun *run, const char *branch)
 	run->history = lappend(run->history, c);
 	MemoryContextSwitchTo(old);
 	return c;
+}
+
+static void
+add_pair_id(HTAB *set, const char *id)
+{
+	char		key[PAIR_ID_LEN];
+
+	if (strlen(id) >= PAIR_ID_LEN)
+		return;					/* such ids are never left out */
+	memset(key, 0, sizeof(key));
+	strcpy(key, id);
+	(void) hash_search(set, key, HASH_ENTER, NULL);
+}
+
+static bool
+has_pair_id(HTAB *set, const char *id)
+{
+	char		key[PAIR_ID_LEN];
+
+	if (strlen(id) >= PAIR_ID_LEN)
+		return true;
+	memset(key, 0, sizeof(key));
+	strcpy(key, id);
+	return hash_search(set, key, HASH_FIND, NULL) != NULL;
+}
+
+/*
+ * The call and response ids of the events from start on that the request
+ * sends as function calls and responses: the user's and this agent's, not
+ * left out already (another agent's reach the model as text).
+ */
+static void
+collect_pairs(List *history, int start, const char *agent, PairIds *pairs)
+{
+	HASHCTL		ctl;
+	int			i;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = PAIR_ID_LEN;
+	ctl.entrysize = PAIR_ID_LEN;
+	ctl.hcxt = CurrentMemoryContext;
+	pairs->calls = hash_create("adk prompt call ids", 64, &ctl,
+							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	pairs->responses = hash_create("adk prompt response ids", 64, &ctl,
+								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	for (i = start; i < list_length(history); i++)
+	{
+		HistEvent  *e = list_nth(history, i);
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		if (e->consumed ||
+			(strcmp(e->author, "user") != 0 && strcmp(e->author, agent) != 0))
+			continue;
+		it = JsonbIteratorInit(e->parts);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			char	   *id;
+
+			if (tok != WJB_ELEM)
+				continue;
+			if (part_call_id(&v, "function_call", &id) && id)
+				add_pair_id(pairs->calls, id);
+			else if (part_call_id(&v, "function_response", &id) && id)
+				add_pair_id(pairs->responses, id);
+		}
+	}
+}
+
+/*
+ * Whether a part of e may be sent: a function call only with its response
+ * (or while it is a pending long-running call of e, which ADK sends as
+ * it is), a function response only with its call.  What is left out is
+ * another runtime's turn still being written (its call is stored, its
+ * response not yet), or an answer to a call the history does not hold:
+ * the request stays valid for every provider, and the open call is sent
+ * once its response is in.
+ */
+static bool
+part_is_paired(JsonbValue *part, HistEvent *e, PairIds *pairs)
+{
+	char	   *id;
+
+	if (part_call_id(part, "function_call", &id))
+	{
+		JsonbValue *lr;
+
+		if (id == NULL || has_pair_id(pairs->responses, id))
+			return true;
+		lr = adk_jsonb_get(&e->event->root, "long_running_tool_ids");
+		if (lr != NULL && lr->type == jbvBinary)
+		{
+			JsonbValue	want;
+
+			want.type = jbvString;
+			want.val.string.val = id;
+			want.val.string.len = strlen(id);
+			if (findJsonbValueFromContainer(lr->val.binary.data, JB_FARRAY, &want))
+				return true;
+		}
+		return false;
+	}
+	if (part_call_id(part, "function_response", &id))
+		return id == NULL || has_pair_id(pairs->calls, id);
+	return true;
 }
 
 static List *
@@ -364,12 +529,19 @@ is_internal_request(JsonbContainer *parts)
 }
 
 static void
-write_own_content(JsonWriter *w, HistEvent *e)
+write_own_content(JsonWriter *w, HistEvent *e, PairIds *pairs)
 {
 	JsonbIterator *it = JsonbIteratorInit(e->parts);
 	JsonbValue	v;
 	JsonbIteratorToken tok;
+	int			kept = 0;
 
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		if (tok == WJB_ELEM && part_is_paired(&v, e, pairs))
+			kept++;
+	if (kept == 0)
+		return;
+	it = JsonbIteratorInit(e->parts);
 	jw_begin_object(w);
 	jw_key(w, "role");
 	jw_string(w, e->role ? e->role :
@@ -377,7 +549,7 @@ write_own_content(JsonWriter *w, HistEvent *e)
 	jw_key(w, "parts");
 	jw_begin_array(w);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-		if (tok == WJB_ELEM)
+		if (tok == WJB_ELEM && part_is_paired(&v, e, pairs))
 			write_part(w, &v);
 	jw_end_array(w);
 	jw_end_object(w);
@@ -607,6 +779,9 @@ write_responses_for(JsonWriter *w, List *history, int from,
 			e->consumed = true;
 			continue;
 		}
+		if (strcmp(call_event->author, "user") != 0 &&
+			strcmp(call_event->author, agent->name) != 0)
+			continue;			/* that call went out as text: no response to it */
 		if (!opened)
 		{
 			jw_begin_object(w);
@@ -705,10 +880,42 @@ write_other_agent_content(JsonWriter *w, HistEvent *e)
 }
 
 /*
- * The system instruction: the agent's instruction with {key} / {key?}
- * placeholders filled from the session state (missing optional keys
- * become empty; a missing required key is left as written), then ADK's
- * transfer instruction when the agent can transfer.
+ * ADK's _is_valid_state_name: an identifier, or "app:", "user:" or
+ * "temp:" and an identifier.
+ */
+static bool
+is_state_name(const char *key)
+{
+	const char *colon = strchr(key, ':');
+	const char *p;
+
+	if (colon != NULL)
+	{
+		size_t		n = colon - key;
+
+		if (!((n == 3 && strncmp(key, "app", 3) == 0) ||
+			  (n == 4 && strncmp(key, "user", 4) == 0) ||
+			  (n == 4 && strncmp(key, "temp", 4) == 0)))
+			return false;
+		key = colon + 1;
+	}
+	if (!(isalpha((unsigned char) *key) || *key == '_'))
+		return false;
+	for (p = key + 1; *p; p++)
+		if (!(isalnum((unsigned char) *p) || *p == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * The system instruction, as ADK builds it: the agent's instruction with
+ * {key} / {key?} placeholders filled from the session state (ADK's
+ * pattern and rules: a missing optional key becomes empty, what is not a
+ * state name stays as written, and a missing required key is ADK's
+ * "Context variable not found" -- left as written here and reported in
+ * run->instruction_error, which the flow turns into an error event), then
+ * ADK's identity instruction (always), then its transfer instruction when
+ * the agent can transfer.
  */
 char *
 adk_build_instruction(AdkRun *run, AdkAgent *agent)
@@ -760,24 +967,57 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 
 		for (p = agent->instruction; *p; p++)
 		{
+			const char *open_end;
+			const char *close;
 			const char *end;
 			char	   *key;
 			bool		optional;
 			JsonbValue *v;
+			size_t		len;
 
-			if (*p != '{' || (end = strchr(p + 1, '}')) == NULL ||
-				memchr(p + 1, '{', end - p - 1) != NULL || end == p + 1)
+			/* ADK's pattern: \{+[^{}]*\}+ */
+			if (*p != '{')
 			{
 				appendStringInfoChar(&out, *p);
 				continue;
 			}
-			key = pnstrdup(p + 1, end - p - 1);
-			optional = key[strlen(key) - 1] == '?';
+			for (open_end = p; *open_end == '{'; open_end++)
+				;
+			for (close = open_end; *close && *close != '{' && *close != '}'; close++)
+				;
+			if (*close != '}')
+			{
+				/* no match starts here: the braces before "{" stay as they are */
+				appendBinaryStringInfo(&out, p, open_end - p);
+				p = open_end - 1;
+				continue;
+			}
+			for (end = close; end[1] == '}'; end++)
+				;
+			/* the key: the braces stripped, then blanks */
+			while (open_end < close && isspace((unsigned char) *open_end))
+				open_end++;
+			len = close - open_end;
+			while (len > 0 && isspace((unsigned char) open_end[len - 1]))
+				len--;
+			key = pnstrdup(open_end, len);
+			optional = len > 0 && key[len - 1] == '?';
 			if (optional)
-				key[strlen(key) - 1] = '\0';
+				key[len - 1] = '\0';
+			if (!is_state_name(key))
+			{
+				/* not a state key (JSON, an artifact, prose): as written */
+				appendBinaryStringInfo(&out, p, end - p + 1);
+				p = end;
+				continue;
+			}
 			v = state ? adk_jsonb_get(&state->root, key) : NULL;
 			if (v == NULL && !optional)
 			{
+				/* ADK-JS's and ADK Python's message */
+				if (run->instruction_error == NULL)
+					run->instruction_error =
+						psprintf("Context variable not found: `%s`.", key);
 				appendBinaryStringInfo(&out, p, end - p + 1);
 				p = end;
 				continue;
@@ -794,13 +1034,14 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 	else if (agent->instruction)
 		appendStringInfoString(&out, agent->instruction);
 
+	/* ADK's identity instruction, for every LLM agent */
+	if (out.len > 0)
+		appendStringInfoString(&out, "\n\n");
+	appendStringInfo(&out, "You are an agent. Your internal name is \"%s\".", agent->name);
+	if (agent->description && agent->description[0] != '\0')
+		appendStringInfo(&out, " The description about you is \"%s\".", agent->description);
 	if (targets != NIL)
 	{
-		if (out.len > 0)
-			appendStringInfoString(&out, "\n\n");
-		appendStringInfo(&out, "You are an agent. Your internal name is \"%s\".", agent->name);
-		if (agent->description)
-			appendStringInfo(&out, " The description about you is \"%s\".", agent->description);
 		appendStringInfoString(&out, "\n\nYou have a list of other agents to transfer to:\n");
 		foreach(lc, targets)
 		{

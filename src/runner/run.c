@@ -57,6 +57,7 @@
 #include "runner/builtin_tools.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/append.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
@@ -487,6 +488,8 @@ parse_options(AdkRun *run, Jsonb *options)
 			run->yield_user_message = v.val.boolean;
 		else if (strcmp(key, "stream") == 0 && v.type == jbvBool)
 			run->stream = v.val.boolean;
+		else if (strcmp(key, "traceparent") == 0)
+			run->traceparent = adk_span_traceparent_option(&v);
 		else if (strcmp(key, "max_llm_calls") == 0 && v.type == jbvNumeric)
 		{
 			Datum		num = NumericGetDatum(v.val.numeric);
@@ -510,7 +513,7 @@ parse_options(AdkRun *run, Jsonb *options)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid option \"%s\"", key),
-					 errhint("Options are yield_user_message (boolean), stream (boolean) and max_llm_calls (positive integer).")));
+					 errhint("Options are yield_user_message (boolean), stream (boolean), max_llm_calls (positive integer) and traceparent (W3C trace context).")));
 	}
 }
 
@@ -551,6 +554,8 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
 	run->invocation_id = adk_hitl_begin(run, message, run->invocation_id,
 										invocation_id != NULL);
+	if (run->ignored)
+		return;					/* a repeated confirmation: nothing runs */
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = run->invocation_id;
@@ -558,6 +563,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;
 	invocation_start(run, agent->name, NULL);
+	adk_span_run_begin(run);	/* the trace and its root span */
 
 	/* 3. the user event */
 	replaced = adk_plugins_call(run, CB_ON_USER_MESSAGE,
@@ -611,6 +617,11 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 static void
 finish_run(AdkRun *run)
 {
+	if (run->ignored)
+	{
+		adk_run_registry_leave();
+		return;
+	}
 	if (!run->failed)
 	{
 		Jsonb	   *ignored;
@@ -851,6 +862,8 @@ invocation_end(AdkRun *run)
 	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
 	bool		waiting = adk_hitl_end(run);	/* HITL: run_states, still waiting? */
+
+	adk_span_run_end(run, waiting);	/* every open span ends */
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(run->failed ? "failed" :

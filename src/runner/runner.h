@@ -109,6 +109,8 @@ typedef struct AdkRun
 	Jsonb	   *user_content;
 	Jsonb	   *temp_state;		/* temp: keys of this invocation */
 	struct AdkHitl *hitl;		/* hitl.c: pause / resume state, or NULL */
+	bool		ignored;		/* hitl.c: a repeated answer; nothing runs */
+	char	   *instruction_error;	/* prompt.c: the instruction cannot be built */
 
 	/* outcome */
 	bool		failed;
@@ -132,6 +134,10 @@ typedef struct AdkRun
 	List	  **stack;			/* agents.c: the frame stack being stepped */
 	List	   *history;		/* prompt.c: what it read of its session */
 	AdkAgent   *first_agent;	/* the agent the run started with */
+
+	/* spans.c: the run's trace, or NULL; options.traceparent */
+	struct AdkTrace *trace;
+	char	   *traceparent;
 
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,

@@ -45,7 +45,11 @@
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/owner.h"
+
+#define LONG_RUNNING_NOTE \
+	"NOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."
 
 typedef struct ToolCall
 {
@@ -69,6 +73,8 @@ static TimeoutId tool_timeout_id = MAX_TIMEOUTS;
 static volatile sig_atomic_t tool_timed_out = false;
 
 static Jsonb *tool_error_object(const char *message);
+static Jsonb *call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+							AdkTool *tool, const char *call_id, Jsonb *args);
 static void tool_timeout_handler(void);
 static ToolPlan tool_plans[TOOL_PLANS];
 static int	next_tool_plan = 0;
@@ -122,7 +128,15 @@ adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
 			jw_key(&w, "name");
 			jw_string(&w, t->name);
 			jw_key(&w, "description");
-			jw_string(&w, t->description ? t->description : "");
+			if (t->long_running)
+			{
+				/* ADK's LongRunningFunctionTool note */
+				jw_string(&w, t->description && t->description[0] != '\0' ?
+						  psprintf("%s\n\n%s", t->description, LONG_RUNNING_NOTE) :
+						  LONG_RUNNING_NOTE);
+			}
+			else
+				jw_string(&w, t->description ? t->description : "");
 			jw_key(&w, "parameters");
 			jw_jsonb(&w, t->parameters);
 			jw_end_object(&w);
@@ -494,6 +508,18 @@ tool_error_object(const char *message)
 Jsonb *
 adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 				  AdkTool *tool, const char *call_id, Jsonb *args)
+{
+	Jsonb	   *result;
+
+	adk_span_tool_begin(run, tool, call_id, args);
+	result = call_sql_tool(run, agent, branch, tool, call_id, args);
+	adk_span_tool_end(run, result);
+	return result;
+}
+
+static Jsonb *
+call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+			  AdkTool *tool, const char *call_id, Jsonb *args)
 {
 	JsonWriter	w;
 	Jsonb	   *tool_info;

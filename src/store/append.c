@@ -389,6 +389,8 @@ adk_store_append(const char *app, const char *user, const char *session,
 	stored->seq = seq;
 	stored->time = ts;
 	stored->event = event;
+	/* run states, compaction ranges: as the trigger does for other rows */
+	adk_event_derive(args, seq, ts, args[5], args[6], event);
 	adk_restore_user(&save);
 	MemoryContextSwitchTo(caller);
 	stored->id = pstrdup(keys.id);

@@ -20,7 +20,13 @@
  *	  locks: unprefixed keys to the session, "app:" to adk.app_states,
  *	  "user:" to adk.user_states; "temp:" keys are removed from the stored
  *	  event.  Merging is idempotent, so writers that also apply the delta
- *	  themselves (ADK-JS) end in the same state.
+ *	  themselves (ADK-JS) end in the same state;
+ *	- derives what the event changes beyond its session row
+ *	  (adk_event_derive): the run states of the interrupts it makes or
+ *	  answers (adk._event_appended: a pending call is answered by a later
+ *	  user response with its id, whoever wrote it, in any invocation), and
+ *	  the range of a compaction event in adk.compactions
+ *	  (adk._compaction_note), so every writer's appends count at once.
  *
  * It also refuses what would poison the session: a time outside years
  * 1..9999, an event nested deeper than ADK_MAX_JSON_DEPTH, a malformed
@@ -78,6 +84,8 @@ typedef struct EventCols
 	int			timestamp;
 	int			event_data;
 	int			seq;
+	int			id;
+	int			invocation_id;
 	bool		on_shard;		/* a Citus shard of adk.events_p0 */
 } EventCols;
 
@@ -86,6 +94,8 @@ static SPIPlanPtr bump_plan = NULL;
 static SPIPlanPtr shard_bump_plan = NULL;
 static SPIPlanPtr app_plan = NULL;
 static SPIPlanPtr user_plan = NULL;
+static SPIPlanPtr appended_plan = NULL;
+static SPIPlanPtr compaction_plan = NULL;
 
 static void lookup_cols(Relation rel);
 static bool is_citus_shard(Relation rel);
@@ -254,7 +264,20 @@ adk_events_before_insert(PG_FUNCTION_ARGS)
 	attnums[2] = cols.event_data;
 	values[0] = Int64GetDatum(seq);
 	values[1] = TimestampTzGetDatum(ts);
-	values[2] = JsonbPGetDatum(rewrite_event_data(event, ts, split.had_temp));
+	event = rewrite_event_data(event, ts, split.had_temp);
+	values[2] = JsonbPGetDatum(event);
+	if (!cols.on_shard)
+	{
+		/*
+		 * On a Citus shard the derived tables are not at hand: what
+		 * adk_store_append appends is derived on the coordinator.
+		 */
+		bool		isnull;
+		Datum		inv = heap_getattr(tuple, cols.invocation_id, desc, &isnull);
+
+		adk_event_derive(ids, seq, ts, get_required(tuple, desc, cols.id),
+						 isnull ? (Datum) 0 : inv, event);
+	}
 
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 3, attnums,
 													 values, newnulls));
@@ -386,6 +409,107 @@ adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
 	}
 }
 
+#define APPENDED_SQL \
+	"SELECT adk._event_appended($1, $2, $3, pg_catalog.jsonb_build_object(" \
+	" 'seq', $4, 'id', $5, 'invocation_id', $6, 'timestamp', $7, 'event_data', $8))"
+#define COMPACTION_NOTE_SQL \
+	"SELECT adk._compaction_note($1, $2, $3, pg_catalog.jsonb_build_object(" \
+	" 'seq', $4, 'id', $5, 'invocation_id', $6, 'timestamp', $7, 'event_data', $8))"
+
+/*
+ * Whether an event makes or answers an interrupt: an agent's event with
+ * long_running_tool_ids, or a user's event with a function response.
+ */
+static bool
+touches_interrupts(Jsonb *event)
+{
+	JsonbValue *author = adk_jsonb_get(&event->root, "author");
+	bool		user = author != NULL && author->type == jbvString &&
+		author->val.string.len == 4 && memcmp(author->val.string.val, "user", 4) == 0;
+	JsonbValue *v;
+
+	if (!user)
+	{
+		v = adk_jsonb_get(&event->root, "long_running_tool_ids");
+		return v != NULL && v->type == jbvBinary &&
+			JsonContainerIsArray(v->val.binary.data) &&
+			JsonContainerSize(v->val.binary.data) > 0;
+	}
+	v = adk_jsonb_get(&event->root, "content");
+	if (v == NULL || v->type != jbvBinary ||
+		(v = adk_jsonb_get(v->val.binary.data, "parts")) == NULL ||
+		v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		return false;
+	{
+		JsonbIterator *it = JsonbIteratorInit(v->val.binary.data);
+		JsonbValue	part;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &part, true)) != WJB_DONE)
+			if (tok == WJB_ELEM && part.type == jbvBinary &&
+				adk_jsonb_get(part.val.binary.data, "function_response") != NULL)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * What an event changes beyond its session row, derived as it is
+ * appended, whoever appends it (the trigger, or adk_store_append for the
+ * rows it places itself): the run states of the interrupts it makes or
+ * answers, and the range of a compaction event.  Runs as the owner of
+ * schema adk; a cheap look at the event first, so most appends run no
+ * statement here.
+ */
+void
+adk_event_derive(Datum *ids, int64 seq, TimestampTz ts, Datum event_id,
+				 Datum invocation_id, Jsonb *event)
+{
+	JsonbValue *actions = adk_jsonb_get(&event->root, "actions");
+	JsonbValue *compacted = adk_jsonb_get(&event->root, "is_compacted");
+	bool		compaction = (actions != NULL && actions->type == jbvBinary &&
+							  adk_jsonb_get(actions->val.binary.data, "compaction") != NULL) ||
+		(compacted != NULL && compacted->type == jbvBool && compacted->val.boolean);
+	bool		interrupts = touches_interrupts(event);
+	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
+	TIMESTAMPTZOID, JSONBOID};
+	Datum		args[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	AdkOwnerSave save;
+
+	if (!compaction && !interrupts)
+		return;
+	args[0] = ids[0];
+	args[1] = ids[1];
+	args[2] = ids[2];
+	args[3] = Int64GetDatum(seq);
+	args[4] = event_id;
+	args[5] = invocation_id;
+	if (invocation_id == (Datum) 0)
+		nulls[5] = 'n';
+	args[6] = TimestampTzGetDatum(ts);
+	args[7] = JsonbPGetDatum(event);
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (interrupts)
+	{
+		if (appended_plan == NULL)
+			appended_plan = prepare_plan(APPENDED_SQL, 8, types);
+		if (SPI_execute_plan(appended_plan, args, nulls, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not update adk.run_states");
+	}
+	if (compaction)
+	{
+		if (compaction_plan == NULL)
+			compaction_plan = prepare_plan(COMPACTION_NOTE_SQL, 8, types);
+		if (SPI_execute_plan(compaction_plan, args, nulls, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not record the compaction");
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
 /*
  * The session bump: one UPDATE ... RETURNING, prepared once per backend.
  */
@@ -450,8 +574,11 @@ lookup_cols(Relation rel)
 	cols.timestamp = SPI_fnumber(desc, "timestamp");
 	cols.event_data = SPI_fnumber(desc, "event_data");
 	cols.seq = SPI_fnumber(desc, "seq");
+	cols.id = SPI_fnumber(desc, "id");
+	cols.invocation_id = SPI_fnumber(desc, "invocation_id");
 	if (cols.app_name <= 0 || cols.user_id <= 0 || cols.session_id <= 0 ||
-		cols.timestamp <= 0 || cols.event_data <= 0 || cols.seq <= 0)
+		cols.timestamp <= 0 || cols.event_data <= 0 || cols.seq <= 0 ||
+		cols.id <= 0 || cols.invocation_id <= 0)
 		elog(ERROR, "relation \"%s\" does not have the columns of adk.events",
 			 RelationGetRelationName(rel));
 	cols.on_shard = is_citus_shard(rel);

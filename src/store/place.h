@@ -23,5 +23,7 @@ extern void adk_check_placed_time(TimestampTz ts);
 extern void adk_merge_scope_states(Datum *ids, AdkStateDelta *split,
 								   TimestampTz ts);
 extern void adk_mark_placed(const char *event_id);
+extern void adk_event_derive(Datum *ids, int64 seq, TimestampTz ts,
+							 Datum event_id, Datum invocation_id, Jsonb *event);
 
 #endif							/* ADK_PLACE_H */

@@ -56,6 +56,9 @@ PG_FUNCTION_INFO_V1(adk_tenancy_check_sql);
 PG_FUNCTION_INFO_V1(adk_tenant_visible);
 PG_FUNCTION_INFO_V1(adk_create_session_sql);
 PG_FUNCTION_INFO_V1(adk_delete_session_sql);
+PG_FUNCTION_INFO_V1(adk_save_artifact_sql);
+PG_FUNCTION_INFO_V1(adk_delete_artifact_sql);
+PG_FUNCTION_INFO_V1(adk_add_session_to_memory_sql);
 
 /* the asserted end user, and the subtransaction that asserted it */
 static char *asserted_user = NULL;
@@ -399,14 +402,15 @@ adk_tenant_visible(PG_FUNCTION_ARGS)
 
 /*
  * Run sql (a SELECT of one value) with this function's arguments, as the
- * owner of schema adk; the value is copied into the caller's context.
+ * owner of schema adk; the value, a jsonb or of a pass-by-value type, is
+ * copied into the caller's context.
  */
 static Datum
 owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
 		   bool *isnull)
 {
-	Datum		args[4];
-	char		nulls[4];
+	Datum		args[6];
+	char		nulls[6];
 	Datum		result = (Datum) 0;
 	AdkOwnerSave save;
 	MemoryContext caller = CurrentMemoryContext;
@@ -423,7 +427,7 @@ owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
 		SPI_processed != 1)
 		elog(ERROR, "could not run \"%s\"", sql);
 	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
-	if (!*isnull)
+	if (!*isnull && !TupleDescAttr(SPI_tuptable->tupdesc, 0)->attbyval)
 	{
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 
@@ -488,4 +492,60 @@ adk_delete_session_sql(PG_FUNCTION_ARGS)
 	SPI_finish();
 	adk_restore_user(&save);
 	PG_RETURN_VOID();
+}
+
+/*
+ * The artifact and memory writers: the tenancy check as the caller, then
+ * their bodies (adk._save_artifact, adk._delete_artifact,
+ * adk._add_session_to_memory) as the owner of schema adk, as for
+ * adk_create_session.  Each returns an integer.
+ */
+static Datum
+checked_owner_int4(FunctionCallInfo fcinfo, const char *sql, int nargs,
+				   Oid *types)
+{
+	bool		isnull;
+	Datum		d;
+
+	check_identities(fcinfo);
+	d = owner_call(sql, fcinfo, nargs, types, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(d);
+}
+
+/*
+ * adk_save_artifact(app, user_id, session_id, filename, data, mime_type)
+ */
+Datum
+adk_save_artifact_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BYTEAOID, TEXTOID};
+
+	return checked_owner_int4(fcinfo, "SELECT adk._save_artifact($1, $2, $3, $4, $5, $6)",
+							  6, types);
+}
+
+/*
+ * adk_delete_artifact(app, user_id, session_id, filename)
+ */
+Datum
+adk_delete_artifact_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+
+	return checked_owner_int4(fcinfo, "SELECT adk._delete_artifact($1, $2, $3, $4)",
+							  4, types);
+}
+
+/*
+ * adk_add_session_to_memory(app, user_id, session_id)
+ */
+Datum
+adk_add_session_to_memory_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+
+	return checked_owner_int4(fcinfo, "SELECT adk._add_session_to_memory($1, $2, $3)",
+							  3, types);
 }

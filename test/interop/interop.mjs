@@ -8,6 +8,10 @@
 //   ADK_INTEROP_PGBIN   directory of pg_dump
 //   ADK_INTEROP_PGLOG   the server's log (log_statement=all), to see what
 //                       ADK-JS's schema sync ran
+//   ADK_INTEROP_MODEL_URL  the local model server (test/model_server/), which
+//                       ADK-JS's Runner and adk_run both talk to (section 9:
+//                       turns taken in turn and at once, confirmations
+//                       answered on the other side, compaction events)
 //
 // `node interop.mjs --restart-probe APP USER SESSION` is the child process
 // used to start ADK-JS in a fresh process (its schema sync runs again).
@@ -19,7 +23,10 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
-import { DatabaseSessionService, createEvent, State } from '@google/adk';
+import {
+  DatabaseSessionService, createEvent, State, Runner, LlmAgent, FunctionTool, Gemini,
+  setLogLevel, LogLevel,
+} from '@google/adk';
 import pg from 'pg';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -38,6 +45,7 @@ const DB = env('ADK_INTEROP_DB');
 const PGUSER = env('ADK_INTEROP_PGUSER', 'postgres');
 const PGBIN = env('ADK_INTEROP_PGBIN', '/usr/lib/postgresql/15/bin');
 const PGLOG = process.env.ADK_INTEROP_PGLOG || '';
+const MODEL_URL = process.env.ADK_INTEROP_MODEL_URL || '';
 
 // How ADK-JS is pointed at our schema (see shared/ADK_SCHEMA.md).
 const ADK_URL = `postgresql://${encodeURIComponent(PGUSER)}@${PGHOST}:${PGPORT}/${DB}?schema=adk`;
@@ -684,6 +692,270 @@ async function main() {
     const d = unifiedDiff(before.members, after.members, 'members');
     expect(d.length === 0, 'dumps differ', d);
   });
+
+  await runnerChecks();
+}
+
+// ------------------------------------------- 9. ADK-JS's Runner and adk_run
+
+// Both runtimes run the same agent (name, instruction, tools) against the
+// local model server, on shared sessions of app RUNNER_APP.  ADK-JS's tools
+// are JavaScript, ours SQL; both record each execution in one table, so a
+// tool that must run once can be counted whoever ran it.
+const RUNNER_APP = 'runner_app';
+const RUNNER_AGENT = 'runner_agent';
+let duringJsTool = null;
+
+// ADK-JS's Gemini class, pointed at the local model server
+class LocalGemini extends Gemini {
+  getHttpOptions() {
+    return { ...super.getHttpOptions(), baseUrl: MODEL_URL };
+  }
+}
+
+async function modelServer(pathname, body) {
+  const r = await fetch(`${MODEL_URL}${pathname}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  if (!r.ok) throw new Error(`model server ${pathname}: HTTP ${r.status}`);
+  return r.json();
+}
+
+// Problems with the pairing of calls and responses in a Gemini request:
+// a content with function calls must be followed by one with a response
+// to each (by name, and by id where ids are sent); a content with function
+// responses must follow one with their calls.
+function pairingProblems(contents) {
+  const problems = [];
+  const calls = (c) => (c.parts || []).filter((p) => p.functionCall).map((p) => p.functionCall);
+  const responses = (c) => (c.parts || []).filter((p) => p.functionResponse).map((p) => p.functionResponse);
+  const key = (f) => `${f.name}${f.id ? `#${f.id}` : ''}`;
+  contents.forEach((c, i) => {
+    const cs = calls(c);
+    const rs = responses(c);
+    if (cs.length) {
+      const next = contents[i + 1];
+      const want = cs.map(key).sort();
+      const got = next ? responses(next).map(key).sort() : [];
+      if (!isDeepStrictEqual(want, got)) problems.push(`contents[${i}] calls ${want.join(',')} but contents[${i + 1}] answers ${got.join(',') || 'nothing'}`);
+    }
+    if (rs.length) {
+      const prev = contents[i - 1];
+      const want = rs.map(key).sort();
+      const got = prev ? calls(prev).map(key).sort() : [];
+      if (!isDeepStrictEqual(want, got)) problems.push(`contents[${i}] answers ${want.join(',')} but contents[${i - 1}] calls ${got.join(',') || 'nothing'}`);
+    }
+  });
+  return problems;
+}
+
+async function requestsSinceReset() {
+  return (await modelServer('/_requests')).filter((r) => r.provider === 'gemini' && r.body && r.body.contents);
+}
+
+async function runnerChecks() {
+  if (!MODEL_URL) {
+    await check('9 ADK-JS Runner checks', async () => fail('no ADK_INTEROP_MODEL_URL (run this through run.sh)'));
+    return;
+  }
+  setLogLevel(LogLevel.WARN); // not a line per model request
+  const svc = adkService();
+  let runner = null;
+  await check('9a setup: the same agent for ADK-JS Runner and adk_run, on the local model server', async () => {
+    await svc.init();
+    await q(`CREATE TABLE IF NOT EXISTS public.runner_tool_runs (tool text, side text, args jsonb)`);
+    await q(`CREATE OR REPLACE FUNCTION public.get_weather(city text) RETURNS jsonb LANGUAGE sql AS
+               $$ INSERT INTO public.runner_tool_runs VALUES ('get_weather', 'sql', jsonb_build_object('city', city))
+                  RETURNING jsonb_build_object('city', city, 'forecast', 'sunny', 'temperature_c', 25) $$`);
+    await q(`COMMENT ON FUNCTION public.get_weather(text) IS 'Get the weather.'`);
+    await q(`CREATE OR REPLACE FUNCTION public.transfer_money(amount integer) RETURNS jsonb LANGUAGE sql AS
+               $$ INSERT INTO public.runner_tool_runs VALUES ('transfer_money', 'sql', jsonb_build_object('amount', amount))
+                  RETURNING jsonb_build_object('paid', amount) $$`);
+    await q(`COMMENT ON FUNCTION public.transfer_money(integer) IS 'Transfer money.'`);
+    await q(`SELECT adk_set_secret('runner-key', 'sk-runner', ARRAY['127.0.0.1'])`);
+    await q(`SELECT adk_define_model('runner_gemini', 'gemini', $1, 'gemini-test', api_key_secret => 'runner-key')`, [MODEL_URL]);
+    await q(`SELECT adk_define_tool('public.get_weather(text)'::regprocedure)`);
+    await q(`SELECT adk_define_tool('public.transfer_money(integer)'::regprocedure, require_confirmation => true)`);
+    await q(`SELECT adk_define_agent($1, model => 'runner_gemini', instruction => 'Be brief.',
+                                     tools => ARRAY['get_weather', 'transfer_money'])`, [RUNNER_AGENT]);
+    await q(`SELECT adk_define_app($1, $2)`, [RUNNER_APP, RUNNER_AGENT]);
+    const jsRun = (tool) => async (args) => {
+      await q('INSERT INTO public.runner_tool_runs VALUES ($1, $2, $3::jsonb)', [tool, 'js', JSON.stringify(args)]);
+      // a test may act while ADK-JS's call is stored and its response not yet
+      if (duringJsTool) await duringJsTool(args);
+      return tool === 'get_weather' ? { city: args.city, forecast: 'sunny', temperature_c: 25 } : { paid: args.amount };
+    };
+    const agent = new LlmAgent({
+      name: RUNNER_AGENT,
+      model: new LocalGemini({ model: 'gemini-test', apiKey: 'sk-runner' }),
+      instruction: 'Be brief.',
+      tools: [
+        new FunctionTool({
+          name: 'get_weather', description: 'Get the weather.',
+          parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] },
+          execute: jsRun('get_weather'),
+        }),
+        new FunctionTool({
+          name: 'transfer_money', description: 'Transfer money.', requireConfirmation: true,
+          parameters: { type: 'OBJECT', properties: { amount: { type: 'INTEGER' } }, required: ['amount'] },
+          execute: jsRun('transfer_money'),
+        }),
+      ],
+    });
+    runner = new Runner({ appName: RUNNER_APP, agent, sessionService: svc });
+  });
+  if (!runner) {
+    await closeService(svc);
+    return;
+  }
+  const jsTurn = async (sessionId, message) => {
+    const out = [];
+    const newMessage = typeof message === 'string' ? { role: 'user', parts: [{ text: message }] } : message;
+    for await (const ev of runner.runAsync({ userId: USER, sessionId, newMessage })) out.push(ev);
+    return out;
+  };
+  const sqlTurn = async (sessionId, message) => q('SELECT * FROM adk_run($1, $2, $3, $4::jsonb)',
+    [RUNNER_APP, USER, sessionId, JSON.stringify(typeof message === 'string' ? { role: 'user', parts: [{ text: message }] } : message)]);
+  const texts = async (sessionId) => (await q(`SELECT event_data ->> 'author' AS author,
+         coalesce(event_data #>> '{content,parts,0,text}', event_data #>> '{content,parts,0,function_call,name}',
+                  'response ' || (event_data #>> '{content,parts,0,function_response,name}')) AS what
+    FROM adk.events WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq`, [RUNNER_APP, USER, sessionId]));
+  const toolRuns = async (tool) => q('SELECT side, args FROM public.runner_tool_runs WHERE tool = $1', [tool]);
+
+  await check('9b taking turns with tool calls: ADK-JS Runner, adk_run, ADK-JS Runner; every request pairs calls and responses', async () => {
+    await modelServer('/_reset', {});
+    await svc.createSession({ appName: RUNNER_APP, userId: USER, sessionId: 'turns' });
+    await jsTurn('turns', 'What is the weather in Paris?');
+    await sqlTurn('turns', 'What is the weather in Rome?');
+    await jsTurn('turns', 'What is the weather in Oslo?');
+    const got = (await texts('turns')).map((r) => `${r.author}: ${r.what}`);
+    const want = [];
+    for (const city of ['Paris', 'Rome', 'Oslo']) {
+      want.push(`user: What is the weather in ${city}?`, `${RUNNER_AGENT}: get_weather`,
+        `${RUNNER_AGENT}: response get_weather`, `${RUNNER_AGENT}: The weather in ${city} is sunny, 25°C.`);
+    }
+    expectEqual(got, want, 'the session, in seq order');
+    const reqs = await requestsSinceReset();
+    expect(reqs.length === 6, `${reqs.length} model requests, want 6`);
+    const problems = reqs.flatMap((r, i) => pairingProblems(r.body.contents).map((p) => `request ${i + 1}: ${p}`));
+    expect(problems.length === 0, 'unpaired calls or responses', problems);
+    // the last turn's first request (ADK-JS) sees adk_run's turn as its own
+    const seen = JSON.stringify(reqs[4].body.contents);
+    expect(seen.includes('Rome') && seen.includes('The weather in Rome is sunny'), 'ADK-JS did not see adk_run\'s turn', [seen.slice(0, 400)]);
+    expectEqual((await toolRuns('get_weather')).map((r) => r.side), ['js', 'sql', 'js'], 'get_weather ran, by side');
+    // prompt parity: the same system instruction paragraphs from both (ADK's
+    // identity line included; ADK-JS 2.0 puts it first, ADK Python and we
+    // after the agent's instruction); requests 1 and 2 are ADK-JS's, 3 and 4
+    // adk_run's
+    const system = (r) => ((r.body.systemInstruction || r.body.system_instruction || {}).parts || [])
+      .map((p) => p.text).join('\n\n').split('\n\n').sort();
+    expectEqual(system(reqs[2]), system(reqs[0]), 'adk_run\'s system instruction paragraphs (vs ADK-JS\'s)');
+    expectEqual(system(reqs[0]), ['Be brief.', `You are an agent. Your internal name is "${RUNNER_AGENT}".`], 'ADK-JS\'s system instruction paragraphs');
+  });
+
+  await check('9c a confirmation paused by adk_run, approved through ADK-JS: the tool runs exactly once', async () => {
+    await svc.createSession({ appName: RUNNER_APP, userId: USER, sessionId: 'confirm-1' });
+    await sqlTurn('confirm-1', 'call transfer_money({"amount": 5})');
+    const [p] = await q(`SELECT call_id FROM adk.pending_interrupts WHERE app_name = $1 AND session_id = 'confirm-1'`, [RUNNER_APP]);
+    expect(p, 'adk_run did not pause on the confirmation');
+    const answer = { role: 'user', parts: [{ functionResponse: { id: p.call_id, name: 'adk_request_confirmation', response: { confirmed: true } } }] };
+    await jsTurn('confirm-1', answer);
+    let runs = await toolRuns('transfer_money');
+    expectEqual(runs.map((r) => r.side), ['js'], 'transfer_money ran, by side (after ADK-JS approved)');
+    const [{ n: pending }] = await q(`SELECT count(*)::int AS n FROM adk.pending_interrupts WHERE app_name = $1 AND session_id = 'confirm-1'`, [RUNNER_APP]);
+    expect(pending === 0, `adk.pending_interrupts still lists ${pending} interrupt(s) after ADK-JS answered`);
+    const before = (await texts('confirm-1')).length;
+    const rows = await sqlTurn('confirm-1', { role: 'user', parts: [{ function_response: { id: p.call_id, name: 'adk_request_confirmation', response: { confirmed: true } } }] });
+    runs = await toolRuns('transfer_money');
+    expectEqual(runs.map((r) => r.side), ['js'], 'transfer_money ran, by side (after the same approval sent to adk_run)');
+    expect(rows.length === 0, `adk_run returned ${rows.length} row(s) for the repeated approval, want none`);
+    expect((await texts('confirm-1')).length === before, 'the repeated approval stored events');
+  });
+
+  await check('9d a confirmation paused by ADK-JS, approved through adk_run: the tool runs exactly once', async () => {
+    await q('TRUNCATE public.runner_tool_runs');
+    await svc.createSession({ appName: RUNNER_APP, userId: USER, sessionId: 'confirm-2' });
+    await jsTurn('confirm-2', 'call transfer_money({"amount": 7})');
+    const [p] = await q(`SELECT call_id, tool FROM adk.pending_interrupts WHERE app_name = $1 AND session_id = 'confirm-2'`, [RUNNER_APP]);
+    expect(p, 'ADK-JS\'s pause is not in adk.pending_interrupts', (await texts('confirm-2')).map((r) => `${r.author}: ${r.what}`));
+    expect(p.tool === 'adk_request_confirmation', `pending tool ${p.tool}`);
+    await sqlTurn('confirm-2', { role: 'user', parts: [{ function_response: { id: p.call_id, name: 'adk_request_confirmation', response: { confirmed: true } } }] });
+    let runs = await toolRuns('transfer_money');
+    expectEqual(runs.map((r) => r.side), ['sql'], 'transfer_money ran, by side (after adk_run approved)');
+    const answer = { role: 'user', parts: [{ functionResponse: { id: p.call_id, name: 'adk_request_confirmation', response: { confirmed: true } } }] };
+    await jsTurn('confirm-2', answer);
+    runs = await toolRuns('transfer_money');
+    expectEqual(runs.map((r) => r.side), ['sql'], 'transfer_money ran, by side (after the same approval sent to ADK-JS)');
+  });
+
+  await check('9e concurrent turns from both sides: every model request pairs calls and responses', async () => {
+    await q('TRUNCATE public.runner_tool_runs');
+    const TRIALS = 10;
+    const problems = [];
+    let checked = 0;
+    for (let i = 0; i < TRIALS; i++) {
+      const sid = `concurrent-${i}`;
+      await svc.createSession({ appName: RUNNER_APP, userId: USER, sessionId: sid });
+      await modelServer('/_reset', {});
+      await jsTurn(sid, 'What is the weather in Lima?');
+      await Promise.all([jsTurn(sid, `What is the weather in Bern${i}?`), sqlTurn(sid, `What is the weather in Kyiv${i}?`)]);
+      // and an adk_run turn exactly while ADK-JS's turn is half-written:
+      // its function call stored, its tool running, its response not yet
+      duringJsTool = async (args) => {
+        if (args.city === `Minsk${i}`) await sqlTurn(sid, `What is the weather in Riga${i}?`);
+      };
+      try {
+        await jsTurn(sid, `What is the weather in Minsk${i}?`);
+      } finally {
+        duringJsTool = null;
+      }
+      await sqlTurn(sid, 'And the weather in Quito?');
+      const reqs = await requestsSinceReset();
+      checked += reqs.length;
+      reqs.forEach((r, n) => pairingProblems(r.body.contents).forEach((pr) => problems.push(`trial ${i}, request ${n + 1}: ${pr}`)));
+    }
+    expect(problems.length === 0, `unpaired calls or responses in ${problems.length} place(s) of ${checked} requests`, problems.slice(0, 20));
+    const runs = await toolRuns('get_weather');
+    expect(runs.length === TRIALS * 6, `get_weather ran ${runs.length} times, want ${TRIALS * 6}`);
+    return `${checked} requests checked`;
+  });
+
+  await check('9f a compaction event written by ADK-JS (its compacted event) and one as ADK Python writes it stand in for the events they cover in adk_run\'s request', async () => {
+    const sid = 'compacted';
+    const s = await svc.createSession({ appName: RUNNER_APP, userId: USER, sessionId: sid });
+    for (const t of ['alpha', 'bravo', 'charlie', 'delta']) {
+      await svc.appendEvent({ session: s, event: createEvent({ invocationId: 'inv-c', author: 'user', content: { role: 'user', parts: [{ text: `say ${t}` }] } }) });
+      await svc.appendEvent({ session: s, event: createEvent({ invocationId: 'inv-c', author: RUNNER_AGENT, content: { role: 'model', parts: [{ text: `${t}!` }] } }) });
+    }
+    const evs = await q(`SELECT event_data ->> 'timestamp' AS ms FROM adk.events
+                           WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq`, [RUNNER_APP, USER, sid]);
+    const ms = (i) => Number(evs[i].ms);
+    const compactedModule = await import(pathToFileURL(path.join(HERE, 'node_modules/@google/adk/dist/esm/events/compacted_event.js')).href);
+    const jsCompacted = compactedModule.createCompactedEvent({
+      author: 'system', invocationId: 'inv-c', content: { role: 'model', parts: [{ text: 'SUMMARY-AB' }] },
+      startTime: ms(0), endTime: ms(3), compactedContent: 'SUMMARY-AB',
+    });
+    await svc.appendEvent({ session: s, event: jsCompacted });
+    await sqlAppend2(sid, {
+      author: 'user', invocation_id: 'inv-py',
+      actions: { compaction: { start_timestamp: ms(4) / 1000, end_timestamp: ms(5) / 1000,
+        compacted_content: { role: 'model', parts: [{ text: 'SUMMARY-C' }] } } },
+    });
+    const [{ kinds }] = await q(`SELECT string_agg(from_seq || '..' || to_seq, ' ' ORDER BY seq) AS kinds FROM adk.compactions
+                                   WHERE app_name = $1 AND session_id = $2`, [RUNNER_APP, sid]);
+    expect(kinds === '1..4 5..6', `compaction ranges ${kinds}, want 1..4 5..6`,
+      (await q(`SELECT event_data::text AS e FROM adk.events WHERE app_name = $1 AND session_id = $2 AND seq > 8`, [RUNNER_APP, sid])).map((r) => r.e));
+    await modelServer('/_reset', {});
+    await sqlTurn(sid, 'say echo');
+    const [req] = await requestsSinceReset();
+    const sent = (req.body.contents || []).map((c) => (c.parts || []).map((p) => p.text).join(''));
+    expectEqual(sent, ['SUMMARY-AB', 'SUMMARY-C', 'say delta', 'delta!', 'say echo'], 'the texts adk_run sent');
+  });
+
+  await closeService(svc);
+}
+
+async function sqlAppend2(sessionId, event) {
+  const rows = await q('SELECT adk_append_event($1, $2, $3, $4::jsonb) AS e', [RUNNER_APP, USER, sessionId, JSON.stringify(event)]);
+  return rows[0].e;
 }
 
 try {

@@ -15,6 +15,10 @@
 # again as $ADK_INTEROP_USER (default adkci, made with
 # `useradd --create-home adkci`), after `npm ci` as root if needed.
 #
+# The local model server (test/model_server/server.py) runs on a free
+# loopback port for the ADK-JS Runner checks (section 9); adk_run reaches
+# it through the model interop.mjs defines with that URL.
+#
 # ADK_INTEROP_KEEP=1    keep the temp directory (server log: statements)
 # ADK_INTEROP_DEBUG=1   MikroORM's own query log (MIKRO_ORM_DEBUG) on stderr
 set -uo pipefail
@@ -65,6 +69,8 @@ if [ "$(id -u)" -eq 0 ]; then
     stage=$(mktemp -d /tmp/adk-interop-stage.XXXXXX) || setup_fail "mktemp failed"
     cp "$HERE/run.sh" "$HERE/interop.mjs" "$HERE/package.json" "$HERE/package-lock.json" "$stage/" ||
         setup_fail "could not copy the test to $stage"
+    cp "$HERE/../model_server/server.py" "$stage/model_server.py" ||
+        setup_fail "could not copy the local model server to $stage"
     chown -R "$RUN_USER" "$stage" && chmod 755 "$stage"
     runuser -u "$RUN_USER" -- env ADK_INTEROP_ORIGIN="$HERE/run.sh" bash "$stage/run.sh"
     rc=$?
@@ -81,7 +87,12 @@ DB=adk_interop
 SUPERUSER=postgres
 started=0
 
+ms_pid=
 cleanup() {
+    if [ -n "$ms_pid" ]; then
+        kill "$ms_pid" 2>/dev/null
+        wait "$ms_pid" 2>/dev/null
+    fi
     if [ "$started" -eq 1 ]; then
         "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null 2>&1 ||
             "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1
@@ -156,6 +167,21 @@ psql_ -d "$DB" -c "CREATE EXTENSION adk_runner" >>"$WORK/setup.log" 2>&1 ||
     fail_here "CREATE EXTENSION adk_runner failed" "$(cat "$WORK/setup.log")"
 echo "# cluster $WORK on 127.0.0.1:$PORT, TimeZone $(psql_ -d "$DB" -Atc 'SHOW timezone'); adk_runner $(psql_ -d "$DB" -Atc "SELECT extversion FROM pg_extension WHERE extname = 'adk_runner'") in $DB; node $("$NODE" --version)"
 
+# the local model server (test/model_server/), for ADK-JS's Runner and
+# adk_run alike; it records the requests both send (GET /_requests)
+MS_PY=$HERE/../model_server/server.py
+[ -f "$MS_PY" ] || MS_PY=$HERE/model_server.py
+python3 "$MS_PY" --port 0 --port-file "$WORK/ms.port" --log "$WORK/model_server.log" \
+    >"$WORK/model_server.out" 2>&1 &
+ms_pid=$!
+for _ in $(seq 100); do
+    [ -s "$WORK/ms.port" ] && break
+    kill -0 "$ms_pid" 2>/dev/null || break
+    sleep 0.05
+done
+[ -s "$WORK/ms.port" ] || fail_here "the local model server did not start" "$(cat "$WORK/model_server.out")"
+MODEL_URL="http://127.0.0.1:$(cat "$WORK/ms.port")"
+
 # the test; PG* variables of the caller must not redirect anything
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGPASSFILE PGSERVICE PGSERVICEFILE PGOPTIONS PGSSLMODE
 debug_env=()
@@ -164,6 +190,7 @@ if [ "${ADK_INTEROP_DEBUG:-0}" = 1 ]; then debug_env=(MIKRO_ORM_DEBUG=true); fi
     cd "$APPDIR" &&
     env ADK_INTEROP_PGHOST=127.0.0.1 ADK_INTEROP_PGPORT="$PORT" ADK_INTEROP_DB="$DB" \
         ADK_INTEROP_PGUSER="$SUPERUSER" ADK_INTEROP_PGBIN="$PGBIN" ADK_INTEROP_PGLOG="$PGLOG" \
+        ADK_INTEROP_MODEL_URL="$MODEL_URL" \
         "${debug_env[@]}" \
         timeout 900 "$NODE" "$APPDIR/interop.mjs"
 ) 2>"$WORK/node.stderr" | tee "$OUT"

@@ -238,10 +238,20 @@ wait_in_model_call($k1);
 wait_in_model_call($k2);
 $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM adk.jobs WHERE invocation_id = '$k1'");
 kill 'KILL', $pid;
-# the postmaster restarts everything; the launcher recovers the jobs
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM adk.jobs WHERE invocation_id = '$k1' AND status = 'running'")
-  or die 'k1 still running';
+# the postmaster restarts everything; the launcher recovers the jobs.  A
+# poll that starts while the crash restart is under way can lose its psql
+# (broken pipe), so such a poll is tried again.
+my $recovered = 0;
+for (1 .. 30)
+{
+	$recovered = eval {
+		$node->poll_query_until('postgres',
+			"SELECT count(*) = 0 FROM adk.jobs WHERE invocation_id = '$k1' AND status = 'running'");
+	};
+	last if $recovered;
+	sleep 1;
+}
+$recovered or die 'k1 still running';
 like( $node->safe_psql(
 		'postgres', "SELECT j.status || ',' || i.status || ',' || j.error FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$k1'"),
 	qr/^failed,failed,the server restarted while the job was running/,

@@ -141,7 +141,7 @@ $node->safe_psql('postgres',
 @req = requests();
 like(
 	$req[0]{body}{messages}[0]{content},
-	qr/^Be brief\.\n\nThe following content is from your previous conversations with the user\.\nThey may be useful for answering the user's current query\.\n<PAST_CONVERSATIONS>\nTime: [^\n]+\nuser: My dog is called Rex\n<\/PAST_CONVERSATIONS>\n$/,
+	qr/^Be brief\.\n\nYou are an agent\. Your internal name is "pm"\.\n\nThe following content is from your previous conversations with the user\.\nThey may be useful for answering the user's current query\.\n<PAST_CONVERSATIONS>\nTime: [^\n]+\nuser: My dog is called Rex\n<\/PAST_CONVERSATIONS>\n$/,
 	'preload_memory: the memories are in the system message');
 ok(!exists $req[0]{body}{tools}, 'preload_memory: no tool is declared');
 

@@ -273,7 +273,27 @@ test_stream_protocol_errors(void)
 	unit_stream_free(&run);
 }
 
+/*
+ * A streamed refusal (stop_reason "refusal", no content) ends as the
+ * non-streamed one does: the SAFETY error.
+ */
+static void
+test_stream_refusal(void)
+{
+	static const char body[] =
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":1}}\n\n"
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+	UnitStreamRun run;
+
+	unit_stream(LLM_ANTHROPIC, body, sizeof(body) - 1, 0, 200, &run);
+	CHECK_STR(llm_get_str(run.final, "finish_reason"), "SAFETY");
+	CHECK_STR(llm_get_str(run.final, "error_code"), "SAFETY");
+	unit_stream_free(&run);
+}
+
 const UnitTest anthropic_tests[] = {
+	{"stream_refusal", test_stream_refusal},
 	{"request_golden", test_request_golden},
 	{"request_merge_and_order", test_request_merge_and_order},
 	{"request_media", test_request_media},

@@ -266,7 +266,25 @@ test_stream_errors(void)
 	unit_stream_free(&run);
 }
 
+/*
+ * Safety in a stream ends as it does without one: a candidate stopped for
+ * SAFETY with no content is the SAFETY error.
+ */
+static void
+test_stream_safety(void)
+{
+	static const char body[] =
+		"data: {\"candidates\":[{\"finishReason\":\"SAFETY\",\"safetyRatings\":[]}]}\r\n\r\n";
+	UnitStreamRun run;
+
+	unit_stream(LLM_GEMINI, body, sizeof(body) - 1, 0, 200, &run);
+	CHECK_JSON(run.final, "{'finish_reason':'SAFETY','error_code':'SAFETY','error_message':'the model returned no content',"
+			   "'turn_complete':true}");
+	unit_stream_free(&run);
+}
+
 const UnitTest gemini_tests[] = {
+	{"stream_safety", test_stream_safety},
 	{"request_golden", test_request_golden},
 	{"request_minimal", test_request_minimal},
 	{"request_schema_choice", test_request_schema_choice},

@@ -426,7 +426,30 @@ test_stream_compat_servers(void)
 	unit_stream_free(&run);
 }
 
+/*
+ * A streamed refusal (delta.refusal) reaches the response as the
+ * non-streamed one (message.refusal) does: as its text.
+ */
+static void
+test_stream_refusal(void)
+{
+	static const char body[] =
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"}}]}\n\n"
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I cannot \"}}]}\n\n"
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"help.\"}}]}\n\n"
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+		"data: [DONE]\n\n";
+	UnitStreamRun run;
+
+	unit_stream(LLM_OPENAI, body, sizeof(body) - 1, 0, 200, &run);
+	CHECK(!run.feed_failed);
+	CHECK_JSON(run.final, "{'content':{'role':'model','parts':[{'text':'I cannot help.'}]},"
+			   "'finish_reason':'STOP','turn_complete':true}");
+	unit_stream_free(&run);
+}
+
 const UnitTest openai_tests[] = {
+	{"stream_refusal", test_stream_refusal},
 	{"request_golden", test_request_golden},
 	{"request_stream", test_request_stream},
 	{"request_id_synthesis", test_request_id_synthesis},
