@@ -31,7 +31,7 @@ SELECT count(*) AS model_calls FROM adk.model_calls
 -- the next turn: each sub-agent sees the user turns and its own branch
 -- only (a branch matches when it is a prefix of the current one)
 SELECT count(*) AS events FROM adk_run('p87_app', 'u', 'par1', 'again');
-SELECT request #>> '{messages,0,content}' AS system,
+SELECT split_part(request #>> '{messages,0,content}', E'\n', 1) AS system,
        jsonb_array_length(request -> 'messages') AS messages,
        (SELECT count(*) FROM jsonb_array_elements(request -> 'messages') m
          WHERE m ->> 'content' LIKE '%For context%') AS others_seen
