@@ -10,6 +10,19 @@ use Test::More;
 
 our @EXPORT = qw(start_model_server);
 
+# Every server started here is stopped when the test ends, however it ends
+# (a die, BAIL_OUT, a failed poll), so no test leaves one running.
+my @servers;
+
+END
+{
+	local $?;
+	foreach my $h (@servers)
+	{
+		eval { $h->kill_kill if $h->pumpable; };
+	}
+}
+
 # Start the bundled local model server on a free port, logging to
 # $tmp/model_server.log; extra arguments go to server.py.  Returns the
 # IPC::Run harness (the server lives as long as it does) and the base URL
@@ -24,6 +37,7 @@ sub start_model_server
 			'--log', "$tmp/model_server.log", @extra
 		],
 		'>', "$tmp/server.out", '2>&1');
+	push @servers, $server;
 	for (1 .. 200)
 	{
 		last if -s "$tmp/port";
