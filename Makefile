@@ -34,16 +34,19 @@ OBJS = \
 	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
 	src/runner/defs.o \
+	src/runner/emit.o \
 	src/runner/flow.o \
 	src/runner/hitl.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
+	src/runner/route.o \
 	src/runner/run.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
+	src/store/notify.o \
 	src/store/owner.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
@@ -52,7 +55,6 @@ OBJS = \
 	src/worker/cancel.o \
 	src/worker/job.o \
 	src/worker/launcher.o \
-	src/worker/notify.o \
 	src/worker/otlp.o \
 	src/worker/shmem.o \
 	src/worker/submit.o \

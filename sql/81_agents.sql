@@ -51,13 +51,14 @@ SELECT seq, event_data ->> 'author' AS author, event_data #>> '{content,parts,0,
 SELECT request #>> '{messages,0,content}' AS system
   FROM adk.model_calls ORDER BY id DESC LIMIT 1;
 
--- parallel: each sub-agent on its own branch
+-- parallel: each sub-agent on its own branch (their answers are stored as
+-- each arrives: in either order)
 SELECT adk_define_agent('fan_a', model => 'local');
 SELECT adk_define_agent('fan_b', model => 'local');
 SELECT adk_define_agent('fan_out', kind => 'parallel', sub_agents => ARRAY['fan_a', 'fan_b']);
 SELECT adk_define_app('fan_app', 'fan_out');
-SELECT seq, event_data ->> 'author' AS author, event_data ->> 'branch' AS branch
-  FROM adk_run('fan_app', 'u', 'f1', 'both of you') ORDER BY seq;
+SELECT event_data ->> 'author' AS author, event_data ->> 'branch' AS branch
+  FROM adk_run('fan_app', 'u', 'f1', 'both of you') ORDER BY author;
 
 -- loop: until exit_loop escalates, or max_iterations
 SELECT adk_define_agent('looper', model => 'local', tools => ARRAY['exit_loop']);

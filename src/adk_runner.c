@@ -56,6 +56,17 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("adk.tool_timeout",
+							gettext_noop("Longest a SQL tool call may run."),
+							gettext_noop("A tool that runs longer is stopped; the model gets an error response.  0 means no limit.  In a job worker, a running tool holds up the worker's other runs."),
+							&adk_tool_timeout_ms,
+							0,
+							0,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("adk.max_response_bytes",
 							gettext_noop("Largest model response body accepted."),
 							NULL,

@@ -19,5 +19,6 @@
 
 /* GUC: largest event_data accepted by an append, in kB. */
 extern int	adk_max_event_size_kb;
+extern int	adk_tool_timeout_ms;	/* adk.tool_timeout (tools.c) */
 
 #endif							/* ADK_RUNNER_H */

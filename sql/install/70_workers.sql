@@ -28,6 +28,8 @@ CREATE TABLE adk.jobs (
 );
 -- claiming (status = 'queued' in id order) and recovery (status = 'running')
 CREATE INDEX jobs_status_idx ON adk.jobs (status, id);
+-- the fair claim: the roles with queued jobs, their apps, each one's in id order
+CREATE INDEX jobs_queued_role_idx ON adk.jobs (role_oid, app_name, id) WHERE status = 'queued';
 -- the jobs of one session, in submit order
 CREATE INDEX jobs_session_idx ON adk.jobs (app_name, user_id, session_id, id);
 -- retention
@@ -40,30 +42,101 @@ GRANT SELECT ON adk.jobs TO adk_user;
 -- insert (README "Backup and restore").
 
 -- The claim, in one place: the job workers run exactly this, and so does
--- the isolation test.  The first queued job, in submit order, that no
--- earlier queued or running job of its session holds back; SKIP LOCKED
--- passes over a job another worker is claiming right now.  Runs as the
--- owner of schema adk (a worker switches to it); nobody else may update
--- adk.jobs.
+-- the isolation test.  A queued job that no earlier queued or running job
+-- of its session holds back: first the oldest such job of the role with
+-- the fewest jobs running now and, of that role's apps, the app with the
+-- fewest running now -- so one role's (or one app's) thousands of queued
+-- jobs never starve another role's or app's job: it is the next one
+-- claimed.  If that role and app have none claimable, the oldest of any.
+-- The roles and apps with queued jobs are found by a skip scan of
+-- jobs_queued_role_idx, and each lookup walks the queue in id order and
+-- stops at the first match.  SKIP LOCKED passes over a job another worker
+-- is claiming right now.  Runs as the owner of schema adk (a worker
+-- switches to it); nobody else may update adk.jobs.
 CREATE FUNCTION adk._claim_job(worker_pid integer)
 RETURNS SETOF adk.jobs
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    WITH next AS (
-        SELECT j.id FROM adk.jobs j
-         WHERE j.status = 'queued'
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    fair_role oid;
+    fair_app text;
+    next_id bigint;
+BEGIN
+    WITH RECURSIVE q AS (
+        (SELECT j.role_oid FROM adk.jobs j
+          WHERE j.status OPERATOR(pg_catalog.=) 'queued'
+          ORDER BY j.role_oid LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.role_oid FROM adk.jobs j
+                 WHERE j.status OPERATOR(pg_catalog.=) 'queued'
+                   AND j.role_oid OPERATOR(pg_catalog.>) q.role_oid
+                 ORDER BY j.role_oid LIMIT 1)
+          FROM q WHERE q.role_oid IS NOT NULL)
+    SELECT q.role_oid INTO fair_role
+      FROM q
+     WHERE q.role_oid IS NOT NULL
+     ORDER BY (SELECT pg_catalog.count(*) FROM adk.jobs r
+                WHERE r.status OPERATOR(pg_catalog.=) 'running'
+                  AND r.role_oid OPERATOR(pg_catalog.=) q.role_oid), q.role_oid
+     LIMIT 1;
+    IF fair_role IS NULL THEN
+        RETURN;
+    END IF;
+    WITH RECURSIVE a AS (
+        (SELECT j.app_name FROM adk.jobs j
+          WHERE j.status OPERATOR(pg_catalog.=) 'queued'
+            AND j.role_oid OPERATOR(pg_catalog.=) fair_role
+          ORDER BY j.app_name LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.app_name FROM adk.jobs j
+                 WHERE j.status OPERATOR(pg_catalog.=) 'queued'
+                   AND j.role_oid OPERATOR(pg_catalog.=) fair_role
+                   AND j.app_name OPERATOR(pg_catalog.>) a.app_name
+                 ORDER BY j.app_name LIMIT 1)
+          FROM a WHERE a.app_name IS NOT NULL)
+    SELECT a.app_name INTO fair_app
+      FROM a
+     WHERE a.app_name IS NOT NULL
+     ORDER BY (SELECT pg_catalog.count(*) FROM adk.jobs r
+                WHERE r.status OPERATOR(pg_catalog.=) 'running'
+                  AND r.app_name OPERATOR(pg_catalog.=) a.app_name), a.app_name
+     LIMIT 1;
+    SELECT j.id INTO next_id FROM adk.jobs j
+     WHERE j.status OPERATOR(pg_catalog.=) 'queued'
+       AND j.role_oid OPERATOR(pg_catalog.=) fair_role
+       AND j.app_name OPERATOR(pg_catalog.=) fair_app
+       AND NOT EXISTS (SELECT 1 FROM adk.jobs e
+                        WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                          AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                          AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                          AND e.id OPERATOR(pg_catalog.<) j.id
+                          AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+     ORDER BY j.id
+     LIMIT 1
+       FOR UPDATE OF j SKIP LOCKED;
+    IF next_id IS NULL THEN
+        SELECT j.id INTO next_id FROM adk.jobs j
+         WHERE j.status OPERATOR(pg_catalog.=) 'queued'
            AND NOT EXISTS (SELECT 1 FROM adk.jobs e
-                            WHERE e.app_name = j.app_name AND e.user_id = j.user_id
-                              AND e.session_id = j.session_id AND e.id < j.id
-                              AND e.status IN ('queued', 'running'))
+                            WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                              AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                              AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                              AND e.id OPERATOR(pg_catalog.<) j.id
+                              AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
          ORDER BY j.id
          LIMIT 1
-           FOR UPDATE OF j SKIP LOCKED)
+           FOR UPDATE OF j SKIP LOCKED;
+    END IF;
+    IF next_id IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
     UPDATE adk.jobs j
-       SET status = 'running', attempts = j.attempts + 1, worker_pid = _claim_job.worker_pid,
-           started_at = clock_timestamp(), error = NULL
-      FROM next
-     WHERE j.id = next.id
-    RETURNING j.*
+       SET status = 'running', attempts = j.attempts OPERATOR(pg_catalog.+) 1,
+           worker_pid = _claim_job.worker_pid,
+           started_at = pg_catalog.clock_timestamp(), error = NULL
+     WHERE j.id OPERATOR(pg_catalog.=) next_id
+    RETURNING j.*;
+END
 $$;
 COMMENT ON FUNCTION adk._claim_job(integer) IS
     'The job workers'' claim: mark the next claimable job running and return it (no row: nothing to claim).';

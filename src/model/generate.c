@@ -29,6 +29,7 @@
 #include "funcapi.h"
 #include "nodes/pg_list.h"
 #include "portability/instr_time.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include <json-c/json.h>
@@ -65,15 +66,29 @@ typedef struct StreamState
 	double		first_chunk_ms; /* time to the first body chunk; < 0: none yet */
 } StreamState;
 
-/* The json-c objects of one call; free_call_objects puts them all. */
-typedef struct CallObjects
+/*
+ * One model call in flight.  It lives in a memory context of its own
+ * (cxt, under the context current when it started); deleting that context
+ * stops the HTTP transfer if it is still running (http.c) and puts every
+ * json-c object (a reset callback), so an ERROR anywhere leaks nothing.
+ */
+struct AdkModelCall
 {
+	MemoryContext cxt;
+	AdkModelDef def;
+	bool		stream;
+	char	   *url;
+	char	   *body;
+	AdkHttpRequest req;
+	AdkHttpResponse resp;
+	AdkHttpTransfer *transfer;
 	struct json_object *contents;
 	struct json_object *tools;
 	struct json_object *config;
 	struct json_object *result;
 	StreamState st;				/* its stream and pending partials */
-} CallObjects;
+	MemoryContextCallback cb;
+};
 
 static bool has_header(struct json_object *extra, const char *name);
 static const char **build_headers(const AdkModelDef *def,
@@ -83,83 +98,160 @@ static void on_chunk(const char *data, size_t len, void *arg);
 static void hand_on_partials(StreamState *st);
 static Jsonb *partial_to_jsonb(StreamState *st, struct json_object *p);
 static Jsonb *require_array(FunctionCallInfo fcinfo, int argno, const char *what);
-static void free_call_objects(CallObjects *o);
-static Jsonb *call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents,
-						 Jsonb *tools, Jsonb *options, bool stream,
-						 AdkPartialFn on_partial, void *arg);
+static void free_call_objects(void *arg);
+static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
+					   Jsonb *options, AdkPartialFn on_partial, void *arg);
+static Jsonb *finish_call(AdkModelCall *c);
 
 /*
- * One model call.  contents: array of ADK contents; tools: array of
- * {name, description, parameters} or NULL; config: generation config and
- * call options (overriding the model's options) or NULL.  When stream,
- * on_partial gets each partial response before the final one is returned.
+ * One model call, waited for.  contents: array of ADK contents; tools:
+ * array of {name, description, parameters} or NULL; config: generation
+ * config and call options (overriding the model's options) or NULL.  When
+ * stream, on_partial gets each partial response before the final one is
+ * returned.
  */
 Jsonb *
 adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
 			   bool stream, AdkPartialFn on_partial, void *arg)
 {
-	AdkModelDef def;
-	CallObjects o;
+	AdkModelCall *c = adk_model_start(model, contents, tools, config, stream,
+									  on_partial, arg);
+
+	while (!adk_model_call_ready(c))
+		adk_http_drive(ADK_HTTP_POLL_MS);
+	return adk_model_finish(c);
+}
+
+/*
+ * Start a model call (the arguments as for adk_model_call) and return
+ * without waiting: adk_http_drive() advances it, adk_model_call_ready()
+ * says when its answer is in, adk_model_finish() makes the response of it.
+ * The key, the request body and the partials' callback argument must stay
+ * valid until then (they are copied into the call, but arg is not).
+ */
+AdkModelCall *
+adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
+				Jsonb *config, bool stream, AdkPartialFn on_partial, void *arg)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	AdkModelCall *c;
 	Jsonb	   *options;
-	Jsonb	   *volatile result = NULL;
 
-	adk_load_model(model, &def);
-	options = config ? adk_jsonb_concat(def.options, config) : def.options;
-
-	memset(&o, 0, sizeof(o));
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "adk_runner model call",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	c = palloc0(sizeof(AdkModelCall));
+	c->cxt = cxt;
+	c->stream = stream;
+	c->cb.func = free_call_objects;
+	c->cb.arg = c;
+	MemoryContextRegisterResetCallback(cxt, &c->cb);
 	PG_TRY();
 	{
+		adk_load_model(model, &c->def);
+		options = config ? adk_jsonb_concat(c->def.options, config) : c->def.options;
 		if (config != NULL)
 		{
 			/* the caller's transport options, by the rules of adk.models */
-			o.config = adk_jsonb_to_jsonc(config, "config");
-			adk_check_call_options(o.config, "config option");
-			json_object_put(o.config);
-			o.config = NULL;
+			c->config = adk_jsonb_to_jsonc(config, "config");
+			adk_check_call_options(c->config, "config option");
+			json_object_put(c->config);
+			c->config = NULL;
 		}
-		result = call_model(&def, &o, contents, tools, options, stream,
-							on_partial, arg);
+		start_call(c, contents, tools, options, on_partial, arg);
 	}
 	PG_CATCH();
 	{
-		free_call_objects(&o);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	free_call_objects(&o);
+	MemoryContextSwitchTo(old);
+	return c;
+}
 
+/*
+ * Whether the call's answer (or its failure) is in.
+ */
+bool
+adk_model_call_ready(const AdkModelCall *c)
+{
+	return c->transfer == NULL || adk_http_done(c->transfer);
+}
+
+/*
+ * The response of a call that is ready, in the caller's memory context;
+ * the call is gone afterwards (its ledger row written).  The partials left
+ * of a stream are handed on first.
+ */
+Jsonb *
+adk_model_finish(AdkModelCall *c)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Jsonb	   *volatile result = NULL;
+
+	Assert(adk_model_call_ready(c));
+	PG_TRY();
+	{
+		Jsonb	   *r;
+
+		MemoryContextSwitchTo(c->cxt);
+		r = finish_call(c);
+		MemoryContextSwitchTo(caller);
+		result = DatumGetJsonbPCopy(JsonbPGetDatum(r));
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(caller);
+		MemoryContextDelete(c->cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextDelete(c->cxt);
 	return result;
 }
 
 /*
- * The call itself; every json-c object it makes is recorded in o.
+ * Drop a call without its response (the run ended meanwhile): its
+ * transfer stops, nothing is recorded.
  */
-static Jsonb *
-call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
-		   Jsonb *options, bool stream, AdkPartialFn on_partial, void *arg)
+void
+adk_model_abandon(AdkModelCall *c)
 {
+	MemoryContextDelete(c->cxt);
+}
+
+/*
+ * Build the request and start its transfer; every json-c object it makes
+ * is recorded in c.
+ */
+static void
+start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
+		   AdkPartialFn on_partial, void *arg)
+{
+	AdkModelDef *def = &c->def;
 	LlmRequestSpec spec;
-	AdkHttpRequest req;
-	AdkHttpResponse resp;
-	AdkModelCallRecord rec;
-	StreamState *st = &o->st;
+	AdkHttpRequest *req = &c->req;
+	StreamState *st = &c->st;
 	struct json_object *si;
 	char	   *body;
 	char	   *url;
 	char	   *build_err = NULL;
 
-	o->contents = adk_jsonb_to_jsonc(contents, "contents");
-	o->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
-	o->config = adk_jsonb_to_jsonc(options, "config");
+	c->contents = adk_jsonb_to_jsonc(contents, "contents");
+	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
+	c->config = adk_jsonb_to_jsonc(options, "config");
 
 	memset(&spec, 0, sizeof(spec));
 	spec.provider = def->provider;
 	spec.model = def->model;
-	spec.contents = o->contents;
-	spec.tools = o->tools;
-	spec.config = o->config;
-	spec.stream = stream;
-	if (json_object_object_get_ex(o->config, "system_instruction", &si) &&
+	spec.contents = c->contents;
+	spec.tools = c->tools;
+	spec.config = c->config;
+	spec.stream = c->stream;
+	if (json_object_object_get_ex(c->config, "system_instruction", &si) &&
 		json_object_is_type(si, json_type_string))
 		spec.system_instruction = json_object_get_string(si);
 
@@ -173,35 +265,36 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid model request: %s", msg)));
 	}
-	{
-		char	   *copy = pstrdup(body);
-
-		free(body);
-		body = copy;
-	}
-	url = llm_request_url(def->provider, def->endpoint, def->model, stream);
+	c->body = pstrdup(body);
+	free(body);
+	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
 		elog(ERROR, "could not build the request URL");
-	{
-		char	   *copy = pstrdup(url);
+	c->url = pstrdup(url);
+	free(url);
 
-		free(url);
-		url = copy;
-	}
+	memset(req, 0, sizeof(*req));
+	req->url = c->url;
+	req->headers = build_headers(def, c->config, &req->nheaders);
+	req->body = c->body;
+	req->body_len = strlen(c->body);
+	req->timeout_ms = adk_call_int_option(c->config, "timeout_ms",
+										  DEFAULT_TIMEOUT_MS);
+	req->connect_timeout_ms = adk_call_int_option(c->config, "connect_timeout_ms",
+												  DEFAULT_CONNECT_TIMEOUT_MS);
+	req->retries = adk_call_int_option(c->config, "retries", DEFAULT_RETRIES);
+	req->max_bytes = (size_t) adk_max_response_bytes;
 
-	memset(&req, 0, sizeof(req));
-	req.url = url;
-	req.headers = build_headers(def, o->config, &req.nheaders);
-	req.body = body;
-	req.body_len = strlen(body);
-	req.timeout_ms = adk_call_int_option(o->config, "timeout_ms",
-										 DEFAULT_TIMEOUT_MS);
-	req.connect_timeout_ms = adk_call_int_option(o->config, "connect_timeout_ms",
-												 DEFAULT_CONNECT_TIMEOUT_MS);
-	req.retries = adk_call_int_option(o->config, "retries", DEFAULT_RETRIES);
-	req.max_bytes = (size_t) adk_max_response_bytes;
+	/* the request is built: its json-c form is not needed any more */
+	json_object_put(c->contents);
+	c->contents = NULL;
+	if (c->tools)
+		json_object_put(c->tools);
+	c->tools = NULL;
+	json_object_put(c->config);
+	c->config = NULL;
 
-	if (stream)
+	if (c->stream)
 	{
 		st->stream = llm_stream_new(def->provider, collect_partial, st);
 		if (st->stream == NULL)
@@ -211,66 +304,80 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 		st->on_partial = on_partial;
 		st->arg = arg;
 		st->secret = def->api_key;
-		req.on_chunk = on_chunk;
-		req.arg = st;
+		req->on_chunk = on_chunk;
+		req->arg = st;
 	}
 
 	st->first_chunk_ms = -1;
 	INSTR_TIME_SET_CURRENT(st->start);
-	adk_http_post(&req, &resp);
+	c->transfer = adk_http_start(req, &c->resp);
+}
 
-	if (stream && resp.error_code != NULL && resp.got_body &&
-		strcmp(resp.error_code, "HTTP_CLIENT_ERROR") == 0)
+/*
+ * The answer: parsed (or the stream finished), the key redacted, the
+ * ledger row written.  In the call's memory.
+ */
+static Jsonb *
+finish_call(AdkModelCall *c)
+{
+	AdkModelDef *def = &c->def;
+	AdkHttpResponse *resp = &c->resp;
+	StreamState *st = &c->st;
+	AdkModelCallRecord rec;
+	bool		stream = c->stream;
+
+	if (stream && resp->error_code != NULL && resp->got_body &&
+		strcmp(resp->error_code, "HTTP_CLIENT_ERROR") == 0)
 	{
 		/* the stream broke off after it started: say so */
 		hand_on_partials(st);
-		o->result = llm_stream_finish(st->stream, 200);
+		c->result = llm_stream_finish(st->stream, 200);
 	}
-	else if (resp.error_code != NULL)
+	else if (resp->error_code != NULL)
 	{
-		o->result = json_object_new_object();
-		json_object_object_add(o->result, "error_code",
-							   json_object_new_string(resp.error_code));
-		json_object_object_add(o->result, "error_message",
-							   json_object_new_string(resp.error_message));
+		c->result = json_object_new_object();
+		json_object_object_add(c->result, "error_code",
+							   json_object_new_string(resp->error_code));
+		json_object_object_add(c->result, "error_message",
+							   json_object_new_string(resp->error_message));
 	}
-	else if (resp.status >= 300 && resp.status < 400)
-		o->result = llm_redirect_response(resp.status, resp.redirect_url);
-	else if (stream && resp.status < 300)
+	else if (resp->status >= 300 && resp->status < 400)
+		c->result = llm_redirect_response(resp->status, resp->redirect_url);
+	else if (stream && resp->status < 300)
 	{
 		hand_on_partials(st);
-		o->result = llm_stream_finish(st->stream, resp.status);
+		c->result = llm_stream_finish(st->stream, resp->status);
 	}
 	else
 	{
 		/* http.c keeps the body of a non-2xx response, streamed or not */
-		o->result = llm_parse_response(def->provider, resp.status,
-									  resp.body.data, resp.body.len);
+		c->result = llm_parse_response(def->provider, resp->status,
+									   resp->body.data, resp->body.len);
 	}
-	if (o->result == NULL)
+	if (c->result == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
 	/* the provider's answer enters here: no key gets past this point */
-	adk_redact_jsonc(o->result, def->api_key);
+	adk_redact_jsonc(c->result, def->api_key);
 
 	memset(&rec, 0, sizeof(rec));
 	rec.model = def->name;
 	rec.provider = def->provider_name;
-	rec.url = url;
+	rec.url = c->url;
 	rec.stream = stream;
-	rec.http_status = resp.status;
-	rec.attempts = resp.attempts;
-	rec.latency_ms = resp.latency_ms;
-	rec.request_body = body;
+	rec.http_status = resp->status;
+	rec.attempts = resp->attempts;
+	rec.latency_ms = resp->latency_ms;
+	rec.request_body = c->body;
 	/* the raw body of a complete HTTP response (streams: error bodies) */
-	if (resp.error_code == NULL && (!stream || resp.status >= 300))
+	if (resp->error_code == NULL && (!stream || resp->status >= 300))
 	{
-		rec.response_body = resp.body.data;
-		rec.response_len = resp.body.len;
+		rec.response_body = resp->body.data;
+		rec.response_len = resp->body.len;
 	}
-	rec.result = o->result;
-	rec.result_jsonb = adk_jsonc_to_jsonb(o->result);
+	rec.result = c->result;
+	rec.result_jsonb = adk_jsonc_to_jsonb(c->result);
 	rec.secret = def->api_key;
 	rec.provider_model = def->model;
 	rec.first_chunk_ms = stream ? st->first_chunk_ms : -1;
@@ -280,22 +387,26 @@ call_model(AdkModelDef *def, CallObjects *o, Jsonb *contents, Jsonb *tools,
 }
 
 static void
-free_call_objects(CallObjects *o)
+free_call_objects(void *arg)
 {
+	AdkModelCall *c = (AdkModelCall *) arg;
 	ListCell   *lc;
 
-	if (o->contents)
-		json_object_put(o->contents);
-	if (o->tools)
-		json_object_put(o->tools);
-	if (o->config)
-		json_object_put(o->config);
-	if (o->result)
-		json_object_put(o->result);
-	if (o->st.stream)
-		llm_stream_free(o->st.stream);
-	foreach(lc, o->st.pending)
+	if (c->contents)
+		json_object_put(c->contents);
+	if (c->tools)
+		json_object_put(c->tools);
+	if (c->config)
+		json_object_put(c->config);
+	if (c->result)
+		json_object_put(c->result);
+	if (c->st.stream)
+		llm_stream_free(c->st.stream);
+	foreach(lc, c->st.pending)
 		json_object_put((struct json_object *) lfirst(lc));
+	c->contents = c->tools = c->config = c->result = NULL;
+	c->st.stream = NULL;
+	c->st.pending = NIL;
 }
 
 /*

@@ -20,6 +20,15 @@ typedef void (*AdkPartialFn) (Jsonb *partial, void *arg);
 /* GUC */
 extern int	adk_max_response_bytes;
 
+/* One model call in flight (generate.c) */
+typedef struct AdkModelCall AdkModelCall;
+
+extern AdkModelCall *adk_model_start(const char *model, Jsonb *contents,
+									 Jsonb *tools, Jsonb *config, bool stream,
+									 AdkPartialFn on_partial, void *arg);
+extern bool adk_model_call_ready(const AdkModelCall *c);
+extern Jsonb *adk_model_finish(AdkModelCall *c);
+extern void adk_model_abandon(AdkModelCall *c);
 extern Jsonb *adk_model_call(const char *model, Jsonb *contents, Jsonb *tools,
 							 Jsonb *config, bool stream,
 							 AdkPartialFn on_partial, void *arg);

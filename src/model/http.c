@@ -2,29 +2,42 @@
  *
  * http.c
  *	  The one libcurl client of adk_runner: POST a JSON body, get the
- *	  response, buffered or streamed.
+ *	  response, buffered or streamed -- many requests in flight at once.
  *
- * Each backend keeps one curl multi handle for its lifetime; its
- * connection cache keeps provider connections alive between calls.  An
- * easy handle, with the options every request shares, is reused from one
- * request to the next; while a request runs it is owned by that request,
- * and PG_CATCH takes it out of the multi handle and frees it (and the
- * header list) whatever happens, including a query cancel in the middle of
- * a transfer.
+ * Each process keeps one curl multi handle for its lifetime; its
+ * connection cache keeps provider connections alive between calls.  A
+ * request is started with adk_http_start(), which adds an easy handle to
+ * the multi handle and returns at once; adk_http_drive() advances every
+ * transfer in flight (a run waiting for its model, or a job worker holding
+ * many runs, calls it) and adk_http_done() says when one has ended; its
+ * AdkHttpResponse is then filled.  adk_http_post() is start + drive until
+ * done.
  *
- * The transfer is driven in short curl_multi_poll() waits (at most
- * ADK_HTTP_POLL_MS) with CHECK_FOR_INTERRUPTS() between them, so
- * pg_cancel_backend() and statement_timeout stop an in-flight call within
- * that time; the wait shows in pg_stat_activity as wait event "Extension".
- * Nothing in the libcurl callbacks can raise an ERROR except running out
- * of memory: they only append to buffers.  Streamed bytes are handed to
- * the caller between waits, never from inside libcurl.
+ * Ownership: a transfer is palloc'd in the memory context current at
+ * adk_http_start(), with a reset callback on that context: when the
+ * context goes -- the request's owner finished with it, or an ERROR (a
+ * query cancel included) took the transaction or the run down -- an
+ * unfinished transfer is taken out of the multi handle and its easy handle
+ * and header list are freed.  Finished transfers hold no libcurl object.
+ * The request's strings (url, headers, body) must live as long as the
+ * transfer; they are the owner's.
  *
- * 429 and 5xx responses are retried req->retries times, waiting as the
- * Retry-After header says (seconds), else 250 ms doubled per attempt, at
- * most 30 s; the wait is a latch wait that checks for interrupts too.
- * Only http and https are allowed, redirects are not followed, and
- * CURLOPT_NOSIGNAL keeps libcurl away from the backend's signal handlers.
+ * adk_http_drive() waits in curl_multi_poll() at most ADK_HTTP_POLL_MS at
+ * a time with CHECK_FOR_INTERRUPTS() after each wait, so
+ * pg_cancel_backend() and statement_timeout stop in-flight calls within
+ * that time; the wait shows in pg_stat_activity as wait event
+ * "Extension".  Nothing in the libcurl callbacks can raise an ERROR except
+ * running out of memory: they only append to buffers.  Streamed bytes are
+ * handed to each request's on_chunk between waits, never from inside
+ * libcurl, in the memory context that owns the transfer.
+ *
+ * Per request: 429 and 5xx responses are retried req->retries times,
+ * waiting as the Retry-After header says (seconds), else 250 ms doubled
+ * per attempt, at most 30 s -- a deadline the driver keeps, so other
+ * transfers go on meanwhile; timeouts (CURLOPT_TIMEOUT_MS per attempt),
+ * the size cap and the transport error are the request's own.  Only http
+ * and https are allowed, redirects are not followed, and CURLOPT_NOSIGNAL
+ * keeps libcurl away from the backend's signal handlers.
  *
  * IDENTIFICATION
  *	  src/model/http.c
@@ -35,43 +48,61 @@
 
 #include <curl/curl.h>
 
+#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
-#include "storage/latch.h"
+#include "utils/memutils.h"
 #include "utils/wait_event.h"
 
 #include "model/http.h"
 
-#define ADK_HTTP_POLL_MS	20
 #define ADK_HTTP_MAX_BACKOFF_MS	30000
+#define ADK_HTTP_IDLE_EASY		16
 
-/* State shared with the libcurl callbacks of one attempt. */
-typedef struct Transfer
+typedef enum TransferState
 {
+	T_RUNNING,					/* an attempt is in the multi handle */
+	T_BACKOFF,					/* waiting until retry_at for the next one */
+	T_DONE						/* resp is filled; no libcurl object left */
+} TransferState;
+
+struct AdkHttpTransfer
+{
+	dlist_node	node;			/* in "active" while not done */
+	TransferState state;
+	const AdkHttpRequest *req_ptr;
+	AdkHttpRequest req;			/* a copy: the caller's struct may go */
+	AdkHttpResponse *resp;
 	CURL	   *easy;
-	StringInfo	body;			/* bytes not yet handed on */
+	struct curl_slist *headers;
+	char		errbuf[CURL_ERROR_SIZE];
 	size_t		total;			/* bytes received in this attempt */
-	size_t		max_bytes;
 	bool		too_large;
 	long		retry_after_s;	/* -1: no header */
-} Transfer;
+	instr_time	start;
+	instr_time	retry_at;
+	MemoryContextCallback cb;
+};
 
 static CURLM *multi = NULL;
-static CURL *idle_easy = NULL;	/* reused between requests */
+static CURL *idle_easy[ADK_HTTP_IDLE_EASY];
+static int	nidle = 0;
+static dlist_head active = DLIST_STATIC_INIT(active);
+static int	nactive = 0;
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg);
 static size_t on_header(char *data, size_t size, size_t nmemb, void *arg);
-static CURLcode run_attempt(const AdkHttpRequest *req, AdkHttpResponse *resp,
-							Transfer *t, char *errbuf);
-static CURLcode drive(Transfer *t, const AdkHttpRequest *req);
-static void release(CURL *easy, bool added, struct curl_slist *headers,
-					bool reuse);
+static void start_attempt(AdkHttpTransfer *t);
+static void end_attempt(AdkHttpTransfer *t, CURLcode rc);
+static void release_easy(AdkHttpTransfer *t, bool reuse);
+static void finish(AdkHttpTransfer *t);
 static CURL *take_easy(void);
-static void hand_on(Transfer *t, const AdkHttpRequest *req, AdkHttpResponse *resp);
-static void set_transport_error(AdkHttpResponse *resp, CURLcode rc,
-								Transfer *t, const char *errbuf);
-static void backoff(int attempt, long retry_after_s);
+static void hand_on(AdkHttpTransfer *t, bool at_end);
+static void set_transport_error(AdkHttpTransfer *t, CURLcode rc);
+static bool perform_and_collect(void);
+static long next_deadline_ms(void);
+static void transfer_reset_callback(void *arg);
 
 /*
  * Once per process, before any request (called from _PG_init).
@@ -86,21 +117,30 @@ adk_http_init(void)
 }
 
 /*
- * POST req->body to req->url and fill resp.  Transport failures (timeout,
+ * POST req->body to req->url and fill resp, waiting for the answer (other
+ * transfers in flight advance meanwhile).  Transport failures (timeout,
  * refused connection, oversized body) are reported in resp->error_code;
  * only a query cancel or out-of-memory raise.
  */
 void
 adk_http_post(const AdkHttpRequest *req, AdkHttpResponse *resp)
 {
-	instr_time	start,
-				now;
-	char		errbuf[CURL_ERROR_SIZE];
-	Transfer	t;
-	CURLcode	rc;
+	AdkHttpTransfer *t = adk_http_start(req, resp);
 
-	memset(resp, 0, sizeof(*resp));
-	initStringInfo(&resp->body);
+	/* t stays in the caller's memory: its reset callback points into it */
+	while (!adk_http_done(t))
+		adk_http_drive(ADK_HTTP_POLL_MS);
+}
+
+/*
+ * Start a request; resp is filled when adk_http_done() says it ended.  The
+ * transfer belongs to the current memory context (see the file header).
+ */
+AdkHttpTransfer *
+adk_http_start(const AdkHttpRequest *req, AdkHttpResponse *resp)
+{
+	AdkHttpTransfer *t;
+
 	if (multi == NULL)
 	{
 		multi = curl_multi_init();
@@ -109,117 +149,316 @@ adk_http_post(const AdkHttpRequest *req, AdkHttpResponse *resp)
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("could not create a libcurl handle")));
 	}
+	memset(resp, 0, sizeof(*resp));
+	initStringInfo(&resp->body);
 
-	INSTR_TIME_SET_CURRENT(start);
-	for (;;)
-	{
-		resp->attempts++;
-		resetStringInfo(&resp->body);
-		resp->error_code = NULL;
-		resp->error_message = NULL;
-		memset(&t, 0, sizeof(t));
-		t.body = &resp->body;
-		t.max_bytes = req->max_bytes;
-		t.retry_after_s = -1;
-		errbuf[0] = '\0';
+	t = palloc0(sizeof(AdkHttpTransfer));
+	t->req = *req;
+	t->resp = resp;
+	t->state = T_DONE;			/* nothing to release yet */
+	t->cb.func = transfer_reset_callback;
+	t->cb.arg = t;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &t->cb);
+	INSTR_TIME_SET_CURRENT(t->start);
+	start_attempt(t);
+	return t;
+}
 
-		rc = run_attempt(req, resp, &t, errbuf);
-		resp->got_body = t.total > 0;
-		if (rc != CURLE_OK)
-			set_transport_error(resp, rc, &t, errbuf);
-
-		if (resp->attempts > req->retries ||
-			!(resp->status == 429 || resp->status >= 500))
-			break;
-		backoff(resp->attempts, t.retry_after_s);
-	}
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	resp->latency_ms = INSTR_TIME_GET_MILLISEC(now);
+bool
+adk_http_done(const AdkHttpTransfer *t)
+{
+	return t->state == T_DONE;
 }
 
 /*
- * One attempt.  The easy handle and header list are freed on every path.
+ * How many requests are in flight (running or waiting to retry).
  */
-static CURLcode
-run_attempt(const AdkHttpRequest *req, AdkHttpResponse *resp, Transfer *t,
-			char *errbuf)
+int
+adk_http_in_flight(void)
 {
-	struct curl_slist *volatile headers = NULL;
-	CURL	   *volatile easy = NULL;
-	volatile bool added = false;
-	volatile CURLcode result = CURLE_OK;
+	return nactive;
+}
+
+/*
+ * Stop a transfer that has not ended; resp is left as it was.  A finished
+ * transfer is left alone.
+ */
+void
+adk_http_abort(AdkHttpTransfer *t)
+{
+	if (t->state == T_DONE)
+		return;
+	release_easy(t, false);
+	dlist_delete(&t->node);
+	nactive--;
+	t->state = T_DONE;
+	if (t->resp->error_code == NULL)
+	{
+		t->resp->error_code = "HTTP_CLIENT_ERROR";
+		t->resp->error_message = "the request was abandoned";
+	}
+}
+
+/*
+ * The owner's memory context goes: an unfinished transfer goes with it.
+ */
+static void
+transfer_reset_callback(void *arg)
+{
+	AdkHttpTransfer *t = (AdkHttpTransfer *) arg;
+
+	if (t->state == T_DONE)
+		return;
+	release_easy(t, false);
+	dlist_delete(&t->node);
+	nactive--;
+	t->state = T_DONE;
+}
+
+/*
+ * Advance every transfer in flight: what has arrived is taken in, ended
+ * attempts are finished or retried; when nothing ended, wait up to
+ * timeout_ms (and at most ADK_HTTP_POLL_MS) for the network or a retry's
+ * deadline.  Checks for interrupts before returning.
+ */
+void
+adk_http_drive(int timeout_ms)
+{
+	if (multi == NULL || nactive == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		return;
+	}
+	if (!perform_and_collect() && timeout_ms > 0)
+	{
+		long		wait = Min(timeout_ms, ADK_HTTP_POLL_MS);
+		long		deadline = next_deadline_ms();
+		int			nfds;
+
+		if (deadline >= 0)
+			wait = Min(wait, deadline);
+		if (wait > 0)
+		{
+			pgstat_report_wait_start(PG_WAIT_EXTENSION);
+			curl_multi_poll(multi, NULL, 0, (int) wait, &nfds);
+			pgstat_report_wait_end();
+		}
+		(void) perform_and_collect();
+	}
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * One round of libcurl work: perform, collect ended attempts, hand
+ * streamed bytes on, start retries that are due.  true when some transfer
+ * ended or was handed bytes.
+ */
+static bool
+perform_and_collect(void)
+{
+	int			running;
+	CURLMsg    *msg;
+	int			left;
+	bool		progress = false;
+	dlist_mutable_iter it;
+	instr_time	now;
+
+	if (curl_multi_perform(multi, &running) != CURLM_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("HTTP transfer failed inside libcurl")));
+
+	while ((msg = curl_multi_info_read(multi, &left)) != NULL)
+	{
+		AdkHttpTransfer *t = NULL;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &t);
+		if (t == NULL || t->easy != msg->easy_handle || t->state != T_RUNNING)
+			continue;
+		end_attempt(t, msg->data.result);
+		progress = true;
+	}
+
+	INSTR_TIME_SET_CURRENT(now);
+	dlist_foreach_modify(it, &active)
+	{
+		AdkHttpTransfer *t = dlist_container(AdkHttpTransfer, node, it.cur);
+
+		if (t->state == T_RUNNING && t->req.on_chunk != NULL &&
+			t->resp->body.len > 0)
+		{
+			hand_on(t, false);
+			progress = true;
+		}
+		else if (t->state == T_BACKOFF &&
+				 INSTR_TIME_GET_MICROSEC(now) >= INSTR_TIME_GET_MICROSEC(t->retry_at))
+			start_attempt(t);
+	}
+	return progress;
+}
+
+/*
+ * Milliseconds to the nearest retry deadline, -1 when none.
+ */
+static long
+next_deadline_ms(void)
+{
+	dlist_iter	it;
+	instr_time	now;
+	long		best = -1;
+
+	INSTR_TIME_SET_CURRENT(now);
+	dlist_foreach(it, &active)
+	{
+		AdkHttpTransfer *t = dlist_container(AdkHttpTransfer, node, it.cur);
+		long		ms;
+
+		if (t->state != T_BACKOFF)
+			continue;
+		ms = (long) ((INSTR_TIME_GET_MICROSEC(t->retry_at) -
+					  INSTR_TIME_GET_MICROSEC(now)) / 1000);
+		if (ms < 0)
+			ms = 0;
+		if (best < 0 || ms < best)
+			best = ms;
+	}
+	return best;
+}
+
+/*
+ * Put the next attempt of t into the multi handle.  The easy handle and
+ * header list are the transfer's from here until the attempt ends.
+ */
+static void
+start_attempt(AdkHttpTransfer *t)
+{
+	const AdkHttpRequest *req = &t->req;
+	AdkHttpResponse *resp = t->resp;
 	int			i;
 
-	PG_TRY();
+	resp->attempts++;
+	resetStringInfo(&resp->body);
+	resp->status = 0;
+	resp->error_code = NULL;
+	resp->error_message = NULL;
+	t->total = 0;
+	t->too_large = false;
+	t->retry_after_s = -1;
+	t->errbuf[0] = '\0';
+
+	if (t->state != T_BACKOFF)
 	{
-		easy = take_easy();
-		t->easy = easy;
-		for (i = 0; i < req->nheaders; i++)
-		{
-			struct curl_slist *h = curl_slist_append(headers, req->headers[i]);
+		dlist_push_tail(&active, &t->node);
+		nactive++;
+	}
+	t->state = T_RUNNING;		/* from here the reset callback releases */
+	t->easy = take_easy();
+	for (i = 0; i < req->nheaders; i++)
+	{
+		struct curl_slist *h = curl_slist_append(t->headers, req->headers[i]);
 
-			if (h == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_OUT_OF_MEMORY),
-						 errmsg("out of memory")));
-			headers = h;
-		}
-
-		curl_easy_setopt(easy, CURLOPT_URL, req->url);
-		curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body);
-		curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
-		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long) req->timeout_ms);
-		curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long) req->connect_timeout_ms);
-		curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
-		curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
-		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
-
-		if (curl_multi_add_handle(multi, easy) != CURLM_OK)
+		if (h == NULL)
 			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not start an HTTP request")));
-		added = true;
-
-		result = drive(t, req);
-		curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &resp->status);
-		resp->redirect_url = NULL;
-		if (resp->status >= 300 && resp->status < 400)
-		{
-			char	   *loc = NULL;
-
-			/* not followed: say where it pointed */
-			if (curl_easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK &&
-				loc != NULL)
-				resp->redirect_url = pstrdup(loc);
-		}
-		hand_on(t, req, resp);
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		t->headers = h;
 	}
-	PG_CATCH();
-	{
-		/* a broken-off transfer: do not reuse this handle */
-		release(easy, added, headers, false);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	release(easy, added, headers, true);
 
-	return result;
+	curl_easy_setopt(t->easy, CURLOPT_URL, req->url);
+	curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, req->body);
+	curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
+	curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
+	curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long) req->timeout_ms);
+	curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, (long) req->connect_timeout_ms);
+	curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, t);
+	curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->errbuf);
+	curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (char *) t);
+
+	if (curl_multi_add_handle(multi, t->easy) != CURLM_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not start an HTTP request")));
 }
 
 /*
- * An easy handle with the options every request shares: the idle one, or
- * a new one.
+ * An attempt ended (rc: libcurl's result): finish the transfer, or wait to
+ * retry a 429 / 5xx.
+ */
+static void
+end_attempt(AdkHttpTransfer *t, CURLcode rc)
+{
+	AdkHttpResponse *resp = t->resp;
+	long		ms;
+
+	curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &resp->status);
+	resp->redirect_url = NULL;
+	if (resp->status >= 300 && resp->status < 400)
+	{
+		char	   *loc = NULL;
+
+		/* not followed: say where it pointed */
+		if (curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK &&
+			loc != NULL)
+			resp->redirect_url = MemoryContextStrdup(GetMemoryChunkContext(t), loc);
+	}
+	hand_on(t, true);
+	resp->got_body = t->total > 0;
+	if (rc != CURLE_OK)
+		set_transport_error(t, rc);
+
+	if (resp->attempts > t->req.retries ||
+		!(resp->status == 429 || resp->status >= 500))
+	{
+		release_easy(t, rc == CURLE_OK);
+		finish(t);
+		return;
+	}
+
+	/* retry: after Retry-After, else 250 ms doubled per attempt */
+	release_easy(t, true);
+	if (t->retry_after_s >= 0)
+		ms = Min(t->retry_after_s * 1000L, ADK_HTTP_MAX_BACKOFF_MS);
+	else
+		ms = Min(250L << Min(resp->attempts - 1, 7), ADK_HTTP_MAX_BACKOFF_MS);
+	INSTR_TIME_SET_CURRENT(t->retry_at);
+	{
+		instr_time	d;
+
+		INSTR_TIME_SET_ZERO(d);
+		d.tv_sec = ms / 1000;
+		d.tv_nsec = (ms % 1000) * 1000000L;
+		INSTR_TIME_ADD(t->retry_at, d);
+	}
+	t->state = T_BACKOFF;
+}
+
+static void
+finish(AdkHttpTransfer *t)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, t->start);
+	t->resp->latency_ms = INSTR_TIME_GET_MILLISEC(now);
+	dlist_delete(&t->node);
+	nactive--;
+	t->state = T_DONE;
+}
+
+/*
+ * An easy handle with the options every request shares: an idle one, or a
+ * new one.
  */
 static CURL *
 take_easy(void)
 {
-	CURL	   *easy = idle_easy;
+	CURL	   *easy;
 
-	idle_easy = NULL;
-	if (easy != NULL)
-		return easy;
+	if (nidle > 0)
+		return idle_easy[--nidle];
 
 	easy = curl_easy_init();
 	if (easy == NULL)
@@ -237,109 +476,74 @@ take_easy(void)
 }
 
 /*
- * After an attempt: take the handle out of the multi handle, drop the
- * pointers into this attempt's memory, free the header list, and keep the
- * handle for the next request (reuse) or free it.
+ * After an attempt (or when it is broken off): take the handle out of the
+ * multi handle, drop the pointers into this transfer's memory, free the
+ * header list, and keep the handle for another request (reuse) or free it.
  */
 static void
-release(CURL *easy, bool added, struct curl_slist *headers, bool reuse)
+release_easy(AdkHttpTransfer *t, bool reuse)
 {
-	if (easy != NULL)
+	if (t->easy != NULL)
 	{
-		if (added)
-			curl_multi_remove_handle(multi, easy);
-		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, NULL);
-		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, NULL);
-		curl_easy_setopt(easy, CURLOPT_POSTFIELDS, NULL);
-		curl_easy_setopt(easy, CURLOPT_WRITEDATA, NULL);
-		curl_easy_setopt(easy, CURLOPT_HEADERDATA, NULL);
-		if (reuse && idle_easy == NULL)
-			idle_easy = easy;
+		curl_multi_remove_handle(multi, t->easy);
+		curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, NULL);
+		curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, NULL);
+		curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, NULL);
+		curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, NULL);
+		curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, NULL);
+		curl_easy_setopt(t->easy, CURLOPT_PRIVATE, NULL);
+		if (reuse && nidle < ADK_HTTP_IDLE_EASY)
+			idle_easy[nidle++] = t->easy;
 		else
-			curl_easy_cleanup(easy);
+			curl_easy_cleanup(t->easy);
+		t->easy = NULL;
 	}
-	curl_slist_free_all(headers);
+	curl_slist_free_all(t->headers);
+	t->headers = NULL;
 }
 
 /*
- * Run the transfer to its end in short, interruptible waits; its result.
- */
-static CURLcode
-drive(Transfer *t, const AdkHttpRequest *req)
-{
-	int			running = 1;
-
-	for (;;)
-	{
-		CURLMsg    *msg;
-		int			left;
-		int			nfds;
-
-		if (curl_multi_perform(multi, &running) != CURLM_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("HTTP transfer failed inside libcurl")));
-
-		while ((msg = curl_multi_info_read(multi, &left)) != NULL)
-		{
-			if (msg->msg == CURLMSG_DONE && msg->easy_handle == t->easy)
-				return msg->data.result;
-		}
-
-		/* hand streamed bytes on between waits, never inside libcurl */
-		if (req->on_chunk != NULL && t->body->len > 0)
-		{
-			long		status = 0;
-
-			curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-			if (status >= 200 && status < 300)
-			{
-				req->on_chunk(t->body->data, t->body->len, req->arg);
-				resetStringInfo(t->body);
-			}
-		}
-
-		pgstat_report_wait_start(PG_WAIT_EXTENSION);
-		curl_multi_poll(multi, NULL, 0, ADK_HTTP_POLL_MS, &nfds);
-		pgstat_report_wait_end();
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/*
- * After the transfer: the rest of a streamed 2xx body goes to the caller.
+ * Streamed bytes of a 2xx response go to the caller, in the memory of the
+ * transfer's owner.
  */
 static void
-hand_on(Transfer *t, const AdkHttpRequest *req, AdkHttpResponse *resp)
+hand_on(AdkHttpTransfer *t, bool at_end)
 {
-	if (req->on_chunk != NULL && resp->status >= 200 && resp->status < 300 &&
-		t->body->len > 0)
-	{
-		req->on_chunk(t->body->data, t->body->len, req->arg);
-		resetStringInfo(t->body);
-	}
+	long		status = 0;
+	MemoryContext old;
+
+	if (t->req.on_chunk == NULL || t->resp->body.len == 0)
+		return;
+	curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status >= 300)
+		return;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
+	t->req.on_chunk(t->resp->body.data, t->resp->body.len, t->req.arg);
+	resetStringInfo(&t->resp->body);
+	MemoryContextSwitchTo(old);
+	(void) at_end;
 }
 
 static size_t
 on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
-	Transfer   *t = (Transfer *) arg;
+	AdkHttpTransfer *t = (AdkHttpTransfer *) arg;
 	size_t		n = size * nmemb;
 
-	if (t->total + n > t->max_bytes)
+	if (t->total + n > t->req.max_bytes)
 	{
 		t->too_large = true;
 		return 0;				/* makes libcurl stop with a write error */
 	}
 	t->total += n;
-	appendBinaryStringInfo(t->body, data, n);
+	appendBinaryStringInfo(&t->resp->body, data, n);
 	return n;
 }
 
 static size_t
 on_header(char *data, size_t size, size_t nmemb, void *arg)
 {
-	Transfer   *t = (Transfer *) arg;
+	AdkHttpTransfer *t = (AdkHttpTransfer *) arg;
 	size_t		n = size * nmemb;
 
 	if (n > 12 && pg_strncasecmp(data, "retry-after:", 12) == 0)
@@ -354,16 +558,17 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 static void
-set_transport_error(AdkHttpResponse *resp, CURLcode rc, Transfer *t,
-					const char *errbuf)
+set_transport_error(AdkHttpTransfer *t, CURLcode rc)
 {
-	const char *what = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+	AdkHttpResponse *resp = t->resp;
+	const char *what = t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc);
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
 
 	if (t->too_large)
 	{
 		resp->error_code = "RESPONSE_TOO_LARGE";
 		resp->error_message = psprintf("the response exceeded %zu bytes (\"adk.max_response_bytes\")",
-									   t->max_bytes);
+									   t->req.max_bytes);
 	}
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 	{
@@ -381,41 +586,10 @@ set_transport_error(AdkHttpResponse *resp, CURLcode rc, Transfer *t,
 		resp->error_code = "HTTP_CLIENT_ERROR";
 		resp->error_message = psprintf("HTTP request failed: %s", what);
 	}
+	MemoryContextSwitchTo(old);
 
 	/*
 	 * resp->status stays what the server answered before the transfer broke
 	 * off (0 when it never answered), so the ledger shows it.
 	 */
-}
-
-/*
- * Wait before the next attempt, interruptibly.
- */
-static void
-backoff(int attempt, long retry_after_s)
-{
-	long		ms;
-	instr_time	start,
-				now;
-
-	if (retry_after_s >= 0)
-		ms = Min(retry_after_s * 1000L, ADK_HTTP_MAX_BACKOFF_MS);
-	else
-		ms = Min(250L << Min(attempt - 1, 7), ADK_HTTP_MAX_BACKOFF_MS);
-
-	INSTR_TIME_SET_CURRENT(start);
-	for (;;)
-	{
-		long		left;
-
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		left = ms - (long) INSTR_TIME_GET_MILLISEC(now);
-		if (left <= 0)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 left, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
 }

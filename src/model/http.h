@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * http.h
- *	  The one libcurl client of adk_runner.
+ *	  The one libcurl client of adk_runner: many transfers in flight on one
+ *	  curl multi handle per process.
  *
  * IDENTIFICATION
  *	  src/model/http.h
@@ -48,7 +49,19 @@ typedef struct AdkHttpResponse
 	char	   *redirect_url;	/* a 3xx's target (not followed), or NULL */
 } AdkHttpResponse;
 
+/* One request in flight (http.c) */
+typedef struct AdkHttpTransfer AdkHttpTransfer;
+
+/* the longest single wait inside adk_http_drive, between interrupt checks */
+#define ADK_HTTP_POLL_MS	20
+
 extern void adk_http_init(void);
 extern void adk_http_post(const AdkHttpRequest *req, AdkHttpResponse *resp);
+extern AdkHttpTransfer *adk_http_start(const AdkHttpRequest *req,
+									   AdkHttpResponse *resp);
+extern bool adk_http_done(const AdkHttpTransfer *t);
+extern void adk_http_drive(int timeout_ms);
+extern void adk_http_abort(AdkHttpTransfer *t);
+extern int	adk_http_in_flight(void);
 
 #endif							/* ADK_HTTP_H */

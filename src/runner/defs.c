@@ -239,3 +239,240 @@ load_app(const char *app)
 	}
 	return c;
 }
+
+/*
+ * The agent tree of a run, read once per invocation from adk.agents
+ * (checked against the tree rules first: rows may have changed since the
+ * app was defined), and the lookups in it: agents.c steps through the
+ * tree; the flow, the prompt and the tools look agents up here.
+ */
+static void load_tree(AdkRun *run, const char *root, bool main_tree);
+static char *text_array_get(ArrayType *a, List **out);
+
+#define TREE_SQL \
+	"SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction," \
+	"       a.description, a.tools, a.output_key, a.disallow_transfer_to_parent," \
+	"       a.disallow_transfer_to_peers, a.max_iterations," \
+	"       a.include_contents OPERATOR(pg_catalog.=) 'none', a.generate_config" \
+	"  FROM adk._agent_tree($1) t JOIN adk.agents a ON a.name OPERATOR(pg_catalog.=) t.name"
+
+/*
+ * Read the tree under root_name (and the agents its agents use as tools).
+ */
+void
+adk_load_agents(AdkRun *run, const char *root_name)
+{
+	ListCell   *lc;
+	List	   *tool_agents = NIL;
+
+	load_tree(run, root_name, true);
+	run->root = adk_find_agent(run, root_name);
+	if (run->root == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("root agent \"%s\" of app \"%s\" does not exist",
+						root_name, run->app)));
+
+	/* agents used as tools that are not in the tree */
+	foreach(lc, run->agents)
+	{
+		AdkAgent   *a = (AdkAgent *) lfirst(lc);
+		ListCell   *t;
+
+		foreach(t, a->tools)
+			tool_agents = lappend(tool_agents, lfirst(t));
+	}
+	foreach(lc, tool_agents)
+	{
+		char	   *name = (char *) lfirst(lc);
+		AdkOwnerSave save;
+		Datum		arg = CStringGetTextDatum(name);
+		Oid			type = TEXTOID;
+		bool		is_agent;
+
+		if (adk_find_agent(run, name) != NULL)
+			continue;
+		adk_become_owner(&save);
+		SPI_connect();
+		is_agent = adk_spi_exec("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
+								1, &type, &arg, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1;
+		SPI_finish();
+		adk_restore_user(&save);
+		if (is_agent)
+			load_tree(run, name, false);
+	}
+}
+
+static void
+load_tree(AdkRun *run, const char *root, bool main_tree)
+{
+	AdkOwnerSave save;
+	Datum		arg = CStringGetTextDatum(root);
+	Oid			type = TEXTOID;
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		i;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (main_tree &&
+		adk_spi_exec("SELECT adk._check_agent_tree($1)", 1, &type, &arg,
+					 NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the agent tree");
+	if (adk_spi_exec(TREE_SQL, 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the agent tree");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		AdkAgent   *a = palloc0(sizeof(AdkAgent));
+		char	   *parent = SPI_getvalue(row, desc, 2);
+		bool		isnull;
+		Datum		d;
+
+		a->name = SPI_getvalue(row, desc, 1);
+		a->kind = SPI_getvalue(row, desc, 3);
+		a->model = SPI_getvalue(row, desc, 4);
+		a->instruction = SPI_getvalue(row, desc, 5);
+		a->description = SPI_getvalue(row, desc, 6);
+		d = SPI_getbinval(row, desc, 7, &isnull);
+		if (!isnull)
+			text_array_get(DatumGetArrayTypeP(d), &a->tools);
+		a->output_key = SPI_getvalue(row, desc, 8);
+		a->disallow_transfer_to_parent = DatumGetBool(SPI_getbinval(row, desc, 9, &isnull));
+		a->disallow_transfer_to_peers = DatumGetBool(SPI_getbinval(row, desc, 10, &isnull));
+		d = SPI_getbinval(row, desc, 11, &isnull);
+		a->max_iterations = isnull ? 0 : DatumGetInt32(d);
+		a->include_contents_none = DatumGetBool(SPI_getbinval(row, desc, 12, &isnull));
+		d = SPI_getbinval(row, desc, 13, &isnull);
+		a->generate_config = isnull ? NULL : DatumGetJsonbPCopy(d);
+		if (parent != NULL && (!main_tree || i > 0))
+		{
+			a->parent = adk_find_agent(run, parent);
+			if (a->parent)
+				a->parent->sub_agents = lappend(a->parent->sub_agents, a);
+		}
+		if (i == 0)
+			a->parent = NULL;
+		run->agents = lappend(run->agents, a);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+}
+
+static char *
+text_array_get(ArrayType *a, List **out)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (i = 0; i < n; i++)
+		if (!nulls[i])
+			*out = lappend(*out, TextDatumGetCString(elems[i]));
+	return NULL;
+}
+
+AdkAgent *
+adk_find_agent(AdkRun *run, const char *name)
+{
+	ListCell   *lc;
+
+	if (name == NULL)
+		return NULL;
+	foreach(lc, run->agents)
+	{
+		AdkAgent   *a = (AdkAgent *) lfirst(lc);
+
+		if (strcmp(a->name, name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+/*
+ * Where an LLM agent may transfer (ADK's _get_transfer_targets): its
+ * sub-agents; its parent unless disallow_transfer_to_parent; its peers
+ * unless disallow_transfer_to_peers -- the last two only under an LLM
+ * parent.
+ */
+List *
+adk_transfer_targets(AdkAgent *agent)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (strcmp(agent->kind, "llm") != 0)
+		return NIL;
+	result = list_copy(agent->sub_agents);
+	if (agent->parent && strcmp(agent->parent->kind, "llm") == 0)
+	{
+		if (!agent->disallow_transfer_to_parent)
+			result = lappend(result, agent->parent);
+		if (!agent->disallow_transfer_to_peers)
+		{
+			foreach(lc, agent->parent->sub_agents)
+			{
+				if (lfirst(lc) != agent)
+					result = lappend(result, lfirst(lc));
+			}
+		}
+	}
+	return result;
+}
+
+/*
+ * The SQL tools an agent lists (built-ins and agents-as-tools are not in
+ * adk.tools).
+ */
+List *
+adk_load_tools(AdkAgent *agent)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+	AdkOwnerSave save;
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtype = TEXTOID;
+
+	if (agent->tools == NIL)
+		return NIL;
+	adk_become_owner(&save);
+	SPI_connect();
+	foreach(lc, agent->tools)
+	{
+		char	   *name = (char *) lfirst(lc);
+		Datum		arg = CStringGetTextDatum(name);
+		AdkTool    *t;
+		bool		isnull;
+		HeapTuple	row;
+		TupleDesc	desc;
+		MemoryContext spi;
+
+		if (adk_spi_exec("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
+						 " t.long_running, t.require_confirmation"
+						 " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
+						 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read adk.tools");
+		if (SPI_processed == 0)
+			continue;
+		row = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		spi = MemoryContextSwitchTo(caller);
+		t = palloc0(sizeof(AdkTool));
+		t->name = pstrdup(name);
+		t->function = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+		t->description = SPI_getvalue(row, desc, 2);
+		t->parameters = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 3, &isnull));
+		t->long_running = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
+		t->require_confirmation = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+		result = lappend(result, t);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}

@@ -14,13 +14,27 @@
  * ends the invocation as failed; a tool failure is an {"error": ...}
  * function response the model sees.
  *
- * Each half of a round works in a memory context of its own, deleted when
- * it ends: the history read for the prompt, the request, the response and
- * the tool results of one round are gone before the next, so a run's memory
- * is bounded by its current round, not by how many it made.  What outlives
- * a round lives in the run's context: the calls for the next step (copied
- * out here), returned rows (run.c copies them), error codes, HITL and
- * compaction state.
+ * A round is driven in steps (agents.c): the first starts the model call
+ * (adk_llm_round_start: the request, before_model, the HTTP request put in
+ * flight) and returns ROUND_WAIT; the run waits without blocking its
+ * process; the step after the answer came stores the model event
+ * (adk_llm_round_finish: on_model_error, after_model); the next runs the
+ * calls (adk_llm_calls_start): built-ins and SQL tools one after another
+ * in call order (they share the run's transaction), agents used as tools
+ * all started at once -- and when any was, ROUND_WAIT again until their
+ * answers are in (adk_llm_calls_finish).  The function responses go into
+ * one event in the order the model gave the calls (seed 003,
+ * ToolExecutionStrategy: results reassembled in the original order; a
+ * failing call is an error response and the batch goes on).
+ *
+ * Each half of a round works in a memory context of its own (AdkRound,
+ * under the run's), deleted when it ends: the history read for the prompt,
+ * the request, the response and the tool results of one round are gone
+ * before the next, so a run's memory is bounded by its current round, not
+ * by how many it made.  Deleting it also stops its model calls if they are
+ * still in flight.  What outlives a round lives in the run's context: the
+ * calls for the next step (copied out here), returned rows (run.c copies
+ * them), error codes, HITL and compaction state.
  *
  * What a tool returned that the store would refuse -- larger than
  * adk.max_event_size, or nested deeper than ADK_MAX_JSON_DEPTH once it sits
@@ -64,31 +78,57 @@ typedef struct Call
 	Jsonb	   *args;
 } Call;
 
+/*
+ * Half a round in flight: its memory (a context of its own under the
+ * run's, deleted when the half ends -- so a run's memory is bounded by its
+ * current step), and the model calls it waits for.
+ */
+struct AdkRound
+{
+	MemoryContext cxt;
+	PartialCtx	pctx;
+	/* the model half */
+	AdkModelCall *call;			/* NULL: answered without a call */
+	Jsonb	   *request;		/* for on_model_error */
+	Jsonb	   *response;		/* before_model's answer, or NULL */
+	TimestampTz taken_at;		/* the budget's take (budget.c) */
+	/* the calls half */
+	int			ncalls;
+	Jsonb	  **results;		/* per call, in call order */
+	AdkModelCall **agent_calls; /* per call: an agent-tool's model call */
+	AdkAgent  **agent_tools;
+	AdkAgent   *transfer;
+	bool		escalate;
+	List	   *saved;			/* artifacts the tools saved (builtin_tools.c) */
+};
+
 static void emit_partial(Jsonb *partial, void *arg);
-static Jsonb *call_model(AdkRun *run, AdkAgent *agent, const char *branch,
-						 Jsonb *contents, Jsonb *decls, Jsonb *config);
+static bool start_model(AdkRun *run, AdkAgent *agent, const char *branch,
+						AdkRound *round, Jsonb *contents, Jsonb *decls,
+						Jsonb *config);
+static Jsonb *model_response(AdkRun *run, AdkAgent *agent, const char *branch,
+							 AdkRound *round);
 static List *response_calls(Jsonb *response);
 static char *response_text(Jsonb *response);
 static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
 						  Jsonb *response, List *calls, List *tools);
 static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
-					   AdkAgent **transfer, bool *escalate);
+					   AdkAgent **transfer, bool *escalate,
+					   AdkAgent **agent_tool);
 static Jsonb *error_object(const char *message);
-static Jsonb *run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args);
+static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
+							   AdkModelCall **call);
+static Jsonb *agent_tool_finish(AdkRun *run, AdkAgent *tool_agent,
+								AdkModelCall *call);
 static AdkTool *find_tool(List *tools, const char *name);
 static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
-static AdkRoundResult model_round(AdkRun *run, AdkAgent *agent,
-								  const char *branch, List *tools,
-								  Jsonb *decls, List **calls);
-static AdkRoundResult run_calls(AdkRun *run, AdkAgent *agent,
-								const char *branch, List *tools, List *calls,
-								AdkAgent **transfer_to);
+static AdkRoundResult assemble_calls(AdkRun *run, AdkAgent *agent,
+									 const char *branch, List *calls,
+									 AdkRound *round, AdkAgent **transfer_to);
 static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
 static List *copy_calls(List *calls);
-static Jsonb *call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
-							AdkTool *tool, const char *call_id, Jsonb *args);
-static MemoryContext round_context(MemoryContext parent);
+static AdkRound *new_round(AdkRun *run);
 
 /*
  * Levels a tool's result object sits below its event's own: content,
@@ -112,61 +152,73 @@ adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 }
 
 /*
- * The first half of a round of the flow: a model call and its event.
- * ROUND_CALLS (with *calls) when the model asked for function calls, which
- * adk_llm_run_calls runs in the next step -- after the caller has had the
- * model's event, as ADK yields it before running the tools (a caller that
- * stops reading there runs no tool); ROUND_DONE otherwise (a final answer,
- * a failure).
+ * The memory of half a round, under the run's.  Not the sizes PostgreSQL
+ * keeps freed contexts of for reuse: deleting it returns all of its memory
+ * to malloc, so under valgrind anything kept past the round shows up as a
+ * use after free.
+ */
+static AdkRound *
+new_round(AdkRun *run)
+{
+	MemoryContext cxt = AllocSetContextCreate(run->run_cxt, "adk_runner round",
+											  0, ALLOCSET_DEFAULT_INITSIZE,
+											  ALLOCSET_DEFAULT_MAXSIZE);
+	AdkRound   *round = MemoryContextAllocZero(cxt, sizeof(AdkRound));
+
+	round->cxt = cxt;
+	return round;
+}
+
+/*
+ * Whether what the half round waits for (its model call, its agent-tools'
+ * calls) has arrived.
+ */
+bool
+adk_round_ready(const AdkRound *round)
+{
+	int			i;
+
+	if (round->call != NULL && !adk_model_call_ready(round->call))
+		return false;
+	for (i = 0; i < round->ncalls; i++)
+	{
+		if (round->agent_calls[i] != NULL &&
+			!adk_model_call_ready(round->agent_calls[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The run ended while the half round waited: its transfers stop.
+ */
+void
+adk_round_abandon(AdkRound *round)
+{
+	MemoryContextDelete(round->cxt);
+}
+
+/*
+ * The first half of a round, first step: build the request and start the
+ * model call.  ROUND_WAIT (with *round) when the call is in flight -- the
+ * run waits until adk_round_ready(), then adk_llm_round_finish(); ROUND_DONE
+ * when the round ended here (an error event is stored).
  */
 AdkRoundResult
-adk_llm_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
-			  Jsonb *decls, List **calls)
+adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
+					List *tools, Jsonb *decls, AdkRound **round_out)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext round;
-	AdkRoundResult result;
-	List	   *round_calls = NIL;
-
-	*calls = NIL;
-	if (run->end_invocation)
-		return ROUND_DONE;
-	round = round_context(caller);
-	MemoryContextSwitchTo(round);
-	result = model_round(run, agent, branch, tools, decls, &round_calls);
-	MemoryContextSwitchTo(caller);
-	if (result == ROUND_CALLS)
-		*calls = copy_calls(round_calls);
-	MemoryContextDelete(round);
-	return result;
-}
-
-/*
- * The memory of one half of a round.  Not the sizes PostgreSQL keeps freed
- * contexts of for reuse: deleting it returns all of its memory to malloc,
- * so under valgrind anything kept past the round shows up as a use after
- * free.
- */
-static MemoryContext
-round_context(MemoryContext parent)
-{
-	return AllocSetContextCreate(parent, "adk_runner round",
-								 0, ALLOCSET_DEFAULT_INITSIZE, ALLOCSET_DEFAULT_MAXSIZE);
-}
-
-/*
- * adk_llm_round's work, in the round's memory.
- */
-static AdkRoundResult
-model_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
-			Jsonb *decls, List **calls)
-{
+	AdkRound   *round;
 	Jsonb	   *contents;
 	Jsonb	   *config;
 	char	   *instruction;
-	Jsonb	   *response;
 	JsonWriter	w;
+	bool		started;
 
+	*round_out = NULL;
+	if (run->end_invocation)
+		return ROUND_DONE;
 	if (agent->model == NULL)
 	{
 		adk_emit_error(run, agent->name, branch, "NO_MODEL",
@@ -182,6 +234,8 @@ model_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 		return ROUND_DONE;
 	}
 
+	round = new_round(run);
+	MemoryContextSwitchTo(round->cxt);
 	contents = adk_build_contents(run, agent, branch);
 	if (adk_compaction_before_model(run, agent, branch, contents))
 		contents = adk_build_contents(run, agent, branch);
@@ -192,6 +246,8 @@ model_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 		adk_emit_error(run, agent->name, branch, "INSTRUCTION_ERROR",
 					   run->instruction_error);
 		run->instruction_error = NULL;
+		MemoryContextSwitchTo(caller);
+		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
 	}
 	jw_init(&w);
@@ -206,60 +262,179 @@ model_round(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	if (agent->generate_config)
 		config = adk_jsonb_concat(agent->generate_config, config);
 
-	response = call_model(run, agent, branch, contents, decls, config);
-	if (response == NULL)
+	started = start_model(run, agent, branch, round, contents, decls, config);
+	MemoryContextSwitchTo(caller);
+	if (!started)
+	{
+		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;		/* an error event was stored */
-
-	*calls = response_calls(response);
-	adk_emit(run, model_event(run, agent, branch, response, *calls, tools));
-	if (*calls == NIL || run->end_invocation)
-		return ROUND_DONE;
-	return ROUND_CALLS;
+	}
+	*round_out = round;
+	return ROUND_WAIT;
 }
 
 /*
- * The second half of a round: run the model's function calls, store one
- * event with all their responses.  ROUND_AGAIN when the model must be
- * called again, ROUND_TRANSFER (with *transfer_to) when control passes to
- * another agent, ROUND_DONE otherwise (an escalation, a pause, a failure).
+ * The first half of a round, second step (the answer is in): the model
+ * event.  ROUND_CALLS (with *calls, in the caller's memory) when the model
+ * asked for function calls, which adk_llm_calls_start runs in the next
+ * step -- after the caller has had the model's event, as ADK yields it
+ * before running the tools (a caller that stops reading there runs no
+ * tool); ROUND_DONE otherwise (a final answer, a failure).  The round is
+ * gone afterwards.
  */
 AdkRoundResult
-adk_llm_run_calls(AdkRun *run, AdkAgent *agent, const char *branch,
-				  List *tools, List *calls, AdkAgent **transfer_to)
+adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
+					 List *tools, AdkRound *round, List **calls)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext round;
-	AdkRoundResult result;
+	AdkRoundResult result = ROUND_DONE;
+	Jsonb	   *response;
+	List	   *round_calls = NIL;
 
+	*calls = NIL;
 	if (run->end_invocation)
+	{
+		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
-	round = round_context(caller);
-	MemoryContextSwitchTo(round);
-	result = run_calls(run, agent, branch, tools, calls, transfer_to);
+	}
+	MemoryContextSwitchTo(round->cxt);
+	response = model_response(run, agent, branch, round);
+	if (response != NULL)
+	{
+		round_calls = response_calls(response);
+		adk_emit(run, model_event(run, agent, branch, response, round_calls, tools));
+		if (round_calls != NIL && !run->end_invocation)
+			result = ROUND_CALLS;
+	}
 	MemoryContextSwitchTo(caller);
-	MemoryContextDelete(round);
+	if (result == ROUND_CALLS)
+		*calls = copy_calls(round_calls);
+	MemoryContextDelete(round->cxt);
 	return result;
 }
 
 /*
- * adk_llm_run_calls' work, in the round's memory.
+ * The second half of a round, first step: run the model's function calls
+ * in call order -- SQL tools and built-ins now, one after another (they
+ * share the transaction); agents used as tools have their model calls
+ * started, all at once.  ROUND_WAIT (with *round) while those are in
+ * flight: adk_llm_calls_finish when adk_round_ready().  Otherwise the
+ * calls are done and their event stored here: ROUND_AGAIN when the model
+ * must be called again, ROUND_TRANSFER (with *transfer_to) when control
+ * passes to another agent, ROUND_DONE otherwise (an escalation, a pause, a
+ * failure).
+ */
+AdkRoundResult
+adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
+					List *tools, List *calls, AdkRound **round_out,
+					AdkAgent **transfer_to)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	AdkRound   *round;
+	ListCell   *lc;
+	bool		waiting = false;
+	int			i = 0;
+
+	*round_out = NULL;
+	if (run->end_invocation)
+		return ROUND_DONE;
+	round = new_round(run);
+	MemoryContextSwitchTo(round->cxt);
+	round->ncalls = list_length(calls);
+	round->results = palloc0(sizeof(Jsonb *) * (round->ncalls + 1));
+	round->agent_calls = palloc0(sizeof(AdkModelCall *) * (round->ncalls + 1));
+	round->agent_tools = palloc0(sizeof(AdkAgent *) * (round->ncalls + 1));
+	adk_builtin_saves_begin(run);	/* artifacts the tools save */
+	foreach(lc, calls)
+	{
+		Call	   *call = (Call *) lfirst(lc);
+		AdkAgent   *as_tool = NULL;
+
+		round->results[i] = run_call(run, agent, call, tools, &round->transfer,
+									 &round->escalate, &as_tool);
+		if (run->end_invocation)
+			break;
+		if (as_tool != NULL)
+		{
+			round->agent_tools[i] = as_tool;
+			round->results[i] = agent_tool_start(run, as_tool, call->args,
+												 &round->agent_calls[i]);
+			if (round->agent_calls[i] != NULL)
+				waiting = true;
+		}
+		i++;
+	}
+	round->saved = adk_builtin_saves_end();
+	MemoryContextSwitchTo(caller);
+	if (run->end_invocation)
+	{
+		MemoryContextDelete(round->cxt);
+		return ROUND_DONE;
+	}
+	if (waiting)
+	{
+		*round_out = round;
+		return ROUND_WAIT;
+	}
+	return adk_llm_calls_finish(run, agent, branch, tools, calls, round,
+								transfer_to);
+}
+
+/*
+ * The second half of a round, last step: the agent-tools' answers, then
+ * one event with every response in call order.  As adk_llm_calls_start
+ * without ROUND_WAIT; the round is gone afterwards.
+ */
+AdkRoundResult
+adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
+					 List *tools, List *calls, AdkRound *round,
+					 AdkAgent **transfer_to)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	AdkRoundResult result = ROUND_DONE;
+	int			i;
+
+	(void) tools;
+	if (!run->end_invocation)
+	{
+		MemoryContextSwitchTo(round->cxt);
+		for (i = 0; i < round->ncalls; i++)
+		{
+			if (round->agent_calls[i] != NULL)
+			{
+				AdkModelCall *c = round->agent_calls[i];
+
+				round->agent_calls[i] = NULL;
+				round->results[i] = agent_tool_finish(run, round->agent_tools[i], c);
+			}
+		}
+		result = assemble_calls(run, agent, branch, calls, round, transfer_to);
+		MemoryContextSwitchTo(caller);
+	}
+	MemoryContextDelete(round->cxt);
+	return result;
+}
+
+/*
+ * One event with all the calls' responses, in call order; what comes
+ * next.  In the round's memory.
  */
 static AdkRoundResult
-run_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
-		  List *calls, AdkAgent **transfer_to)
+assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
+			   AdkRound *round, AdkAgent **transfer_to)
 {
 	ListCell   *lc;
 	JsonWriter	w;
-	AdkAgent   *transfer = NULL;
-	bool		escalate = false;
+	AdkAgent   *transfer = round->transfer;
+	bool		escalate = round->escalate;
 	Jsonb	   *confirmations;
 	List	   *saved;
 	Size		room = (Size) adk_max_event_size_kb * 1024;
+	int			i = 0;
 
 	/* the event's own fields, the content's, the actions' */
 	room = room > 4096 ? room - 4096 : 0;
 
-	/* one event with all their responses */
 	adk_event_start(&w, run, agent->name, branch);
 	jw_key(&w, "content");
 	jw_begin_object(&w);
@@ -267,21 +442,14 @@ run_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
 	jw_string(&w, "user");
 	jw_key(&w, "parts");
 	jw_begin_array(&w);
-	adk_builtin_saves_begin(run);	/* artifacts the tools save */
 	foreach(lc, calls)
 	{
 		Call	   *call = (Call *) lfirst(lc);
-		Jsonb	   *result = run_call(run, agent, call, tools, &transfer, &escalate);
+		Jsonb	   *result = fit_result(call, round->results[i++], &room);
 
-		if (run->end_invocation)
-		{
-			(void) adk_builtin_saves_end();
-			return ROUND_DONE;
-		}
-		result = fit_result(call, result, &room);
 		adk_jw_function_response(&w, call->id, call->name, result);
 	}
-	saved = adk_builtin_saves_end();
+	saved = round->saved;
 	jw_end_array(&w);
 	jw_end_object(&w);
 	confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
@@ -379,7 +547,7 @@ copy_calls(List *calls)
 }
 
 /*
- * Free the calls adk_llm_round returned, once adk_llm_run_calls ran them.
+ * Free the calls adk_llm_round_finish returned, once they ran.
  */
 void
 adk_llm_free_calls(List *calls)
@@ -399,22 +567,16 @@ adk_llm_free_calls(List *calls)
 }
 
 /*
- * before_model, the model call itself (streamed partials go out as rows),
- * on_model_error, after_model.  NULL when the round failed (an error event
- * is stored).
+ * before_model, then the model call started (streamed partials go out as
+ * rows while the run waits).  false when the round failed (an error event
+ * is stored).  In the round's memory.
  */
-static Jsonb *
-call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
-		   Jsonb *decls, Jsonb *config)
+static bool
+start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
+			Jsonb *contents, Jsonb *decls, Jsonb *config)
 {
 	JsonWriter	w;
-	Jsonb	   *request;
 	Jsonb	   *response;
-	Jsonb	   *replaced;
-	JsonbValue *code;
-	PartialCtx	pctx;
-	TimestampTz taken_at;
-	int64		tokens_before;
 
 	jw_init(&w);
 	jw_begin_object(&w);
@@ -427,35 +589,58 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 	jw_key(&w, "config");
 	jw_jsonb(&w, config);
 	jw_end_object(&w);
-	request = jw_finish(&w);
+	round->request = jw_finish(&w);
 
 	if (!adk_plugins_hook(run, CB_BEFORE_MODEL, agent->name, branch,
-						  "request", request, NULL, NULL, &response))
-		return NULL;
+						  "request", round->request, NULL, NULL, &response))
+		return false;
 	if (response != NULL)
-		return response;
+	{
+		round->response = response;
+		return true;
+	}
 
 	/* token budgets: refused before the call, charged after it */
-	if (!adk_budget_take(run, agent->name, branch, &taken_at))
-		return NULL;			/* BUDGET_EXCEEDED was stored */
-	tokens_before = run->input_tokens + run->output_tokens;
+	if (!adk_budget_take(run, agent->name, branch, &round->taken_at))
+		return false;			/* BUDGET_EXCEEDED was stored */
 	run->llm_calls++;
-	pctx.run = run;
-	pctx.agent = agent;
-	pctx.branch = branch;
+	round->pctx.run = run;
+	round->pctx.agent = agent;
+	round->pctx.branch = branch;
 	adk_span_model_begin(run, agent->model, contents);
-	response = adk_model_call(agent->model, contents, decls, config, run->stream,
-							  emit_partial, &pctx);
+	round->call = adk_model_start(agent->model, contents, decls, config,
+								  run->stream, emit_partial, &round->pctx);
+	return true;
+}
+
+/*
+ * The model's answer, through on_model_error and after_model.  NULL when
+ * the round failed (an error event is stored).
+ */
+static Jsonb *
+model_response(AdkRun *run, AdkAgent *agent, const char *branch,
+			   AdkRound *round)
+{
+	Jsonb	   *response;
+	Jsonb	   *replaced;
+	JsonbValue *code;
+	int64		tokens_before;
+
+	if (round->call == NULL)
+		return round->response; /* before_model answered */
+	response = adk_model_finish(round->call);
+	round->call = NULL;
 	adk_span_model_end(run, response);
+	tokens_before = run->input_tokens + run->output_tokens;
 	count_tokens(run, response);
-	adk_budget_charge(run, taken_at,
+	adk_budget_charge(run, round->taken_at,
 					  run->input_tokens + run->output_tokens - tokens_before);
 
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code != NULL && code->type == jbvString)
 	{
 		if (!adk_plugins_hook(run, CB_ON_MODEL_ERROR, agent->name, branch,
-							  "request", request, "error", response, &replaced))
+							  "request", round->request, "error", response, &replaced))
 			return NULL;
 		if (replaced == NULL)
 		{
@@ -470,27 +655,6 @@ call_model(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *contents,
 						  "response", response, NULL, NULL, &replaced))
 		return NULL;
 	return replaced ? replaced : response;
-}
-
-/*
- * One part {"function_response": {"id", "name", "response"}} of a tool
- * response event.
- */
-void
-adk_jw_function_response(JsonWriter *w, const char *id, const char *name,
-						 Jsonb *response)
-{
-	jw_begin_object(w);
-	jw_key(w, "function_response");
-	jw_begin_object(w);
-	jw_key(w, "id");
-	jw_string(w, id);
-	jw_key(w, "name");
-	jw_string(w, name);
-	jw_key(w, "response");
-	jw_jsonb(w, response);
-	jw_end_object(w);
-	jw_end_object(w);
 }
 
 static void
@@ -786,12 +950,13 @@ agent_listed(AdkAgent *agent, const char *name)
 }
 
 /*
- * One function call: built-ins, agents used as tools, SQL tools with their
- * plugins.  Always returns the response object the model will see.
+ * One function call: built-ins and SQL tools with their plugins; the
+ * response object the model will see.  An agent used as a tool is not run
+ * here: *agent_tool says which, and NULL is returned.
  */
 static Jsonb *
 run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
-		 AdkAgent **transfer, bool *escalate)
+		 AdkAgent **transfer, bool *escalate, AdkAgent **agent_tool)
 {
 	AdkTool    *tool;
 	AdkAgent   *as_tool;
@@ -828,7 +993,11 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	}
 	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
 		agent_listed(agent, call->name))
-		return run_agent_tool(run, as_tool, call->args);
+	{
+		/* the caller starts its model call with the others' */
+		*agent_tool = as_tool;
+		return NULL;
+	}
 	/* load_artifacts, load_memory (builtin_tools.c) */
 	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
 		return result;
@@ -846,84 +1015,23 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 }
 
 /*
- * A SQL tool call wrapped in its plugins: before_tool (may answer instead),
- * the call, on_tool_error (may replace the error), after_tool (may replace
- * the result).  The response object the model sees; NULL when a plugin
- * failed (an error event is stored and the invocation ends).
- */
-Jsonb *
-adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
-				  AdkTool *tool, const char *call_id, Jsonb *args)
-{
-	Jsonb	   *result;
-
-	adk_span_tool_begin(run, tool, call_id, args);
-	result = call_sql_tool(run, agent, branch, tool, call_id, args);
-	adk_span_tool_end(run, result);
-	return result;
-}
-
-static Jsonb *
-call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
-			  AdkTool *tool, const char *call_id, Jsonb *args)
-{
-	JsonWriter	w;
-	Jsonb	   *tool_info;
-	Jsonb	   *result;
-	Jsonb	   *replaced;
-	char	   *error;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "name");
-	jw_string(&w, tool->name);
-	jw_key(&w, "id");
-	jw_string(&w, call_id);
-	jw_key(&w, "args");
-	jw_jsonb(&w, args);
-	jw_end_object(&w);
-	tool_info = jw_finish(&w);
-
-	if (!adk_plugins_hook(run, CB_BEFORE_TOOL, agent->name, branch,
-						  "tool", tool_info, NULL, NULL, &result))
-		return NULL;
-	if (result != NULL)
-		return result;
-
-	result = adk_tool_call(tool, args, &error);
-	if (result == NULL)
-	{
-		Jsonb	   *err = error_object(error);
-
-		if (!adk_plugins_hook(run, CB_ON_TOOL_ERROR, agent->name, branch,
-							  "tool", tool_info, "error", err, &replaced))
-			return NULL;
-		return replaced ? replaced : err;
-	}
-	if (!adk_plugins_hook(run, CB_AFTER_TOOL, agent->name, branch,
-						  "tool", tool_info, "result", result, &replaced))
-		return NULL;
-	return replaced ? replaced : result;
-}
-
-/*
  * An agent used as a tool (AgentTool): one model call of that agent with
  * the request as the only user content; its text is the result.  The
  * exchange is not stored in the session (ADK runs it in a session of its
- * own).
+ * own).  Starts the call (*call) and returns NULL, or returns the error
+ * response when there is nothing to call.
  */
 static Jsonb *
-run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args)
+agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
+				 AdkModelCall **call)
 {
 	char	   *request = jstr(&args->root, "request");
 	JsonWriter	w;
 	Jsonb	   *contents;
 	Jsonb	   *config;
-	Jsonb	   *response;
 	char	   *instruction;
-	JsonbValue *code;
-	char	   *text;
 
+	*call = NULL;
 	if (tool_agent->model == NULL)
 		return error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
 	if (run->llm_calls >= run->max_llm_calls)
@@ -967,7 +1075,22 @@ run_agent_tool(AdkRun *run, AdkAgent *tool_agent, Jsonb *args)
 
 	run->llm_calls++;
 	adk_span_model_begin(run, tool_agent->model, contents);
-	response = adk_model_call(tool_agent->model, contents, NULL, config, false, NULL, NULL);
+	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
+							NULL, NULL);
+	return NULL;
+}
+
+/*
+ * The agent-tool's answer as its function response.
+ */
+static Jsonb *
+agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call)
+{
+	Jsonb	   *response = adk_model_finish(call);
+	JsonbValue *code;
+	char	   *text;
+	JsonWriter	w;
+
 	adk_span_model_end(run, response);
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");

@@ -234,32 +234,6 @@ is_false(Jsonb *j)
 }
 
 /*
- * The usual shape of a callback in the flow: call the app's plugins for cb
- * with a context for agent (and up to two keyed values).  A plugin that
- * failed becomes a stored PLUGIN_ERROR event by agent on branch, and the
- * result is false; otherwise *result is the first plugin's replacement, or
- * NULL for "no change".
- */
-bool
-adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
-				 const char *branch, const char *key1, Jsonb *value1,
-				 const char *key2, Jsonb *value2, Jsonb **result)
-{
-	char	   *error;
-
-	*result = adk_plugins_call(run, cb,
-							   adk_plugin_context(run, cb, agent, key1, value1,
-												  key2, value2),
-							   &error);
-	if (error)
-	{
-		adk_emit_error(run, agent, branch, "PLUGIN_ERROR", error);
-		return false;
-	}
-	return true;
-}
-
-/*
  * One callback, as the invoking role (it needs EXECUTE on the function).
  */
 static void

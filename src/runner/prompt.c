@@ -181,6 +181,48 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	return jw_finish(&w);
 }
 
+/*
+ * What a run has read of its session for one branch, kept between model
+ * calls (issue 12 §7): the events that pass the branch filter, and the
+ * last seq read.  The next call reads only the events after it, so prompt
+ * assembly costs O(new events) in reads, not O(history) -- a tool loop of
+ * 50 calls reads the history once.  Events are append-only and a session's
+ * seq only grows (appends take the session row lock), so a foreign writer's
+ * events (ADK-JS) are simply the next ones read.  A compacted session is
+ * read through adk._prompt_events every time (summaries stand in for the
+ * events they cover), and its cache dropped.
+ */
+typedef struct HistCache
+{
+	char	   *branch;			/* NULL: the root branch */
+	int64		last_seq;
+	List	   *events;			/* HistEvent *, in the run's memory */
+} HistCache;
+
+static HistEvent *hist_event(Jsonb *ev, const char *branch);
+
+static HistCache *
+hist_cache(AdkRun *run, const char *branch)
+{
+	ListCell   *lc;
+	HistCache  *c;
+	MemoryContext old;
+
+	foreach(lc, run->history)
+	{
+		c = (HistCache *) lfirst(lc);
+		if ((c->branch == NULL && branch == NULL) ||
+			(c->branch != NULL && branch != NULL && strcmp(c->branch, branch) == 0))
+			return c;
+	}
+	old = MemoryContextSwitchTo(run->run_cxt);
+	c = palloc0(sizeof(HistCache));
+	c->branch = branch ? pstrdup(branch) : NULL;
+	run->history = lappend(run->history, c);
+	MemoryContextSwitchTo(old);
+	return c;
+}
+
 static void
 add_pair_id(HTAB *set, const char *id)
 {
@@ -292,9 +334,11 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	List	   *result = NIL;
 	AdkOwnerSave save;
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT8OID};
+	Datum		args[4];
 	MemoryContext caller = CurrentMemoryContext;
+	HistCache  *cache = NULL;
+	ListCell   *lc;
 	uint64		i;
 
 	args[0] = CStringGetTextDatum(run->app);
@@ -304,7 +348,8 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 	SPI_connect();
 	/*
 	 * Summaries in place of the events they cover (compaction.c); a session
-	 * that was never compacted is read directly.
+	 * that was never compacted is read directly, from where this run's read
+	 * of the branch stopped.
 	 */
 	if (adk_spi_exec("SELECT 1 FROM adk.compactions"
 					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
@@ -312,74 +357,120 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 					 "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
 					 3, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed > 0)
 	{
-		if (adk_spi_exec("SELECT event_data FROM adk._prompt_events($1, $2, $3)",
+		list_free(run->history);	/* its contents go with the run's memory */
+		run->history = NIL;
+		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
 						 3, types, args, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the session's events");
 	}
-	else if (adk_spi_exec("SELECT event_data FROM adk.events"
-						  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-						  "   AND user_id OPERATOR(pg_catalog.=) $2"
-						  "   AND session_id OPERATOR(pg_catalog.=) $3"
-						  " ORDER BY seq", 3, types, args, NULL, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the session's events");
+	else
+	{
+		/* a run object keeps what it read (adk_prompt's has none) */
+		cache = run->run_cxt ? hist_cache(run, branch) : NULL;
+		args[3] = Int64GetDatum(cache ? cache->last_seq : 0);
+		if (adk_spi_exec("SELECT event_data, seq FROM adk.events"
+						 " WHERE app_name OPERATOR(pg_catalog.=) $1"
+						 "   AND user_id OPERATOR(pg_catalog.=) $2"
+						 "   AND session_id OPERATOR(pg_catalog.=) $3"
+						 "   AND seq OPERATOR(pg_catalog.>) $4"
+						 " ORDER BY seq", 4, types, args, NULL, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the session's events");
+	}
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
 		Jsonb	   *ev;
-		JsonbValue *content;
-		JsonbValue *parts;
 		HistEvent  *h;
 		MemoryContext spi;
-		JsonbIterator *it;
-		JsonbValue	v;
-		JsonbIteratorToken tok;
-		int			nparts = 0;
-		int			nresponses = 0;
+		int64		seq;
 
 		ev = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i],
 										  SPI_tuptable->tupdesc, 1, &isnull));
-		content = adk_jsonb_get(&ev->root, "content");
-		if (content == NULL || content->type != jbvBinary)
-			continue;
-		parts = adk_jsonb_get(content->val.binary.data, "parts");
-		if (parts == NULL || parts->type != jbvBinary ||
-			JsonContainerSize(parts->val.binary.data) == 0)
-			continue;
-		if ((content = adk_jsonb_get(&ev->root, "partial")) != NULL &&
-			content->type == jbvBool && content->val.boolean)
-			continue;
-		if (!belongs_to_branch(ev, branch))
-			continue;
-		if (is_internal_request(parts->val.binary.data))
-			continue;
-
-		spi = MemoryContextSwitchTo(caller);
-		h = palloc0(sizeof(HistEvent));
-		h->event = DatumGetJsonbPCopy(PointerGetDatum(ev));
-		content = adk_jsonb_get(&h->event->root, "content");
-		h->parts = adk_jsonb_get(content->val.binary.data, "parts")->val.binary.data;
-		h->author = jstr(&h->event->root, "author");
-		if (h->author == NULL)
-			h->author = "user";
-		h->role = jstr(content->val.binary.data, "role");
-		it = JsonbIteratorInit(h->parts);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+										  SPI_tuptable->tupdesc, 2, &isnull));
+		spi = MemoryContextSwitchTo(cache ? run->run_cxt : caller);
+		h = hist_event(ev, branch);
+		if (cache)
 		{
-			if (tok != WJB_ELEM || v.type != jbvBinary)
-				continue;
-			nparts++;
-			if (adk_jsonb_get(v.val.binary.data, "function_call"))
-				h->has_calls = true;
-			if (adk_jsonb_get(v.val.binary.data, "function_response"))
-				nresponses++;
+			cache->last_seq = Max(cache->last_seq, seq);
+			if (h)
+				cache->events = lappend(cache->events, h);
 		}
-		h->only_responses = nparts > 0 && nresponses == nparts;
-		result = lappend(result, h);
+		else if (h)
+			result = lappend(result, h);
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
 	adk_restore_user(&save);
+	if (cache == NULL)
+		return result;
+
+	/* the caller marks events consumed: copies of the cached ones */
+	foreach(lc, cache->events)
+	{
+		HistEvent  *h = palloc(sizeof(HistEvent));
+
+		*h = *(HistEvent *) lfirst(lc);
+		h->consumed = false;
+		result = lappend(result, h);
+	}
+	(void) caller;
 	return result;
+}
+
+/*
+ * ev as prompt assembly sees it, copied into the current memory context;
+ * NULL when it has no place in a prompt for branch (no content, partial,
+ * another branch, an internal request).
+ */
+static HistEvent *
+hist_event(Jsonb *ev, const char *branch)
+{
+	JsonbValue *content;
+	JsonbValue *parts;
+	HistEvent  *h;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			nparts = 0;
+	int			nresponses = 0;
+
+	content = adk_jsonb_get(&ev->root, "content");
+	if (content == NULL || content->type != jbvBinary)
+		return NULL;
+	parts = adk_jsonb_get(content->val.binary.data, "parts");
+	if (parts == NULL || parts->type != jbvBinary ||
+		JsonContainerSize(parts->val.binary.data) == 0)
+		return NULL;
+	if ((content = adk_jsonb_get(&ev->root, "partial")) != NULL &&
+		content->type == jbvBool && content->val.boolean)
+		return NULL;
+	if (!belongs_to_branch(ev, branch))
+		return NULL;
+	if (is_internal_request(parts->val.binary.data))
+		return NULL;
+
+	h = palloc0(sizeof(HistEvent));
+	h->event = DatumGetJsonbPCopy(PointerGetDatum(ev));
+	content = adk_jsonb_get(&h->event->root, "content");
+	h->parts = adk_jsonb_get(content->val.binary.data, "parts")->val.binary.data;
+	h->author = jstr(&h->event->root, "author");
+	if (h->author == NULL)
+		h->author = "user";
+	h->role = jstr(content->val.binary.data, "role");
+	it = JsonbIteratorInit(h->parts);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM || v.type != jbvBinary)
+			continue;
+		nparts++;
+		if (adk_jsonb_get(v.val.binary.data, "function_call"))
+			h->has_calls = true;
+		if (adk_jsonb_get(v.val.binary.data, "function_response"))
+			nresponses++;
+	}
+	h->only_responses = nparts > 0 && nresponses == nparts;
+	return h;
 }
 
 static char *

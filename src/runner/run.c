@@ -34,8 +34,12 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/resowner.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -47,6 +51,7 @@
 #include "common/ids.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
+#include "model/http.h"
 #include "model/ledger.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
@@ -77,12 +82,12 @@ static void queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
 					   bool partial, void *arg);
 static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
 static void stop_run(Datum arg);
-static void ensure_session(AdkRun *run, bool auto_create, const char *extschema);
+static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
+						   bool foreground);
+static bool lock_unheld_session(AdkRun *run, Datum *args);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 							  List *artifact_delta);
-static void put_row(AdkRun *run, AdkStoredEvent *stored, bool partial);
-static void store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
@@ -133,29 +138,6 @@ adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text)
 				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
 				 errhint("Pass text as text, or build function responses with adk_function_response().")));
 	return message;
-}
-
-/*
- * {"role": "user", "parts": [{"text": text}]}
- */
-Jsonb *
-adk_text_content(const char *text)
-{
-	JsonWriter	w;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "user");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, text);
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
-	return jw_finish(&w);
 }
 
 /* adk_run's state between calls */
@@ -265,12 +247,20 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	SRF_RETURN_DONE(funcctx);
 }
 
+/*
+ * The run object, in a memory context of its own under the current one.
+ */
 static AdkRun *
 new_run(const char *app, const char *user, const char *session,
 		Jsonb *state_delta, Jsonb *options, AdkEventSink sink, void *sink_arg)
 {
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "adk_runner run",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
+	run->run_cxt = cxt;
 	run->app = pstrdup(app);
 	run->user = pstrdup(user);
 	run->session = pstrdup(session);
@@ -282,6 +272,7 @@ new_run(const char *app, const char *user, const char *session,
 				 errmsg("state_delta must be a JSON object")));
 	parse_options(run, options);
 	adk_run_registry_enter(app, user, session);	/* adk_cancel finds it */
+	MemoryContextSwitchTo(old);
 	return run;
 }
 
@@ -295,7 +286,10 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 {
 	PG_TRY();
 	{
+		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+
 		start_run(run, message, state_delta, extschema, NULL);
+		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
 	{
@@ -307,63 +301,95 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 }
 
 /*
- * One step of the agents, or, when none is left, the end of the run.
- * false when the run is over.
+ * One step of the agents, or, when none is left, the end of the run; when
+ * the run waits for its model, the HTTP client is driven for a moment
+ * (adk_run's backend has nothing else to do meanwhile).  false when the
+ * run is over.
  */
 static bool
 guarded_step(AdkRun *run)
 {
-	volatile bool more = true;
+	AdkStepResult r = adk_run_step(run);
+
+	if (r == ADK_STEP_WAIT)
+		adk_http_drive(ADK_HTTP_POLL_MS);
+	return r != ADK_STEP_DONE;
+}
+
+/*
+ * Begin a run of app's agents for message: steps 1 to 4 of SPEC §5 (the
+ * first stored events go to sink now), in a run object under the current
+ * memory context.  invocation_id: the id to use (a queued job has one
+ * already), or NULL to make one (or reuse the one a function response
+ * resumes).  extschema: the schema of the adk_* functions.  Then
+ * adk_run_step until ADK_STEP_DONE, and adk_run_free.
+ */
+AdkRun *
+adk_run_begin(const char *app, const char *user, const char *session,
+			  Jsonb *message, Jsonb *state_delta, Jsonb *options,
+			  const char *invocation_id, const char *extschema,
+			  AdkEventSink sink, void *sink_arg)
+{
+	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink,
+							  sink_arg);
+	MemoryContext old = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(run->run_cxt);
+		start_run(run, message, state_delta, extschema, invocation_id);
+	}
+	PG_CATCH();
+	{
+		adk_current_invocation_id = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	adk_current_invocation_id = NULL;
+	return run;
+}
+
+/*
+ * One step of a run (ADK_STEP_RAN, ADK_STEP_WAIT: its model calls are in
+ * flight, ADK_STEP_DONE: it has ended -- step 7 ran, its invocation row is
+ * final).  The ledger is told which invocation is running, and forgets it
+ * whatever happens.
+ */
+AdkStepResult
+adk_run_step(AdkRun *run)
+{
+	MemoryContext old = CurrentMemoryContext;
+	volatile AdkStepResult r = ADK_STEP_RAN;
 
 	adk_current_invocation_id = run->invocation_id;
 	PG_TRY();
 	{
-		if (!adk_agent_step(run))
-		{
+		MemoryContextSwitchTo(run->run_cxt);
+		r = adk_agent_step(run);
+		if (r == ADK_STEP_DONE)
 			finish_run(run);
-			more = false;
-		}
 	}
 	PG_CATCH();
 	{
+		MemoryContextSwitchTo(old);
 		adk_current_invocation_id = NULL;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(old);
 	adk_current_invocation_id = NULL;
-	return more;
+	return r;
 }
 
 /*
- * One invocation of app's agents for message, run to its end: for
- * background workers.  invocation_id: the id to use (a queued job has one
- * already), or NULL to make one (or reuse the one a function response
- * resumes).  extschema: the schema of the adk_* functions.  Each event goes
- * to sink as it is stored.
+ * The run is over (or given up): its model calls stop, its memory goes.
  */
 void
-adk_execute_run(const char *app, const char *user, const char *session,
-				Jsonb *message, Jsonb *state_delta, Jsonb *options,
-				const char *invocation_id, const char *extschema,
-				AdkEventSink sink, void *sink_arg)
+adk_run_free(AdkRun *run)
 {
-	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink, sink_arg);
-
-	PG_TRY();
-	{
-		start_run(run, message, state_delta, extschema, invocation_id);
-		adk_current_invocation_id = run->invocation_id;
-		while (adk_agent_step(run))
-			;
-		finish_run(run);
-	}
-	PG_CATCH();
-	{
-		adk_current_invocation_id = NULL;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	adk_current_invocation_id = NULL;
+	adk_agent_abandon(run);
+	MemoryContextDelete(run->run_cxt);
 }
 
 /*
@@ -520,7 +546,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 
 	/* 1. the app and the session */
 	adk_load_definitions(run, &auto_create);
-	ensure_session(run, auto_create, extschema);
+	ensure_session(run, auto_create, extschema, invocation_id == NULL);
 
 	/* 2. which agent; the invocation id (reused when resuming a call) */
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
@@ -533,6 +559,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = run->invocation_id;
+	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;
 	invocation_start(run, agent->name, NULL);
@@ -576,8 +603,8 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 			adk_emit_error(run, agent->name, NULL, code, error);
 			return;
 		}
-		store_timed(run, event, &stored);
-		put_row(run, &stored, false);
+		adk_store_timed(run, event, &stored);
+		adk_put_row(run, &stored, false);
 	}
 	else
 		adk_push_agent(run, agent, NULL);	/* 5, 6: the agent */
@@ -623,7 +650,8 @@ finish_run(AdkRun *run)
  * and everything read below sees the history as it stands.
  */
 static void
-ensure_session(AdkRun *run, bool auto_create, const char *extschema)
+ensure_session(AdkRun *run, bool auto_create, const char *extschema,
+			   bool foreground)
 {
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
@@ -633,12 +661,17 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
-	adk_become_owner(&save);
-	SPI_connect();
-	exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1;
-	SPI_finish();
-	adk_restore_user(&save);
+	if (foreground)
+		exists = lock_unheld_session(run, args);
+	else
+	{
+		adk_become_owner(&save);
+		SPI_connect();
+		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1;
+		SPI_finish();
+		adk_restore_user(&save);
+	}
 	if (exists)
 		return;
 
@@ -661,6 +694,88 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema)
 		elog(ERROR, "could not lock the session");
 	SPI_finish();
 	adk_restore_user(&save);
+}
+
+#define SESSION_HOLDER_SQL \
+	"SELECT j.invocation_id FROM adk.jobs j" \
+	" WHERE j.app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND j.user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND j.session_id OPERATOR(pg_catalog.=) $3" \
+	"   AND j.status OPERATOR(pg_catalog.=) 'running'" \
+	"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a" \
+	"                WHERE a.pid OPERATOR(pg_catalog.=) j.worker_pid)" \
+	" LIMIT 1"
+
+/*
+ * One run per session at a time, whoever drives it (issue 12 §6): a job
+ * worker commits between the steps of a run and holds no lock while the
+ * run waits for its model, so the session row lock alone would let a
+ * foreground adk_run slip a whole invocation in between.  The job's row
+ * says the session is held: status 'running' with a live worker.  A
+ * foreground run waits for it -- in short latch waits that a query cancel
+ * stops, at most adk.session_wait_timeout -- then takes the session row
+ * lock and looks again under it (in a subtransaction, so a run that lost
+ * the race lets the lock go while it waits).  The hold ends when the job
+ * ends, fails, or its worker dies (then the launcher's recovery requeues
+ * or fails it, and its pid is gone at once).  Jobs, for their part, never
+ * wait for a foreground run: they skip a locked session (job.c).  Returns
+ * whether the session exists (locked).
+ */
+static bool
+lock_unheld_session(AdkRun *run, Datum *args)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		AdkOwnerSave save;
+		bool		exists;
+		char	   *holder = NULL;
+		instr_time	now;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		adk_become_owner(&save);
+		SPI_connect();
+		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1;
+		if (exists &&
+			adk_spi_exec(SESSION_HOLDER_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+			holder = MemoryContextStrdup(cxt, SPI_getvalue(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1));
+		SPI_finish();
+		adk_restore_user(&save);
+		if (holder == NULL)
+		{
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			return exists;
+		}
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (adk_session_wait_timeout_ms > 0 &&
+			INSTR_TIME_GET_MILLISEC(now) >= adk_session_wait_timeout_ms)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("session \"%s\" of app \"%s\" is busy", run->session, run->app),
+					 errdetail("Queued run \"%s\" holds it.", holder),
+					 errhint("Wait for it with adk_wait(), or raise \"adk.session_wait_timeout\".")));
+		pfree(holder);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -705,195 +820,9 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 		jw_end_object(&w);
 	}
 	jw_end_object(&w);
-	store_timed(run, jw_finish(&w), &stored);
+	adk_store_timed(run, jw_finish(&w), &stored);
 	if (run->yield_user_message)
-		put_row(run, &stored, false);
-}
-
-/*
- * Open an event object: {"invocation_id", "author"[, "branch"] -- the
- * caller adds the rest and closes it.
- */
-void
-adk_event_start(JsonWriter *w, AdkRun *run, const char *author,
-				const char *branch)
-{
-	jw_init(w);
-	jw_begin_object(w);
-	jw_key(w, "invocation_id");
-	jw_string(w, run->invocation_id);
-	jw_key(w, "author");
-	jw_string(w, author);
-	if (branch)
-	{
-		jw_key(w, "branch");
-		jw_string(w, branch);
-	}
-}
-
-/*
- * Step 5 for one event: on_event, append unless partial, return it.
- */
-void
-adk_emit(AdkRun *run, Jsonb *event)
-{
-	JsonbValue *partial = adk_jsonb_get(&event->root, "partial");
-	bool		is_partial = partial && partial->type == jbvBool && partial->val.boolean;
-	Jsonb	   *replaced;
-	char	   *error;
-	AdkStoredEvent stored;
-	char	   *why;
-	const char *code;
-
-	if (!is_partial)
-	{
-		JsonbValue *author = adk_jsonb_get(&event->root, "author");
-
-		replaced = adk_plugins_call(run, CB_ON_EVENT,
-									adk_plugin_context(run, CB_ON_EVENT, NULL,
-													   "event", event, NULL, NULL),
-									&error);
-		if (error)
-		{
-			/* the event is not stored; the run reports the error */
-			char	   *name = author && author->type == jbvString ?
-				pnstrdup(author->val.string.val, author->val.string.len) : "runner";
-
-			adk_emit_error(run, name, NULL, "PLUGIN_ERROR", error);
-			return;
-		}
-		if (replaced != NULL)
-		{
-			if (JB_ROOT_IS_SCALAR(replaced))
-			{
-				JsonbValue *s = getIthJsonbValueFromContainer(&replaced->root, 0);
-
-				if (s->type == jbvBool && !s->val.boolean)
-					return;		/* rejected: not stored, not returned */
-			}
-			event = replaced;
-		}
-	}
-	if ((why = adk_event_unstorable(event, &code)) != NULL)
-	{
-		/*
-		 * What a model or a plugin produced and the store would refuse: a
-		 * stored error event instead (SPEC §5), never an ERROR that rolls
-		 * back the caller or an event that breaks every later prompt.  A
-		 * partial event is only a preview of one that follows: dropped.
-		 */
-		JsonbValue *author = adk_jsonb_get(&event->root, "author");
-		JsonbValue *branch = adk_jsonb_get(&event->root, "branch");
-
-		if (is_partial)
-			return;
-		adk_emit_error(run,
-					   author && author->type == jbvString ?
-					   pnstrdup(author->val.string.val, author->val.string.len) : "runner",
-					   branch && branch->type == jbvString ?
-					   pnstrdup(branch->val.string.val, branch->val.string.len) : NULL,
-					   code, why);
-		return;
-	}
-	store_timed(run, event, &stored);
-	put_row(run, &stored, is_partial);
-}
-
-/*
- * NULL when the store takes an event of this size and nesting; else why
- * not, and *code the error code for it (EVENT_TOO_LARGE, EVENT_TOO_DEEP).
- * The same limits adk_append_event applies: adk.max_event_size on the
- * event's jsonb, ADK_MAX_JSON_DEPTH levels counting the event's own object.
- */
-char *
-adk_event_unstorable(Jsonb *event, const char **code)
-{
-	if (VARSIZE(event) > (Size) adk_max_event_size_kb * 1024)
-	{
-		*code = "EVENT_TOO_LARGE";
-		return psprintf("the event would take %zu bytes; \"adk.max_event_size\" allows %d kB",
-						(Size) VARSIZE(event), adk_max_event_size_kb);
-	}
-	if (adk_jsonb_depth(&event->root, ADK_MAX_JSON_DEPTH) > ADK_MAX_JSON_DEPTH)
-	{
-		*code = "EVENT_TOO_DEEP";
-		return psprintf("the event would be nested more than %d levels deep",
-						ADK_MAX_JSON_DEPTH);
-	}
-	*code = NULL;
-	return NULL;
-}
-
-/*
- * A stored error event; the invocation ends as failed.  Returns false.
- */
-bool
-adk_emit_error(AdkRun *run, const char *author, const char *branch,
-			   const char *code, const char *message)
-{
-	JsonWriter	w;
-	AdkStoredEvent stored;
-
-	adk_event_start(&w, run, author, branch);
-	jw_key(&w, "error_code");
-	jw_string(&w, code ? code : "UNKNOWN_ERROR");
-	jw_key(&w, "error_message");
-	jw_string(&w, message ? message : "");
-	jw_end_object(&w);
-	store_timed(run, jw_finish(&w), &stored);
-	put_row(run, &stored, false);
-	run->failed = true;
-	run->end_invocation = true;
-	if (run->error_code == NULL)
-	{
-		/* in the run's memory: this may be called inside a round's */
-		run->error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
-											  code ? code : "UNKNOWN_ERROR");
-		run->error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
-												 message ? message : "");
-	}
-	return false;
-}
-
-/*
- * Append an event, adding the time it took to the invocation's store time
- * (adk.invocations.store_ms: what storing events cost this run).
- */
-static void
-store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
-{
-	instr_time	start,
-				end;
-
-	INSTR_TIME_SET_CURRENT(start);
-	adk_store_append(run->app, run->user, run->session, event, stored);
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	run->store_ms += INSTR_TIME_GET_MILLISEC(end);
-	if (stored->seq > 0)
-		run->stored_events++;
-}
-
-/*
- * Hand one event to the run's sink.
- */
-static void
-put_row(AdkRun *run, AdkStoredEvent *stored, bool partial)
-{
-	run->sink(run, stored->event, stored->seq, stored->time, partial,
-			  run->sink_arg);
-}
-
-/*
- * "prefix" + a random UUID.
- */
-char *
-adk_new_id(const char *prefix)
-{
-	char		uuid[37];
-
-	adk_random_uuid(uuid);
-	return psprintf("%s%s", prefix, uuid);
+		adk_put_row(run, &stored, false);
 }
 
 static void

@@ -4,11 +4,15 @@
  *	  The runner: one invocation of an app's agents for one input, as
  *	  adk_run() runs it.
  *
- * Data flows one way: run.c (order of work, SPEC §5) -> agents.c (which
- * agent, workflow agents, transfer) -> flow.c (the LLM flow: prompt, model
- * call, tool calls) -> prompt.c / tools.c / plugins.c -> the model layer
- * and the session store.  Everything is palloc'd in the invocation's
- * memory context; the event in event_data shape is what every step speaks.
+ * Data flows one way, top to bottom, no file calling one above it:
+ * run.c (order of work, SPEC §5; adk_run's SRF and the job worker drive
+ * its stepper) -> agents.c (the frame stepper, workflow agents, transfer)
+ * -> flow.c (one LLM round: prompt, model call started and consumed, tool
+ * calls) -> hitl.c / compaction.c (policy) -> tools.c / prompt.c / route.c
+ * -> emit.c (the one place events leave the runner) -> plugins.c -> defs.c
+ * (definitions: loaders and lookups) -> the model layer and the store.
+ * A run's memory is its run object's context (below); the event in
+ * event_data shape is what every step speaks.
  *
  * IDENTIFICATION
  *	  src/runner/runner.h
@@ -79,9 +83,18 @@ typedef struct AdkTool
 	bool		require_confirmation;
 } AdkTool;
 
-/* One invocation */
+/*
+ * One invocation: the run object.  It lives in run_cxt, a memory context
+ * of its own made when the run starts (under the caller's: adk_run's
+ * per-query memory, a job's context in a worker) and deleted with it; each
+ * step works in memory of its own under it (flow.c's rounds), deleted when
+ * the step's work is done, so a run's memory is bounded by its current
+ * step.  The definitions it started with are pinned (defs.c); the frames
+ * (agents.c) are its position.
+ */
 typedef struct AdkRun
 {
+	MemoryContext run_cxt;		/* owns this struct and all it points to */
 	char	   *app;
 	char	   *user;
 	char	   *session;
@@ -118,6 +131,8 @@ typedef struct AdkRun
 
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
+	List	  **stack;			/* agents.c: the frame stack being stepped */
+	List	   *history;		/* prompt.c: what it read of its session */
 	AdkAgent   *first_agent;	/* the agent the run started with */
 
 	/* spans.c: the run's trace, or NULL; options.traceparent */
@@ -137,17 +152,27 @@ typedef struct AdkRun
 typedef void (*AdkEventSink) (AdkRun *run, Jsonb *event, int64 seq,
 							  TimestampTz time, bool partial, void *arg);
 
+/* What one step of a run did */
+typedef enum AdkStepResult
+{
+	ADK_STEP_RAN,				/* did some work; step again */
+	ADK_STEP_WAIT,				/* waits for model calls: adk_http_drive() */
+	ADK_STEP_DONE				/* nothing left to run */
+} AdkStepResult;
+
 /* run.c: one invocation, for adk_run and for background workers */
-extern void adk_execute_run(const char *app, const char *user,
-							const char *session, Jsonb *message,
-							Jsonb *state_delta, Jsonb *options,
-							const char *invocation_id, const char *extschema,
-							AdkEventSink sink, void *sink_arg);
-extern Jsonb *adk_text_content(const char *text);
+extern AdkRun *adk_run_begin(const char *app, const char *user,
+							 const char *session, Jsonb *message,
+							 Jsonb *state_delta, Jsonb *options,
+							 const char *invocation_id, const char *extschema,
+							 AdkEventSink sink, void *sink_arg);
+extern AdkStepResult adk_run_step(AdkRun *run);
+extern void adk_run_free(AdkRun *run);
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 
-/* run.c */
+/* emit.c: the one place events leave the runner */
 struct JsonWriter;
+struct AdkStoredEvent;
 extern void adk_jw_function_response(struct JsonWriter *w, const char *id,
 									 const char *name, Jsonb *response);
 extern void adk_event_start(struct JsonWriter *w, AdkRun *run,
@@ -156,7 +181,14 @@ extern void adk_emit(AdkRun *run, Jsonb *event);
 extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
 extern char *adk_new_id(const char *prefix);
+extern Jsonb *adk_text_content(const char *text);
+extern void adk_store_timed(AdkRun *run, Jsonb *event,
+							struct AdkStoredEvent *stored);
+extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,
+						bool partial);
 extern char *adk_event_unstorable(Jsonb *event, const char **code);
+
+/* run.c */
 extern void adk_check_run_options(Jsonb *options);
 
 /* defs.c */
@@ -170,12 +202,16 @@ extern char *adk_first_response_id(Jsonb *content);
 extern bool adk_find_call_event(AdkRun *run, const char *call_id,
 								char **author, char **invocation_id);
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
-extern bool adk_agent_step(AdkRun *run);
+
+extern AdkStepResult adk_agent_step(AdkRun *run);
+extern void adk_agent_abandon(AdkRun *run);
+extern bool adk_agent_ready(AdkRun *run);
 extern List *adk_transfer_targets(AdkAgent *agent);
 
 /* flow.c */
 typedef enum AdkRoundResult
 {
+	ROUND_WAIT,					/* model calls in flight */
 	ROUND_AGAIN,
 	ROUND_CALLS,
 	ROUND_TRANSFER,
@@ -184,12 +220,24 @@ typedef enum AdkRoundResult
 
 extern bool adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 						  List **tools, Jsonb **decls);
-extern AdkRoundResult adk_llm_round(AdkRun *run, AdkAgent *agent,
-									const char *branch, List *tools,
-									Jsonb *decls, List **calls);
-extern AdkRoundResult adk_llm_run_calls(AdkRun *run, AdkAgent *agent,
-										const char *branch, List *tools,
-										List *calls, AdkAgent **transfer_to);
+typedef struct AdkRound AdkRound;	/* half a round in flight (flow.c) */
+
+extern AdkRoundResult adk_llm_round_start(AdkRun *run, AdkAgent *agent,
+										  const char *branch, List *tools,
+										  Jsonb *decls, AdkRound **round);
+extern AdkRoundResult adk_llm_round_finish(AdkRun *run, AdkAgent *agent,
+										   const char *branch, List *tools,
+										   AdkRound *round, List **calls);
+extern AdkRoundResult adk_llm_calls_start(AdkRun *run, AdkAgent *agent,
+										  const char *branch, List *tools,
+										  List *calls, AdkRound **round,
+										  AdkAgent **transfer_to);
+extern AdkRoundResult adk_llm_calls_finish(AdkRun *run, AdkAgent *agent,
+										   const char *branch, List *tools,
+										   List *calls, AdkRound *round,
+										   AdkAgent **transfer_to);
+extern bool adk_round_ready(const AdkRound *round);
+extern void adk_round_abandon(AdkRound *round);
 extern void adk_llm_free_calls(List *calls);
 extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 								AdkTool *tool, const char *call_id, Jsonb *args);

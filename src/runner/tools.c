@@ -34,13 +34,18 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/syscache.h"
+#include "utils/timeout.h"
 
+#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/owner.h"
 
 #define LONG_RUNNING_NOTE \
@@ -62,6 +67,15 @@ typedef struct ToolPlan
 	SPIPlanPtr	plan;
 } ToolPlan;
 
+
+int			adk_tool_timeout_ms = 0;
+static TimeoutId tool_timeout_id = MAX_TIMEOUTS;
+static volatile sig_atomic_t tool_timed_out = false;
+
+static Jsonb *tool_error_object(const char *message);
+static Jsonb *call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+							AdkTool *tool, const char *call_id, Jsonb *args);
+static void tool_timeout_handler(void);
 static ToolPlan tool_plans[TOOL_PLANS];
 static int	next_tool_plan = 0;
 
@@ -72,57 +86,6 @@ static void write_builtin(JsonWriter *w, const char *name,
 						  const char *description, const char *param,
 						  const char *param_description);
 
-/*
- * The SQL tools an agent lists (built-ins and agents-as-tools are not in
- * adk.tools).
- */
-List *
-adk_load_tools(AdkAgent *agent)
-{
-	List	   *result = NIL;
-	ListCell   *lc;
-	AdkOwnerSave save;
-	MemoryContext caller = CurrentMemoryContext;
-	Oid			argtype = TEXTOID;
-
-	if (agent->tools == NIL)
-		return NIL;
-	adk_become_owner(&save);
-	SPI_connect();
-	foreach(lc, agent->tools)
-	{
-		char	   *name = (char *) lfirst(lc);
-		Datum		arg = CStringGetTextDatum(name);
-		AdkTool    *t;
-		bool		isnull;
-		HeapTuple	row;
-		TupleDesc	desc;
-		MemoryContext spi;
-
-		if (adk_spi_exec("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
-						 " t.long_running, t.require_confirmation"
-						 " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
-						 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read adk.tools");
-		if (SPI_processed == 0)
-			continue;
-		row = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		spi = MemoryContextSwitchTo(caller);
-		t = palloc0(sizeof(AdkTool));
-		t->name = pstrdup(name);
-		t->function = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
-		t->description = SPI_getvalue(row, desc, 2);
-		t->parameters = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 3, &isnull));
-		t->long_running = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
-		t->require_confirmation = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
-		result = lappend(result, t);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-	adk_restore_user(&save);
-	return result;
-}
 
 static AdkTool *
 find_tool(List *tools, const char *name)
@@ -253,13 +216,62 @@ Jsonb *
 adk_tool_call(AdkTool *tool, Jsonb *args, char **error)
 {
 	ToolCall	call;
+	MemoryContext caller = CurrentMemoryContext;
+	volatile bool ok = false;
 
 	call.tool = tool;
 	call.args = args;
 	call.result = NULL;
-	if (!adk_run_guarded(call_tool, &call, error))
+	if (adk_tool_timeout_ms <= 0)
+	{
+		if (!adk_run_guarded(call_tool, &call, error))
+			return NULL;
+		return call.result;
+	}
+
+	/*
+	 * adk.tool_timeout: a timer that cancels the tool's query when it fires;
+	 * that cancel (and only that one) becomes the tool's error.  The tool's
+	 * subtransaction is already rolled back when it reaches us.
+	 */
+	if (tool_timeout_id == MAX_TIMEOUTS)
+		tool_timeout_id = RegisterTimeout(USER_TIMEOUT, tool_timeout_handler);
+	tool_timed_out = false;
+	enable_timeout_after(tool_timeout_id, adk_tool_timeout_ms);
+	PG_TRY();
+	{
+		ok = adk_run_guarded(call_tool, &call, error);
+	}
+	PG_CATCH();
+	{
+		disable_timeout(tool_timeout_id, false);
+		if (!tool_timed_out)
+			PG_RE_THROW();
+		MemoryContextSwitchTo(caller);
+		FlushErrorState();
+		QueryCancelPending = false;
+		*error = psprintf("tool \"%s\" ran longer than \"adk.tool_timeout\" (%d ms) and was stopped",
+						  tool->name, adk_tool_timeout_ms);
+		tool_timed_out = false;
 		return NULL;
-	return call.result;
+	}
+	PG_END_TRY();
+	disable_timeout(tool_timeout_id, false);
+	tool_timed_out = false;
+	return ok ? call.result : NULL;
+}
+
+/*
+ * adk.tool_timeout fired: cancel the tool's query, as statement_timeout
+ * would.
+ */
+static void
+tool_timeout_handler(void)
+{
+	tool_timed_out = true;
+	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
 }
 
 static void
@@ -469,4 +481,81 @@ build_call_sql(AdkTool *tool, Jsonb *args)
 		appendStringInfo(&sql, "SELECT pg_catalog.to_jsonb(%s)", call.data);
 	ReleaseSysCache(tup);
 	return sql.data;
+}
+
+/*
+ * {"error": message}
+ */
+static Jsonb *
+tool_error_object(const char *message)
+{
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "error");
+	jw_string(&w, message);
+	jw_end_object(&w);
+	return jw_finish(&w);
+}
+
+/*
+ * A SQL tool call wrapped in its plugins: before_tool (may answer instead),
+ * the call, on_tool_error (may replace the error), after_tool (may replace
+ * the result).  The response object the model sees; NULL when a plugin
+ * failed (an error event is stored and the invocation ends).
+ */
+Jsonb *
+adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+				  AdkTool *tool, const char *call_id, Jsonb *args)
+{
+	Jsonb	   *result;
+
+	adk_span_tool_begin(run, tool, call_id, args);
+	result = call_sql_tool(run, agent, branch, tool, call_id, args);
+	adk_span_tool_end(run, result);
+	return result;
+}
+
+static Jsonb *
+call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+			  AdkTool *tool, const char *call_id, Jsonb *args)
+{
+	JsonWriter	w;
+	Jsonb	   *tool_info;
+	Jsonb	   *result;
+	Jsonb	   *replaced;
+	char	   *error;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "name");
+	jw_string(&w, tool->name);
+	jw_key(&w, "id");
+	jw_string(&w, call_id);
+	jw_key(&w, "args");
+	jw_jsonb(&w, args);
+	jw_end_object(&w);
+	tool_info = jw_finish(&w);
+
+	if (!adk_plugins_hook(run, CB_BEFORE_TOOL, agent->name, branch,
+						  "tool", tool_info, NULL, NULL, &result))
+		return NULL;
+	if (result != NULL)
+		return result;
+
+	result = adk_tool_call(tool, args, &error);
+	if (result == NULL)
+	{
+		Jsonb	   *err = tool_error_object(error);
+
+		if (!adk_plugins_hook(run, CB_ON_TOOL_ERROR, agent->name, branch,
+							  "tool", tool_info, "error", err, &replaced))
+			return NULL;
+		return replaced ? replaced : err;
+	}
+	if (!adk_plugins_hook(run, CB_AFTER_TOOL, agent->name, branch,
+						  "tool", tool_info, "result", result, &replaced))
+		return NULL;
+	return replaced ? replaced : result;
 }

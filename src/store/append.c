@@ -44,7 +44,7 @@
 #include "store/owner.h"
 #include "store/place.h"
 #include "store/tenancy.h"
-#include "worker/worker.h"
+#include "store/notify.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
 
@@ -396,9 +396,7 @@ adk_store_append(const char *app, const char *user, const char *session,
 	stored->id = pstrdup(keys.id);
 	stored->invocation_id = pstrdup(keys.invocation_id);
 
-	/* LISTEN adk_events sees it at commit; adk_cancel can find the run */
+	/* LISTEN adk_events sees it at commit */
 	adk_notify_event(app, user, session, stored->seq, stored->invocation_id,
 					 stored->event);
-	if (adk_current_invocation_id != NULL)
-		adk_run_registry_note(adk_current_invocation_id);
 }

@@ -58,6 +58,8 @@ typedef struct RunCopy
 
 static int	signal_runs(uint64 invocation_hash, uint64 session_hash,
 						int *denied);
+static int	signal_job_runs(uint64 invocation_hash, uint64 session_hash,
+							int *denied);
 static int	cancel_queued(const char *where, int nargs, Datum *args,
 						  int *denied);
 static void permission_denied(const char *invocation_id);
@@ -264,6 +266,76 @@ signal_runs(uint64 invocation_hash, uint64 session_hash, int *denied)
 			n++;
 		else
 			elog(DEBUG1, "could not send SIGINT to process %d: %m", (int) e->run.pid);
+	}
+	LWLockRelease(adk_workers->lock);
+	return n + signal_job_runs(invocation_hash, session_hash, denied);
+}
+
+/*
+ * The runs job workers hold: the run's flag is set and its worker's latch,
+ * so the worker stops that run (its model calls in flight too) within
+ * ADK_HTTP_POLL_MS; when the worker is stepping that very run right now
+ * (a SQL tool may be running), it gets SIGINT too, which cancels that step
+ * only.
+ */
+static int
+signal_job_runs(uint64 invocation_hash, uint64 session_hash, int *denied)
+{
+	RunCopy    *runs;
+	int			max = adk_workers->nslots * ADK_MAX_WORKER_CONCURRENCY;
+	int			nruns = 0;
+	int			n = 0;
+	int			i;
+
+	runs = palloc(sizeof(RunCopy) * max);
+	LWLockAcquire(adk_workers->lock, LW_SHARED);
+	for (i = 0; i < max; i++)
+	{
+		AdkJobRunEntry *e = &adk_workers->job_runs[i];
+
+		if (e->run.pid == 0)
+			continue;
+		if ((invocation_hash != 0 && e->run.invocation_hash == invocation_hash) ||
+			(session_hash != 0 && e->run.session_hash == session_hash))
+		{
+			runs[nruns].index = i;
+			runs[nruns].pid = e->run.pid;
+			runs[nruns].role = e->run.role;
+			runs[nruns].superuser = e->run.superuser;
+			runs[nruns].session_hash = e->run.session_hash;
+			runs[nruns].invocation_hash = e->run.invocation_hash;
+			nruns++;
+		}
+	}
+	LWLockRelease(adk_workers->lock);
+
+	for (i = 0; i < nruns; i++)
+	{
+		if (!adk_may_cancel(runs[i].role, runs[i].superuser))
+		{
+			(*denied)++;
+			runs[i].pid = 0;
+		}
+	}
+
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	for (i = 0; i < nruns; i++)
+	{
+		AdkJobRunEntry *e = &adk_workers->job_runs[runs[i].index];
+		int			s = runs[i].index / ADK_MAX_WORKER_CONCURRENCY;
+		AdkWorkerSlot *slot = &adk_workers->slots[s];
+
+		if (runs[i].pid == 0 || e->run.pid != runs[i].pid ||
+			e->run.session_hash != runs[i].session_hash ||
+			e->run.invocation_hash != runs[i].invocation_hash)
+			continue;			/* ended meanwhile */
+		e->run.cancel_requested = true;
+		if (slot->stepping == runs[i].index % ADK_MAX_WORKER_CONCURRENCY &&
+			slot->pid == e->run.pid)
+			(void) kill(e->run.pid, SIGINT);
+		if (slot->latch)
+			SetLatch(slot->latch);
+		n++;
 	}
 	LWLockRelease(adk_workers->lock);
 	return n;

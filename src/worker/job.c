@@ -1,32 +1,49 @@
 /*-------------------------------------------------------------------------
  *
  * job.c
- *	  The "adk_runner job worker" background worker: claims queued jobs one
- *	  at a time and runs each as the role that queued it, committing after
- *	  every stored event.
+ *	  The "adk_runner job worker" background worker: holds up to
+ *	  adk.worker_concurrency queued runs at once and advances whichever can
+ *	  go on -- while run A waits for its model, the worker steps run B.
  *
  * A job's life in a worker:
  *	1. claim (adk._claim_job: FOR UPDATE SKIP LOCKED; never a job whose
- *	   session has an earlier job queued or running), register the run
- *	   (slot and run registry, before the claim commits, so whoever sees
- *	   the job 'running' also finds the worker), commit;
- *	2. clear what a previous job may have left in the session (settings,
- *	   temporary tables, prepared statements, cursors, advisory locks), and
- *	   switch to the job's role (SetUserIdAndSecContext with
- *	   SECURITY_LOCAL_USERID_CHANGE: tools run with that role's privileges,
- *	   and cannot SET ROLE or SET SESSION AUTHORIZATION back to the
- *	   worker's own user);
- *	3. adk_execute_run with a sink that commits after each stored event and
- *	   starts the next transaction (new snapshot; the session row locked
- *	   again), so every event is durable and visible -- and NOTIFYed -- at
- *	   once.  The runner's memory is a per-job context under
+ *	   session has an earlier job queued or running; the role, then the
+ *	   app, with the fewest running jobs first, so one role's queue does
+ *	   not starve another's), register the run (a run entry of this
+ *	   worker's, before the claim commits, so whoever sees the job
+ *	   'running' also finds it), commit;
+ *	2. then step by step (runner.h: adk_run_begin, adk_run_step), each
+ *	   stretch of steps up to the next wait for the model (at most
+ *	   STEPS_PER_TRANSACTION) in a transaction of its own: the session row locked (SKIP LOCKED: a
+ *	   session a foreground adk_run holds makes the run wait for a later
+ *	   round, never the worker), what any previous step may have left in
+ *	   the session cleared (settings, temporary tables, prepared
+ *	   statements, cursors, advisory locks), the job's role switched to
+ *	   (SetUserIdAndSecContext with SECURITY_LOCAL_USERID_CHANGE: tools run
+ *	   with that role's privileges, and cannot SET ROLE or SET SESSION
+ *	   AUTHORIZATION back to the worker's own user), one step, commit -- so
+ *	   every stored event is durable and visible (and NOTIFYed) at the end
+ *	   of its step.  A step that started model calls leaves the run parked:
+ *	   no transaction, no lock is held while it waits; the worker drives
+ *	   every transfer in flight (http.c) and steps the run again once its
+ *	   answers are in.  A job's memory is a context of its own under
  *	   TopMemoryContext, which commits leave alone;
- *	4. the job ends as its invocation did (completed, failed, waiting), in
- *	   the run's last transaction.
- * An ERROR aborts the transaction; the job is then 'cancelled' (query
- * cancel: adk_cancel, adk_interrupt, pg_cancel_backend), queued again
- * (attempts left) or 'failed', with the message.  Events committed before
- * stay.  A worker that dies leaves its job to the launcher's recovery.
+ *	3. the job ends as its invocation did (completed, failed, waiting), in
+ *	   the run's last step's transaction.
+ * An ERROR in a step aborts that step's transaction; the job is then
+ * 'cancelled' (adk_cancel, adk_interrupt, a query cancel), queued again
+ * (attempts left) or 'failed', with the message -- the worker's other runs
+ * go on.  Events committed before stay.  A worker that dies leaves its
+ * jobs to the launcher's recovery.
+ *
+ * Cancel: adk_cancel sets the run entry's flag and the worker's latch; the
+ * worker ends that run before its next step or within ADK_HTTP_POLL_MS of
+ * waiting (its model calls stop).  A SQL tool running in the step being
+ * executed gets SIGINT (cancel.c), and adk.tool_timeout bounds it: while
+ * one step runs, the worker's other runs wait.
+ *
+ * Streaming: nobody reads a job's partial events, so a job asks the model
+ * for whole responses.
  *
  * The worker exits after adk.worker_idle_timeout without work, or when
  * terminated.
@@ -66,13 +83,14 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "model/http.h"
 #include "model/ledger.h"
 #include "runner/runner.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
-/* A claimed job, copied into the job's memory context */
+/* A claimed job, in its own memory context */
 typedef struct AdkJob
 {
 	int64		id;
@@ -87,38 +105,61 @@ typedef struct AdkJob
 	int			attempts;
 	int			max_attempts;
 	char	   *extschema;
+	MemoryContext cxt;			/* this struct, its run */
+	AdkRun	   *run;			/* NULL until its first step */
+	int			entry;			/* its run entry (adk_job_run_entry) */
+	bool		waiting;		/* its last step returned ADK_STEP_WAIT */
+	TimestampTz not_before;		/* its session was busy: step again then */
 } AdkJob;
 
+/* a run whose session another transaction holds looks again after this */
+#define BUSY_SESSION_RETRY_MS	10
+/* at most this many steps of one run in one transaction */
+#define STEPS_PER_TRANSACTION	16
+/* with runs held, the worker looks for more jobs at least this often */
+#define CLAIM_EVERY_MS			200
+
 static int	my_slot = -1;
-static MemoryContext job_cxt = NULL;
+static MemoryContext worker_cxt = NULL;
+static List *held = NIL;		/* AdkJob *, in claim order */
 static Oid	worker_user = InvalidOid;
 static int	worker_sec_context = 0;
 
 static void worker_detach(int code, Datum arg);
 static void set_slot(AdkSlotState state, int64 job_id);
+static void set_stepping(int entry);
 static bool wait_for_work(void);
 static bool surplus_worker(void);
-static bool run_next_job(void);
+static bool claim_jobs(void);
 static AdkJob *claim_job_guarded(void);
 static AdkJob *claim_job(void);
+static int	take_entry(AdkJob *job);
 static AdkJob *job_from_row(HeapTuple row, TupleDesc desc);
-static void execute_job(AdkJob *job);
+static bool step_jobs(void);
+static void step_job(AdkJob *job);
+static void end_job(AdkJob *job);
+static bool cancel_requested(AdkJob *job);
+static void cancel_jobs(void);
+static void wait_for_progress(void);
+static void drive(int timeout_ms);
 static void job_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
 					 bool partial, void *arg);
-static void lock_session(AdkJob *job);
+static bool lock_session(AdkJob *job);
 static Jsonb *sink_every_event(Jsonb *options);
 static void finish_job(AdkJob *job);
-static void job_error(AdkJob *job, ErrorData *edata);
+static void job_error(AdkJob *job, ErrorData *edata, bool cancelled);
 static void reset_session(void);
 static void start_xact(void);
 static void commit_xact(void);
-static char *extension_schema(void);
+static char *extension_schema(MemoryContext cxt);
 static Jsonb *jsonb_or_null(HeapTuple row, TupleDesc desc, const char *col);
 
 void
 adk_job_worker_main(Datum arg)
 {
 	Oid			dboid;
+	bool		claim_wanted = true;
+	TimestampTz last_claim = 0;
 
 	my_slot = DatumGetInt32(arg);
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
@@ -131,21 +172,30 @@ adk_job_worker_main(Datum arg)
 	GetUserIdAndSecContext(&worker_user, &worker_sec_context);
 	adk_run_registry_spans_transactions();
 
-	job_cxt = AllocSetContextCreate(TopMemoryContext, "adk_runner job",
-									ALLOCSET_DEFAULT_SIZES);
+	worker_cxt = AllocSetContextCreate(TopMemoryContext, "adk_runner job worker",
+									   ALLOCSET_DEFAULT_SIZES);
 	on_shmem_exit(worker_detach, (Datum) 0);
 	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
 	adk_workers->slots[my_slot].pid = MyProcPid;
 	adk_workers->slots[my_slot].latch = MyLatch;
 	adk_workers->slots[my_slot].state = ADK_SLOT_BUSY;
 	adk_workers->slots[my_slot].job_id = 0;
+	adk_workers->slots[my_slot].nruns = 0;
+	adk_workers->slots[my_slot].stepping = -1;
 	adk_workers->slots[my_slot].since = GetCurrentTimestamp();
+	memset(adk_job_run_entry(my_slot, 0), 0,
+		   sizeof(AdkJobRunEntry) * ADK_MAX_WORKER_CONCURRENCY);
 	LWLockRelease(adk_workers->lock);
 
 	for (;;)
 	{
+		bool		progressed;
+		TimestampTz now;
+
+		if (MyLatch->is_set)
+			claim_wanted = true;	/* the launcher has work, or a cancel */
 		ResetLatch(MyLatch);
-		/* a cancel that arrived after the last job ended is for nobody */
+		/* a cancel meant for a run is found by its flag */
 		QueryCancelPending = false;
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -153,12 +203,31 @@ adk_job_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (surplus_worker())
+		if (held == NIL && surplus_worker())
 			break;
-		if (run_next_job())
+
+		now = GetCurrentTimestamp();
+		if (held != NIL && TimestampDifferenceExceeds(last_claim, now, CLAIM_EVERY_MS))
+			claim_wanted = true;
+		if (claim_wanted && list_length(held) < adk_worker_concurrency &&
+			!surplus_worker())
+		{
+			last_claim = now;
+			claim_wanted = claim_jobs();
+		}
+
+		cancel_jobs();
+		progressed = step_jobs();
+
+		if (held == NIL)
+		{
+			if (!wait_for_work())
+				break;
+			claim_wanted = true;
 			continue;
-		if (!wait_for_work())
-			break;
+		}
+		if (!progressed)
+			wait_for_progress();
 	}
 	proc_exit(0);
 }
@@ -173,6 +242,10 @@ worker_detach(int code, Datum arg)
 		adk_workers->slots[my_slot].pid = 0;
 		adk_workers->slots[my_slot].latch = NULL;
 		adk_workers->slots[my_slot].job_id = 0;
+		adk_workers->slots[my_slot].nruns = 0;
+		adk_workers->slots[my_slot].stepping = -1;
+		memset(adk_job_run_entry(my_slot, 0), 0,
+			   sizeof(AdkJobRunEntry) * ADK_MAX_WORKER_CONCURRENCY);
 	}
 	LWLockRelease(adk_workers->lock);
 	/* the launcher looks at the jobs again (bgw_notify_pid does too) */
@@ -186,7 +259,20 @@ set_slot(AdkSlotState state, int64 job_id)
 	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
 	slot->state = state;
 	slot->job_id = job_id;
+	slot->nruns = list_length(held);
 	slot->since = GetCurrentTimestamp();
+	LWLockRelease(adk_workers->lock);
+}
+
+/*
+ * Which run entry the worker is stepping (-1: none): adk_cancel sends
+ * SIGINT only while that run's step runs.
+ */
+static void
+set_stepping(int entry)
+{
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	adk_workers->slots[my_slot].stepping = entry;
 	LWLockRelease(adk_workers->lock);
 }
 
@@ -211,9 +297,9 @@ surplus_worker(void)
 }
 
 /*
- * Nothing to claim: sleep until the launcher wakes us (it marks the slot
- * busy before it sets the latch) or the idle timeout.  false: exit.
- * true: woken, or a job was run meanwhile.
+ * Nothing held and nothing to claim: sleep until the launcher wakes us (it
+ * marks the slot busy before it sets the latch) or the idle timeout.
+ * false: exit.  true: woken, or a job was claimed meanwhile.
  */
 static bool
 wait_for_work(void)
@@ -229,8 +315,11 @@ wait_for_work(void)
 	 * committed after our last look, while the launcher saw us busy, would
 	 * otherwise wait for the launcher's next round.
 	 */
-	if (run_next_job())
+	if (claim_jobs() || held != NIL)
+	{
+		set_slot(ADK_SLOT_BUSY, 0);
 		return true;
+	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 	pgstat_report_stat(true);
 	rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -254,58 +343,33 @@ wait_for_work(void)
 }
 
 /*
- * Claim one job and run it.  false: nothing to claim.
+ * Claim jobs until the worker holds adk.worker_concurrency runs or nothing
+ * is left to claim.  true: it claimed some (there may be more).
  */
 static bool
-run_next_job(void)
+claim_jobs(void)
 {
-	AdkJob	   *volatile job;
+	bool		claimed = false;
 
-	MemoryContextReset(job_cxt);
-	MemoryContextSwitchTo(job_cxt);
-
-	job = claim_job_guarded();
-	if (job == NULL)
-		return false;
-
-	PG_TRY();
+	while (list_length(held) < adk_worker_concurrency)
 	{
-		execute_job(job);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
+		AdkJob	   *job = claim_job_guarded();
 
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(job_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		SetUserIdAndSecContext(worker_user, worker_sec_context);
-		adk_current_invocation_id = NULL;
-		adk_tenancy_pin_user(NULL);
-		job_error(job, edata);
-		QueryCancelPending = false;
-		RESUME_INTERRUPTS();
+		if (job == NULL)
+			break;
+		held = lappend(held, job);
+		claimed = true;
 	}
-	PG_END_TRY();
-
-	HOLD_INTERRUPTS();
-	adk_run_registry_clear();
-	set_slot(ADK_SLOT_BUSY, 0);
-	adk_workers_wake_waiters(job->invocation_id);
-	QueryCancelPending = false;
-	RESUME_INTERRUPTS();
+	if (claimed)
+		set_slot(ADK_SLOT_BUSY, 0);
 	MemoryContextSwitchTo(TopMemoryContext);
-	return true;
+	return claimed;
 }
 
 /*
- * claim_job, where a query cancel meant for the previous job (still on its
- * way when that job ended) neither stops the claim nor reaches the next
- * job: the claim is tried again.  A cancel meant for the claimed job sets
- * its registry entry's flag (it is registered before the claim commits),
- * which execute_job checks.
+ * claim_job, where a query cancel that reaches the worker during the claim
+ * (meant for a run) neither stops the claim nor is lost: runs are
+ * cancelled by their flags, and the claim is tried again.
  */
 static AdkJob *
 claim_job_guarded(void)
@@ -323,14 +387,13 @@ claim_job_guarded(void)
 		{
 			ErrorData  *edata;
 
-			MemoryContextSwitchTo(job_cxt);
+			MemoryContextSwitchTo(worker_cxt);
 			edata = CopyErrorData();
 			if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED || ++tries > 3)
 				PG_RE_THROW();
 			FlushErrorState();
 			AbortCurrentTransaction();
 			SetUserIdAndSecContext(worker_user, worker_sec_context);
-			adk_run_registry_clear();
 			set_slot(ADK_SLOT_BUSY, 0);
 			QueryCancelPending = false;
 			continue;
@@ -368,10 +431,13 @@ claim_job(void)
 			elog(ERROR, "could not claim a job");
 		if (SPI_processed == 1)
 		{
-			MemoryContext spi = MemoryContextSwitchTo(job_cxt);
+			MemoryContext cxt = AllocSetContextCreate(worker_cxt, "adk_runner job",
+													  ALLOCSET_DEFAULT_SIZES);
+			MemoryContext spi = MemoryContextSwitchTo(cxt);
 
 			job = job_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
-			job->extschema = extension_schema();
+			job->cxt = cxt;
+			job->extschema = extension_schema(cxt);
 			MemoryContextSwitchTo(spi);
 		}
 		SPI_finish();
@@ -379,19 +445,44 @@ claim_job(void)
 	}
 	if (job)
 	{
-		/*
-		 * Seen 'running' means found here: register before the commit, as
-		 * the job's role (for adk_cancel's check).
-		 */
+		/* seen 'running' means found here: register before the commit */
+		job->entry = take_entry(job);
 		set_slot(ADK_SLOT_BUSY, job->id);
-		SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
-		adk_run_registry_enter(job->app, job->user, job->session);
-		SetUserIdAndSecContext(worker_user, worker_sec_context);
-		adk_run_registry_note(job->invocation_id);
 	}
 	commit_xact();
-	MemoryContextSwitchTo(job_cxt);
 	return job;
+}
+
+/*
+ * A free run entry of this worker for job, filled in (the role as the job
+ * runs, for adk_cancel's check).
+ */
+static int
+take_entry(AdkJob *job)
+{
+	bool		is_superuser = superuser_arg(job->role);
+	int			i;
+
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	for (i = 0; i < ADK_MAX_WORKER_CONCURRENCY; i++)
+	{
+		AdkJobRunEntry *e = adk_job_run_entry(my_slot, i);
+
+		if (e->run.pid != 0)
+			continue;
+		e->run.pid = MyProcPid;
+		e->run.role = job->role;
+		e->run.superuser = is_superuser;
+		e->run.session_hash = adk_session_hash(job->app, job->user, job->session);
+		e->run.invocation_hash = adk_invocation_hash(job->invocation_id);
+		e->run.cancel_requested = false;
+		e->job_id = job->id;
+		break;
+	}
+	LWLockRelease(adk_workers->lock);
+	if (i == ADK_MAX_WORKER_CONCURRENCY)
+		elog(ERROR, "no free run entry in job worker %d", my_slot);
+	return i;
 }
 
 static AdkJob *
@@ -427,7 +518,7 @@ jsonb_or_null(HeapTuple row, TupleDesc desc, const char *col)
  * The schema of the adk_* functions (the runner calls adk_create_session).
  */
 static char *
-extension_schema(void)
+extension_schema(MemoryContext cxt)
 {
 	char	   *schema;
 
@@ -437,92 +528,260 @@ extension_schema(void)
 		SPI_processed != 1)
 		elog(ERROR, "extension adk_runner is not installed");
 	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	return MemoryContextStrdup(job_cxt, schema);
+	return MemoryContextStrdup(cxt, schema);
+}
+
+static bool
+cancel_requested(AdkJob *job)
+{
+	bool		result;
+
+	LWLockAcquire(adk_workers->lock, LW_SHARED);
+	result = adk_job_run_entry(my_slot, job->entry)->run.cancel_requested;
+	LWLockRelease(adk_workers->lock);
+	return result;
 }
 
 /*
- * Run a claimed job as its role; see the file header.
+ * Runs adk_cancel asked to stop: each ends 'cancelled' (its model calls
+ * stop with it) with the events it committed.
  */
 static void
-execute_job(AdkJob *job)
+cancel_jobs(void)
 {
-	char	   *activity;
+	ListCell   *lc;
+	List	   *cancelled = NIL;
 
-	start_xact();
-	/* the runner's memory must outlive the transactions it commits */
-	MemoryContextSwitchTo(job_cxt);
-	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(job->role)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("role %u that queued the job no longer exists", job->role)));
-	reset_session();
-	if (adk_run_registry_cancel_requested())
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("canceling statement due to user request")));
+	foreach(lc, held)
+	{
+		AdkJob	   *job = (AdkJob *) lfirst(lc);
 
-	activity = psprintf("adk_runner job %lld: app \"%s\", user \"%s\", session \"%s\", invocation \"%s\"",
-						(long long) job->id, job->app, job->user, job->session,
-						job->invocation_id);
-	pgstat_report_activity(STATE_RUNNING, activity);
+		if (cancel_requested(job))
+			cancelled = lappend(cancelled, job);
+	}
+	foreach(lc, cancelled)
+	{
+		AdkJob	   *job = (AdkJob *) lfirst(lc);
+		ErrorData	edata;
 
-	/* the user checked when the job was queued, for the whole run */
-	adk_tenancy_pin_user(job->user);
-	SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
-	adk_execute_run(job->app, job->user, job->session, job->message,
-					job->state_delta, sink_every_event(job->options),
-					job->invocation_id, job->extschema, job_sink, job);
-	SetUserIdAndSecContext(worker_user, worker_sec_context);
-	adk_tenancy_pin_user(NULL);
+		memset(&edata, 0, sizeof(edata));
+		edata.sqlerrcode = ERRCODE_QUERY_CANCELED;
+		edata.message = "canceling statement due to user request";
+		if (job->run)
+			adk_agent_abandon(job->run);	/* its transfers stop now */
+		job_error(job, &edata, true);
+		end_job(job);
+	}
+	list_free(cancelled);
+}
+
+/*
+ * One step of every run that can go on.  true: some run stepped.
+ */
+static bool
+step_jobs(void)
+{
+	List	   *todo = list_copy(held);
+	ListCell   *lc;
+	bool		progressed = false;
+	TimestampTz now = GetCurrentTimestamp();
+
+	foreach(lc, todo)
+	{
+		AdkJob	   *job = (AdkJob *) lfirst(lc);
+
+		if (job->not_before != 0 && now < job->not_before)
+			continue;
+		if (job->waiting && !adk_agent_ready(job->run))
+			continue;
+		step_job(job);
+		progressed = true;
+		/* take in what arrived meanwhile, without waiting */
+		drive(0);
+	}
+	list_free(todo);
+	return progressed;
+}
+
+/*
+ * Drive the transfers in flight between steps.  A query cancel that
+ * arrives now is meant for some run (found by its flag): it must not raise
+ * here, outside every run; termination is processed after.
+ */
+static void
+drive(int timeout_ms)
+{
+	HOLD_INTERRUPTS();
+	adk_http_drive(timeout_ms);
+	RESUME_INTERRUPTS();
+	QueryCancelPending = false;
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * Nothing could step: wait for the network (answers, retries' deadlines),
+ * a busy session's retry, or the latch (new work, a cancel).
+ */
+static void
+wait_for_progress(void)
+{
+	pgstat_report_activity(STATE_IDLE, "adk_runner job worker: waiting for models");
+	if (adk_http_in_flight() > 0)
+		drive(ADK_HTTP_POLL_MS);
+	else
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 BUSY_SESSION_RETRY_MS, PG_WAIT_EXTENSION);
+	}
+	/* a query cancel is only ever meant for a run: found by its flag */
+	QueryCancelPending = false;
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * One step of a job's run in a transaction of its own, as the job's role;
+ * see the file header.  An ERROR ends the job (job_error) and only it.
+ */
+static void
+step_job(AdkJob *job)
+{
+	PG_TRY();
+	{
+		AdkStepResult r;
+		char	   *activity;
+		int			n;
+
+		start_xact();
+		MemoryContextSwitchTo(job->cxt);
+		if (!lock_session(job))
+		{
+			/* a foreground adk_run holds the session: later */
+			commit_xact();
+			job->not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														  BUSY_SESSION_RETRY_MS);
+			MemoryContextSwitchTo(TopMemoryContext);
+			return;
+		}
+		job->not_before = 0;
+		if (job->run == NULL &&
+			!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(job->role)))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("role %u that queued the job no longer exists", job->role)));
+		reset_session();
+		set_stepping(job->entry);
+		QueryCancelPending = false;
+		if (cancel_requested(job))
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to user request")));
+
+		activity = psprintf("adk_runner job %lld: app \"%s\", user \"%s\", session \"%s\", invocation \"%s\"",
+							(long long) job->id, job->app, job->user, job->session,
+							job->invocation_id);
+		pgstat_report_activity(STATE_RUNNING, activity);
+		pfree(activity);
+
+		/* the user checked when the job was queued, for the whole run */
+		adk_tenancy_pin_user(job->user);
+		SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
+		if (job->run == NULL)
+		{
+			job->run = adk_run_begin(job->app, job->user, job->session,
+									 job->message, job->state_delta,
+									 sink_every_event(job->options),
+									 job->invocation_id, job->extschema,
+									 job_sink, job);
+			/* nobody reads a job's partial events: whole responses */
+			job->run->stream = false;
+			r = ADK_STEP_RAN;
+		}
+		else
+			r = adk_run_step(job->run);
+
+		/*
+		 * Steps that need no wait go on in the same transaction (a few at a
+		 * time, so the worker's other runs get their turn): a transaction
+		 * per wait, not per unit of work.
+		 */
+		for (n = 1; r == ADK_STEP_RAN && n < STEPS_PER_TRANSACTION; n++)
+			r = adk_run_step(job->run);
+		SetUserIdAndSecContext(worker_user, worker_sec_context);
+		adk_tenancy_pin_user(NULL);
+
+		HOLD_INTERRUPTS();
+		set_stepping(-1);
+		if (r == ADK_STEP_DONE)
+			finish_job(job);
+		commit_xact();
+		RESUME_INTERRUPTS();
+		job->waiting = r == ADK_STEP_WAIT;
+		MemoryContextSwitchTo(TopMemoryContext);
+		if (r == ADK_STEP_DONE)
+			end_job(job);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		bool		cancelled;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(worker_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		SetUserIdAndSecContext(worker_user, worker_sec_context);
+		adk_current_invocation_id = NULL;
+		adk_tenancy_pin_user(NULL);
+		set_stepping(-1);
+		cancelled = edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			cancel_requested(job);
+		job_error(job, edata, cancelled);
+		FreeErrorData(edata);
+		QueryCancelPending = false;
+		RESUME_INTERRUPTS();
+		MemoryContextSwitchTo(TopMemoryContext);
+		end_job(job);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * The job is over: its run entry is free, adk_wait's waiters are woken,
+ * its run and memory go.
+ */
+static void
+end_job(AdkJob *job)
+{
+	AdkJobRunEntry *e = adk_job_run_entry(my_slot, job->entry);
 
 	HOLD_INTERRUPTS();
-	finish_job(job);
-	commit_xact();
+	held = list_delete_ptr(held, job);
+	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+	memset(e, 0, sizeof(*e));
+	adk_workers->slots[my_slot].nruns = list_length(held);
+	LWLockRelease(adk_workers->lock);
+	adk_workers_wake_waiters(job->invocation_id);
+	if (job->run)
+		adk_run_free(job->run);
+	MemoryContextDelete(job->cxt);
 	RESUME_INTERRUPTS();
 }
 
 /*
- * After each stored event: commit it, start the next transaction, take the
- * session row lock again (as adk_run holds it for a whole run).  Partial
- * events are not stored: nothing to commit.  Called at the runner's top
- * level only -- never in a subtransaction, and with the job's memory
- * context current.
+ * Events are committed with the step that stored them: the sink has
+ * nothing to do.
  */
 static void
 job_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time, bool partial,
 		 void *arg)
 {
-	AdkJob	   *job = (AdkJob *) arg;
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext c;
-	Oid			userid;
-	int			sec_context;
-
-	if (partial || seq <= 0)
-		return;
-	if (IsSubTransaction())
-		return;					/* the next top-level event commits it */
-	for (c = cxt; c != NULL; c = c->parent)
-	{
-		if (c == TopTransactionContext)
-			elog(ERROR, "the runner called the event sink in a transaction's memory context");
-	}
-
-	GetUserIdAndSecContext(&userid, &sec_context);
-	commit_xact();
-	start_xact();
-	SetUserIdAndSecContext(userid, sec_context);
-	MemoryContextSwitchTo(cxt);
-	/* the ledger's invocation id lived in the committed transaction */
-	adk_current_invocation_id = MemoryContextStrdup(TopTransactionContext,
-													run->invocation_id);
-	lock_session(job);
 }
 
 /*
  * The job's options with "yield_user_message": true, so the user event
- * reaches the sink (and is committed) like every other event.  Nothing is
- * returned from a job, so the option changes nothing else.
+ * reaches the sink like every other event.  Nothing is returned from a
+ * job, so the option changes nothing else.
  */
 static Jsonb *
 sink_every_event(Jsonb *options)
@@ -536,12 +795,19 @@ sink_every_event(Jsonb *options)
 											  JsonbPGetDatum(yield)));
 }
 
-static void
+/*
+ * The session row locked for this step, as adk_run holds it for a whole
+ * run -- unless another transaction holds it (a foreground adk_run): then
+ * false, and the run waits for a later round instead of the worker.  A
+ * session that does not exist yet is for the run to create (true).
+ */
+static bool
 lock_session(AdkJob *job)
 {
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 	AdkOwnerSave save;
+	bool		ok = true;
 
 	args[0] = CStringGetTextDatum(job->app);
 	args[1] = CStringGetTextDatum(job->user);
@@ -551,11 +817,22 @@ lock_session(AdkJob *job)
 	if (SPI_execute_with_args("SELECT 1 FROM adk.sessions"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE",
+							  "   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE SKIP LOCKED",
 							  3, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the session");
+	if (SPI_processed == 0)
+	{
+		if (SPI_execute_with_args("SELECT 1 FROM adk.sessions"
+								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+								  "   AND user_id OPERATOR(pg_catalog.=) $2"
+								  "   AND id OPERATOR(pg_catalog.=) $3",
+								  3, types, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the session");
+		ok = SPI_processed == 0;
+	}
 	SPI_finish();
 	adk_restore_user(&save);
+	return ok;
 }
 
 /*
@@ -592,7 +869,7 @@ finish_job(AdkJob *job)
 							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
 	if (SPI_processed == 1)
-		status = MemoryContextStrdup(job_cxt,
+		status = MemoryContextStrdup(job->cxt,
 									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 	SPI_finish();
 	adk_restore_user(&save);
@@ -600,12 +877,12 @@ finish_job(AdkJob *job)
 }
 
 /*
- * The run raised: record why, in a transaction of its own.
+ * The run raised, or was cancelled: record why, in a transaction of its
+ * own.
  */
 static void
-job_error(AdkJob *job, ErrorData *edata)
+job_error(AdkJob *job, ErrorData *edata, bool cancelled)
 {
-	bool		cancelled = edata->sqlerrcode == ERRCODE_QUERY_CANCELED;
 	bool		retry = !cancelled && job->attempts < job->max_attempts;
 	const char *status = cancelled ? "cancelled" : retry ? "queued" : "failed";
 	char	   *message = edata->message ? edata->message : "unknown error";
@@ -624,11 +901,11 @@ job_error(AdkJob *job, ErrorData *edata)
 				 retry ? errdetail("It is queued again (attempt %d of %d).",
 								   job->attempts, job->max_attempts) : 0));
 
+	start_xact();
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(status);
 	args[2] = CStringGetTextDatum(cancelled ? "cancelled" : message);
 	args[3] = CStringGetTextDatum(cancelled ? "CANCELLED" : unpack_sql_state(edata->sqlerrcode));
-	start_xact();
 	adk_become_owner(&save);
 	SPI_connect();
 	if (SPI_execute_with_args("WITH j AS ("
@@ -655,7 +932,7 @@ job_error(AdkJob *job, ErrorData *edata)
 }
 
 /*
- * What DISCARD ALL would do (but the plan cache): a previous job's tools,
+ * What DISCARD ALL would do (but the plan cache): a previous step's tools,
  * run as another role, may have left settings, temporary tables (which
  * would shadow this job's tables), prepared statements, held cursors,
  * session advisory locks or LISTENs in this worker's session.

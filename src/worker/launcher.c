@@ -170,6 +170,11 @@ reap_workers(void)
 			slot->pid = 0;
 			slot->latch = NULL;
 			slot->job_id = 0;
+			slot->nruns = 0;
+			slot->stepping = -1;
+			/* the runs it held: recovery finds their jobs without a worker */
+			memset(adk_job_run_entry(i, 0), 0,
+				   sizeof(AdkJobRunEntry) * ADK_MAX_WORKER_CONCURRENCY);
 		}
 		LWLockRelease(adk_workers->lock);
 	}
@@ -259,12 +264,24 @@ recover_jobs(void)
 			pids[i] = 0;
 	}
 
-	live = palloc(sizeof(int64) * adk_workers->nslots);
+	live = palloc(sizeof(int64) * adk_workers->nslots * (ADK_MAX_WORKER_CONCURRENCY + 1));
 	LWLockAcquire(adk_workers->lock, LW_SHARED);
 	for (s = 0; s < adk_workers->nslots; s++)
 	{
-		if (adk_workers->slots[s].state != ADK_SLOT_FREE && adk_workers->slots[s].job_id != 0)
+		int			r;
+
+		if (adk_workers->slots[s].state == ADK_SLOT_FREE)
+			continue;
+		/* the job being claimed, and every run the worker holds */
+		if (adk_workers->slots[s].job_id != 0)
 			live[nlive++] = adk_workers->slots[s].job_id;
+		for (r = 0; r < ADK_MAX_WORKER_CONCURRENCY; r++)
+		{
+			AdkJobRunEntry *e = adk_job_run_entry(s, r);
+
+			if (e->run.pid != 0 && e->job_id != 0)
+				live[nlive++] = e->job_id;
+		}
 	}
 	LWLockRelease(adk_workers->lock);
 
@@ -349,7 +366,7 @@ count_claimable(void)
 {
 	AdkOwnerSave save;
 	Oid			type = INT4OID;
-	Datum		arg = Int32GetDatum(Max(adk_max_workers, 1));
+	Datum		arg = Int32GetDatum(Max(adk_max_workers, 1) * adk_worker_concurrency);
 	bool		isnull;
 	int			n;
 
@@ -413,6 +430,20 @@ dispatch(int claimable)
 			need--;
 			active++;
 		}
+	}
+	/*
+	 * Busy workers with room for more runs claim them too.  Workers are
+	 * still started up to adk.max_workers while jobs wait (one per job, as
+	 * before multiplexing): several processes use several cores when the
+	 * model answers fast.
+	 */
+	for (i = 0; i < adk_workers->nslots && need > 0; i++)
+	{
+		AdkWorkerSlot *slot = &adk_workers->slots[i];
+
+		if (slot->state == ADK_SLOT_BUSY && slot->latch != NULL &&
+			slot->nruns < adk_worker_concurrency)
+			SetLatch(slot->latch);
 	}
 	LWLockRelease(adk_workers->lock);
 

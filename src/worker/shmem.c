@@ -51,9 +51,10 @@ char	   *adk_database = NULL;
 int			adk_max_workers = 4;
 int			adk_worker_idle_timeout_s = 60;
 int			adk_job_retention_s = 7 * 24 * 3600;
-bool		adk_notify_events = true;
-int			adk_notify_payload = ADK_NOTIFY_OPAQUE;
+int			adk_worker_concurrency = 64;
+int			adk_session_wait_timeout_ms = 60000;
 
+/* adk.notify_events and adk.notify_payload live in store/notify.c */
 static const struct config_enum_entry notify_payload_options[] = {
 	{"opaque", ADK_NOTIFY_OPAQUE, false},
 	{"full", ADK_NOTIFY_FULL, false},
@@ -117,6 +118,28 @@ define_gucs(void)
 							MAX_BACKENDS,
 							PGC_SIGHUP,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.worker_concurrency",
+							gettext_noop("Largest number of runs one job worker holds at once."),
+							gettext_noop("While one run waits for its model, the worker advances another."),
+							&adk_worker_concurrency,
+							64,
+							1,
+							ADK_MAX_WORKER_CONCURRENCY,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.session_wait_timeout",
+							gettext_noop("How long adk_run waits for a queued run that holds its session."),
+							gettext_noop("0 waits without a limit (a query cancel still stops the wait)."),
+							&adk_session_wait_timeout_ms,
+							60000,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("adk.worker_idle_timeout",
@@ -183,7 +206,9 @@ workers_shmem_size(void)
 	Size		size = MAXALIGN(sizeof(AdkWorkerShmem));
 
 	size = add_size(size, MAXALIGN(mul_size(max_worker_processes, sizeof(AdkWorkerSlot))));
-	size = add_size(size, mul_size(MaxBackends, sizeof(AdkRunEntry)));
+	size = add_size(size, MAXALIGN(mul_size(MaxBackends, sizeof(AdkRunEntry))));
+	size = add_size(size, mul_size(mul_size(max_worker_processes, ADK_MAX_WORKER_CONCURRENCY),
+								   sizeof(AdkJobRunEntry)));
 	return size;
 }
 
@@ -218,6 +243,9 @@ workers_shmem_startup(void)
 		adk_workers->entries = (AdkRunEntry *)
 			(base + MAXALIGN(sizeof(AdkWorkerShmem)) +
 			 MAXALIGN(mul_size(max_worker_processes, sizeof(AdkWorkerSlot))));
+		adk_workers->job_runs = (AdkJobRunEntry *)
+			((char *) adk_workers->entries +
+			 MAXALIGN(mul_size(MaxBackends, sizeof(AdkRunEntry))));
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -402,6 +430,15 @@ static void registry_subxact_callback(SubXactEvent event,
 									  SubTransactionId parentSubid,
 									  void *arg);
 
+/*
+ * Run entry i of worker slot "slot".
+ */
+AdkJobRunEntry *
+adk_job_run_entry(int slot, int i)
+{
+	return &adk_workers->job_runs[slot * ADK_MAX_WORKER_CONCURRENCY + i];
+}
+
 void
 adk_run_registry_enter(const char *app, const char *user, const char *session)
 {
@@ -410,7 +447,7 @@ adk_run_registry_enter(const char *app, const char *user, const char *session)
 	bool		is_superuser;
 	uint64		hash;
 
-	if (e == NULL)
+	if (e == NULL || spans_transactions)
 		return;
 	if (!registry_callbacks)
 	{
@@ -445,7 +482,7 @@ adk_run_registry_note(const char *invocation_id)
 	AdkRunEntry *e = adk_my_run_entry();
 	uint64		hash;
 
-	if (e == NULL || e->run.pid == 0 || invocation_id == NULL)
+	if (e == NULL || spans_transactions || e->run.pid == 0 || invocation_id == NULL)
 		return;
 	hash = adk_invocation_hash(invocation_id);
 	if (e->run.invocation_hash == hash)
@@ -460,7 +497,7 @@ adk_run_registry_leave(void)
 {
 	AdkRunEntry *e = adk_my_run_entry();
 
-	if (e == NULL || nframes == 0)
+	if (e == NULL || spans_transactions || nframes == 0)
 		return;
 	nframes--;
 	if (nframes >= REGISTRY_DEPTH)
@@ -484,7 +521,9 @@ adk_run_registry_clear(void)
 }
 
 /*
- * For job workers: runs span transactions; the worker clears the registry.
+ * For job workers: their runs span transactions, and one worker holds
+ * many; it keeps an entry per run (adk_job_run_entry) itself, and the
+ * backend's own entry is not used.
  */
 void
 adk_run_registry_spans_transactions(void)
@@ -527,7 +566,7 @@ adk_run_registry_cancel_requested(void)
 	AdkRunEntry *e = adk_my_run_entry();
 	bool		result;
 
-	if (e == NULL)
+	if (e == NULL || spans_transactions)
 		return false;
 	LWLockAcquire(adk_workers->lock, LW_SHARED);
 	result = e->run.pid != 0 && e->run.cancel_requested;

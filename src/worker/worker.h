@@ -32,15 +32,11 @@ extern char *adk_database;
 extern int	adk_max_workers;
 extern int	adk_worker_idle_timeout_s;
 extern int	adk_job_retention_s;
-extern bool adk_notify_events;
-extern int	adk_notify_payload;
+extern int	adk_worker_concurrency;
+extern int	adk_session_wait_timeout_ms;
 
-/* adk.notify_payload */
-typedef enum AdkNotifyPayload
-{
-	ADK_NOTIFY_OPAQUE = 0,		/* row ids a listener looks up */
-	ADK_NOTIFY_FULL				/* app, user, session, invocation ids */
-} AdkNotifyPayload;
+/* the most runs one job worker may hold (adk.worker_concurrency's maximum) */
+#define ADK_MAX_WORKER_CONCURRENCY	256
 
 typedef enum AdkSlotState
 {
@@ -55,8 +51,10 @@ typedef struct AdkWorkerSlot
 	AdkSlotState state;
 	pid_t		pid;
 	Latch	   *latch;
-	int64		job_id;			/* the job it runs, 0: none */
+	int64		job_id;			/* the job it claimed last, 0: none */
 	TimestampTz since;			/* last state change */
+	int			nruns;			/* runs it holds */
+	int			stepping;		/* the run entry it steps now, -1: none */
 } AdkWorkerSlot;
 
 /* The run a backend executes, identified by hashes of its identities */
@@ -80,6 +78,17 @@ typedef struct AdkRunEntry
 
 
 
+/*
+ * A run a job worker holds: ADK_MAX_WORKER_CONCURRENCY of them per slot.
+ * adk_cancel sets cancel_requested and the worker's latch; only the run
+ * the worker is stepping at that moment gets SIGINT.
+ */
+typedef struct AdkJobRunEntry
+{
+	AdkRunInfo	run;			/* pid 0: free */
+	int64		job_id;
+} AdkJobRunEntry;
+
 typedef struct AdkWorkerShmem
 {
 	LWLock	   *lock;
@@ -89,6 +98,7 @@ typedef struct AdkWorkerShmem
 	int			nentries;
 	AdkWorkerSlot *slots;		/* nslots */
 	AdkRunEntry *entries;		/* nentries */
+	AdkJobRunEntry *job_runs;	/* nslots * ADK_MAX_WORKER_CONCURRENCY */
 } AdkWorkerShmem;
 
 /* NULL unless preloaded */
@@ -110,6 +120,7 @@ extern void adk_run_registry_leave(void);
 extern void adk_run_registry_clear(void);
 extern void adk_run_registry_spans_transactions(void);
 extern bool adk_run_registry_cancel_requested(void);
+extern AdkJobRunEntry *adk_job_run_entry(int slot, int i);
 
 /* launcher.c */
 extern PGDLLEXPORT void adk_launcher_main(Datum arg);
@@ -124,12 +135,8 @@ extern char *adk_job_insert(const char *app, const char *user,
 							Jsonb *state_delta, Jsonb *options, Oid role,
 							const char *source);
 
-/* notify.c */
-extern void adk_notify_event(const char *app, const char *user,
-							 const char *session, int64 seq,
-							 const char *invocation_id, Jsonb *event);
-extern void adk_notify_job(int64 job_id, const char *invocation_id,
-						   const char *status);
+/* notify.c is the store's (store/notify.h) */
+#include "store/notify.h"
 
 /* cancel.c */
 extern bool adk_may_cancel(Oid role, bool role_is_superuser);

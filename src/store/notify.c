@@ -17,14 +17,17 @@
  *				 "invocation_id", "author"}
  *	adk_jobs:   {"job_id", "invocation_id", "status"}
  * They are delivered at commit, like every notification: a job worker
- * commits after each event, so a listener sees its events one by one.
+ * commits after each step, so a listener sees its events as they come.
  * A payload stays under NOTIFY's 8000 bytes (ids are at most 191
  * characters; an over-long author is left out).  adk.notify_events = off
  * turns the event notifications off (a transaction that has notified
  * cannot be prepared).
  *
+ * The store sends them (append.c) and the job worker (job.c): this file
+ * sits in the store, which includes nothing from the workers.
+ *
  * IDENTIFICATION
- *	  src/worker/notify.c
+ *	  src/store/notify.c
  *
  *-------------------------------------------------------------------------
  */
@@ -37,7 +40,10 @@
 #include "utils/jsonb.h"
 
 #include "common/jsonb_util.h"
-#include "worker/worker.h"
+#include "store/notify.h"
+
+bool		adk_notify_events = true;	/* GUCs (defined in worker/shmem.c) */
+int			adk_notify_payload = ADK_NOTIFY_OPAQUE;
 
 #define MAX_PAYLOAD		7999
 #define MAX_AUTHOR		1024

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Benchmark, side by side with ADK-JS (issue 12): weather turns per second
+# (two model calls each: a get_weather call, then the answer) with the
+# local model server answering after LATENCY ms (Gemini wire format, model
+# "gemini-latency-N"), TURNS turns in flight:
+#  - ours: TURNS queued runs on TURNS sessions through the job workers
+#    (adk.max_workers = WORKERS, adk.worker_concurrency 64), from the commit
+#    that queued them to the last job's end;
+#  - ADK-JS 2.0.0's Runner (in-memory sessions) with TURNS turns in flight
+#    in one Node process (test/bench/adkjs_weather.mjs), in the same run,
+#    against the same model server.
+#
+#   bash test/bench/adkjs.sh [turns (200)] [latency ms (500)] [workers (4)]
+#
+# Needs node and npm (ADK-JS is installed with `npm ci` from
+# test/interop/package.json into a temp dir).  Run as a non-root user with
+# the extension installed (as root the script re-runs itself as adkci).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ "$(id -u)" -eq 0 ]; then
+    id adkci >/dev/null 2>&1 || useradd --create-home adkci
+    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
+    exec runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" bash "$D/test/bench/adkjs.sh" "$@"
+fi
+[ -n "${PGBIN:-}" ] || unset PGBIN
+TURNS=${1:-200}
+LATENCY_MS=${2:-500}
+WORKERS=${3:-4}
+JS=$(mktemp -d "${TMPDIR:-/tmp}/adk-js.XXXXXX")
+cp test/interop/package.json test/interop/package-lock.json test/bench/adkjs_weather.mjs "$JS/"
+(cd "$JS" && npm ci --no-audit --no-fund --prefer-offline --cache "$JS/.npm" >/dev/null 2>&1) ||
+    { echo "npm ci failed in $JS"; exit 1; }
+. test/scripts/cluster.sh
+. test/scripts/model_server.sh
+cluster_start "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
+    "max_worker_processes = 24" "max_connections = 50" "adk.max_workers = $WORKERS"
+model_server_start
+trap 'model_server_stop; cluster_stop; rm -rf "$JS"' EXIT
+PSQL="psql -X -q -v ON_ERROR_STOP=1"
+
+$PSQL -v url="$ADK_TEST_MODEL_URL" -v ms="$LATENCY_MS" >/dev/null <<'SQL'
+CREATE EXTENSION adk_runner;
+SELECT adk_set_secret('k', 'sk-bench', ARRAY['127.0.0.1']);
+SELECT adk_define_model('w', 'gemini', :'url', 'gemini-latency-' || :'ms', api_key_secret => 'k');
+CREATE FUNCTION get_weather(city text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jsonb_build_object('city', city, 'forecast', 'sunny', 'temperature_c', 25) $$;
+COMMENT ON FUNCTION get_weather(text) IS 'Current weather for a city.';
+SELECT adk_define_tool('get_weather(text)'::regprocedure);
+SELECT adk_define_agent('weather_agent', model => 'w', instruction => 'You answer weather questions.',
+                        tools => ARRAY['get_weather']);
+SELECT adk_define_app('weather_app', 'weather_agent');
+SQL
+
+echo "weather turns (2 model calls each) at ${LATENCY_MS} ms model latency, $TURNS in flight; machine load $(cut -d' ' -f1-3 /proc/loadavg)"
+# a warm-up round starts the workers and fills the caches
+for round in warmup measured; do
+    $PSQL -c "TRUNCATE adk.jobs" >/dev/null
+    t0=$($PSQL -At <<SQL
+BEGIN;
+SELECT count(adk_submit('weather_app', 'u', '$round-' || i, 'call get_weather({"city": "City' || i || '"})'))
+  FROM generate_series(1, $TURNS) i \\g /dev/null
+SELECT extract(epoch FROM clock_timestamp());
+COMMIT;
+SQL
+)
+    for _ in $(seq 6000); do
+        [ "$($PSQL -Atc "SELECT count(*) FROM adk.jobs WHERE status IN ('queued', 'running')")" = 0 ] && break
+        sleep 0.05
+    done
+done
+read -r done t1 events < <($PSQL -At -F ' ' -c "
+  SELECT count(*) FILTER (WHERE j.status = 'completed'), extract(epoch FROM max(j.finished_at)),
+         (SELECT count(*) FROM adk.events e WHERE e.session_id LIKE 'measured-%')
+    FROM adk.jobs j")
+awk -v n="$done" -v t0="$t0" -v t1="$t1" -v ev="$events" -v w="$WORKERS" 'BEGIN {
+    printf "adk_runner (%d job workers):  %d turns (%d events) in %.2f s: %.1f turns/s\n", w, n, ev, t1 - t0, n / (t1 - t0) }'
+out=$(cd "$JS" && node adkjs_weather.mjs "$ADK_TEST_MODEL_URL" "$TURNS" "$LATENCY_MS" 2>/dev/null | tail -1)
+read -r jn js jr jcpu <<<"$out"
+echo "ADK-JS 2.0.0 (one Node process): $jn turns in $js s: $jr turns/s ($jcpu s of Node CPU)"
