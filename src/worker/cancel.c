@@ -56,6 +56,11 @@ typedef struct RunCopy
 	uint64		invocation_hash;
 } RunCopy;
 
+static bool take_if_matching(RunCopy *runs, int *nruns, int index,
+							 const AdkRunInfo *run, uint64 invocation_hash,
+							 uint64 session_hash);
+static void drop_denied(RunCopy *runs, int nruns, int *denied);
+static bool still_same(const RunCopy *copy, const AdkRunInfo *run);
 static int	signal_runs(uint64 invocation_hash, uint64 session_hash,
 						int *denied);
 static int	signal_job_runs(uint64 invocation_hash, uint64 session_hash,
@@ -226,40 +231,21 @@ signal_runs(uint64 invocation_hash, uint64 session_hash, int *denied)
 	{
 		AdkRunEntry *e = &adk_workers->entries[i];
 
-		if (e->run.pid == 0 || e->run.pid == MyProcPid)
-			continue;
-		if ((invocation_hash != 0 && e->run.invocation_hash == invocation_hash) ||
-			(session_hash != 0 && e->run.session_hash == session_hash))
-		{
-			runs[nruns].index = i;
-			runs[nruns].pid = e->run.pid;
-			runs[nruns].role = e->run.role;
-			runs[nruns].superuser = e->run.superuser;
-			runs[nruns].session_hash = e->run.session_hash;
-			runs[nruns].invocation_hash = e->run.invocation_hash;
-			nruns++;
-		}
+		if (e->run.pid != MyProcPid)
+			take_if_matching(runs, &nruns, i, &e->run,
+							 invocation_hash, session_hash);
 	}
 	LWLockRelease(adk_workers->lock);
 
 	/* permissions read catalogs: outside the lock */
-	for (i = 0; i < nruns; i++)
-	{
-		if (!adk_may_cancel(runs[i].role, runs[i].superuser))
-		{
-			(*denied)++;
-			runs[i].pid = 0;
-		}
-	}
+	drop_denied(runs, nruns, denied);
 
 	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
 	for (i = 0; i < nruns; i++)
 	{
 		AdkRunEntry *e = &adk_workers->entries[runs[i].index];
 
-		if (runs[i].pid == 0 || e->run.pid != runs[i].pid ||
-			e->run.session_hash != runs[i].session_hash ||
-			e->run.invocation_hash != runs[i].invocation_hash)
+		if (!still_same(&runs[i], &e->run))
 			continue;			/* ended meanwhile */
 		e->run.cancel_requested = true;
 		if (kill(e->run.pid, SIGINT) == 0)
@@ -291,32 +277,12 @@ signal_job_runs(uint64 invocation_hash, uint64 session_hash, int *denied)
 	LWLockAcquire(adk_workers->lock, LW_SHARED);
 	for (i = 0; i < max; i++)
 	{
-		AdkJobRunEntry *e = &adk_workers->job_runs[i];
-
-		if (e->run.pid == 0)
-			continue;
-		if ((invocation_hash != 0 && e->run.invocation_hash == invocation_hash) ||
-			(session_hash != 0 && e->run.session_hash == session_hash))
-		{
-			runs[nruns].index = i;
-			runs[nruns].pid = e->run.pid;
-			runs[nruns].role = e->run.role;
-			runs[nruns].superuser = e->run.superuser;
-			runs[nruns].session_hash = e->run.session_hash;
-			runs[nruns].invocation_hash = e->run.invocation_hash;
-			nruns++;
-		}
+		take_if_matching(runs, &nruns, i, &adk_workers->job_runs[i].run,
+						 invocation_hash, session_hash);
 	}
 	LWLockRelease(adk_workers->lock);
 
-	for (i = 0; i < nruns; i++)
-	{
-		if (!adk_may_cancel(runs[i].role, runs[i].superuser))
-		{
-			(*denied)++;
-			runs[i].pid = 0;
-		}
-	}
+	drop_denied(runs, nruns, denied);
 
 	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
 	for (i = 0; i < nruns; i++)
@@ -325,9 +291,7 @@ signal_job_runs(uint64 invocation_hash, uint64 session_hash, int *denied)
 		int			s = runs[i].index / ADK_MAX_WORKER_CONCURRENCY;
 		AdkWorkerSlot *slot = &adk_workers->slots[s];
 
-		if (runs[i].pid == 0 || e->run.pid != runs[i].pid ||
-			e->run.session_hash != runs[i].session_hash ||
-			e->run.invocation_hash != runs[i].invocation_hash)
+		if (!still_same(&runs[i], &e->run))
 			continue;			/* ended meanwhile */
 		e->run.cancel_requested = true;
 		if (slot->stepping == runs[i].index % ADK_MAX_WORKER_CONCURRENCY &&
@@ -339,6 +303,63 @@ signal_job_runs(uint64 invocation_hash, uint64 session_hash, int *denied)
 	}
 	LWLockRelease(adk_workers->lock);
 	return n;
+}
+
+/*
+ * Copy a run entry into runs[] when it is live and is the invocation or
+ * runs in the session asked for (a zero hash matches nothing).  Called
+ * under the registry lock.
+ */
+static bool
+take_if_matching(RunCopy *runs, int *nruns, int index, const AdkRunInfo *run,
+				 uint64 invocation_hash, uint64 session_hash)
+{
+	RunCopy    *c;
+
+	if (run->pid == 0)
+		return false;
+	if (!((invocation_hash != 0 && run->invocation_hash == invocation_hash) ||
+		  (session_hash != 0 && run->session_hash == session_hash)))
+		return false;
+	c = &runs[(*nruns)++];
+	c->index = index;
+	c->pid = run->pid;
+	c->role = run->role;
+	c->superuser = run->superuser;
+	c->session_hash = run->session_hash;
+	c->invocation_hash = run->invocation_hash;
+	return true;
+}
+
+/*
+ * Forget the copied runs the caller may not cancel, counting them.  The
+ * check reads catalogs, so it runs outside the registry lock.
+ */
+static void
+drop_denied(RunCopy *runs, int nruns, int *denied)
+{
+	int			i;
+
+	for (i = 0; i < nruns; i++)
+	{
+		if (!adk_may_cancel(runs[i].role, runs[i].superuser))
+		{
+			(*denied)++;
+			runs[i].pid = 0;
+		}
+	}
+}
+
+/*
+ * Is the entry still the run that was copied (not ended, nor reused by
+ * another run while the lock was not held)?  Called under the lock.
+ */
+static bool
+still_same(const RunCopy *copy, const AdkRunInfo *run)
+{
+	return copy->pid != 0 && run->pid == copy->pid &&
+		run->session_hash == copy->session_hash &&
+		run->invocation_hash == copy->invocation_hash;
 }
 
 static void
