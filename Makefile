@@ -26,7 +26,12 @@ OBJS = \
 	src/model/guard.o \
 	src/model/http.o \
 	src/model/ledger.o \
-	src/model/llm_common.o \
+	src/model/llm.o \
+	src/model/llm_content.o \
+	src/model/llm_ids.o \
+	src/model/llm_json.o \
+	src/model/llm_response.o \
+	src/model/llm_stream.o \
 	src/model/model_def.o \
 	src/model/sse.o \
 	src/runner/agents.o \

@@ -185,7 +185,8 @@ extern int	llm_is_generated_call_id(const char *id);
 #ifdef ADK_LLM_INTERNAL
 
 /*
- * Internal interface shared by llm_common.c and the adapter_*.c files.
+ * Internal interface shared by llm.c, llm_json.c, llm_content.c, llm_ids.c,
+ * llm_response.c, llm_stream.c and the adapter_*.c files.
  * Not for use by the PG wrapper.
  */
 #include <stdint.h>
@@ -195,6 +196,11 @@ extern int	llm_is_generated_call_id(const char *id);
 
 extern void llm_set_errmsg(char **errmsg, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
+
+/* UTF-8 checks (llm_json.c) */
+extern int	llm_utf8_valid(const char *s, size_t len);
+extern size_t llm_utf8_clip(const char *s, size_t len, size_t max);
+extern int	llm_is_blank(const char *s, size_t len);
 
 /* JSON received from a provider: strict, UTF-8 checked, LLM_MAX_WIRE_DEPTH */
 extern struct json_object *llm_json_parse(const char *buf, size_t len,
@@ -334,6 +340,12 @@ typedef struct LlmAdapter
 extern const LlmAdapter llm_openai_adapter;
 extern const LlmAdapter llm_gemini_adapter;
 extern const LlmAdapter llm_anthropic_adapter;
+
+/* The adapter of a provider, or NULL (llm.c) */
+extern const LlmAdapter *llm_adapter(LlmProvider p);
+
+/* resp, or an error response in its place when it would not fit (llm.c) */
+extern struct json_object *llm_fit_response(struct json_object *resp);
 
 /* One aggregated piece of a streamed response */
 typedef enum LlmSlotKind

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_common.c
- *	  Unit tests of the provider-independent code (src/model/llm_common.c):
+ *	  Unit tests of the provider-independent code (src/model/llm*.c):
  *	  provider names, URLs, call ids, strict JSON parsing, input
  *	  validation, id synthesis, error truncation, stream edge cases.
  *

@@ -1,0 +1,207 @@
+/*-------------------------------------------------------------------------
+ *
+ * llm_ids.c
+ *	  Call ids: deterministic ids for calls and responses that come
+ *	  without one, and generated "adk-" call ids.
+ *
+ * Malloc/json-c based and free of PostgreSQL.
+ *
+ * IDENTIFICATION
+ *	  src/model/llm_ids.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <json-c/json.h>
+
+#define ADK_LLM_INTERNAL
+#include "llm.h"
+
+static int	llm_random(unsigned char *buf, size_t n);
+static int	llm_id_grow(LlmIdSynth *ids);
+static LlmIdCall *llm_ids_match(LlmIdSynth *ids, const LlmPart *part);
+
+/* ----------------------------------------------------------------
+ *		Call ids
+ * ----------------------------------------------------------------
+ */
+
+static int
+llm_id_grow(LlmIdSynth *ids)
+{
+	if (ids->ncalls == ids->cap)
+	{
+		size_t		cap = ids->cap ? ids->cap * 2 : 8;
+		LlmIdCall  *nc = realloc(ids->calls, cap * sizeof(LlmIdCall));
+
+		if (nc == NULL)
+			return -1;
+		ids->calls = nc;
+		ids->cap = cap;
+	}
+	return 0;
+}
+
+/*
+ * Record a call and return the id to send: its own, or "call_<n>" counted
+ * over the request.  The string is owned by ids; NULL when out of memory.
+ */
+const char *
+llm_ids_call(LlmIdSynth *ids, const LlmPart *part)
+{
+	char		buf[32];
+	const char *id = part->id;
+	LlmIdCall  *c;
+
+	if (llm_id_grow(ids) < 0)
+		return NULL;
+	if (id == NULL)
+	{
+		snprintf(buf, sizeof(buf), "call_%d", ++ids->counter);
+		id = buf;
+	}
+	c = &ids->calls[ids->ncalls];
+	c->id = strdup(id);
+	if (c->id == NULL)
+		return NULL;
+	c->name = part->name;
+	c->synthesized = (part->id == NULL);
+	c->answered = 0;
+	ids->ncalls++;
+	return c->id;
+}
+
+/*
+ * The earliest unanswered call matching the response, or NULL.  A response
+ * with an id matches that id; one without matches by name, preferring calls
+ * that had no id either (the runner strips only its own ids, from both).
+ */
+static LlmIdCall *
+llm_ids_match(LlmIdSynth *ids, const LlmPart *part)
+{
+	size_t		i;
+	int			pass;
+
+	for (pass = 0; pass < 2; pass++)
+	{
+		for (i = 0; i < ids->ncalls; i++)
+		{
+			LlmIdCall  *c = &ids->calls[i];
+
+			if (c->answered)
+				continue;
+			if (part->id != NULL)
+			{
+				if (strcmp(c->id, part->id) == 0)
+					return c;
+			}
+			else if (strcmp(c->name, part->name) == 0 &&
+					 (pass == 1 || c->synthesized))
+				return c;
+		}
+		if (part->id != NULL)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * Return the id to send with a function response: its own, that of the
+ * call it answers (see llm_ids_match), or a fresh "call_<n>" when no call
+ * is left to answer.  NULL when out of memory.
+ */
+const char *
+llm_ids_response(LlmIdSynth *ids, const LlmPart *part)
+{
+	LlmIdCall  *c = llm_ids_match(ids, part);
+	const char *id;
+
+	if (c != NULL)
+	{
+		c->answered = 1;
+		return c->id;
+	}
+	if (part->id != NULL)
+		return part->id;
+	id = llm_ids_call(ids, part);
+	if (id != NULL)
+		ids->calls[ids->ncalls - 1].answered = 1;
+	return id;
+}
+
+void
+llm_ids_free(LlmIdSynth *ids)
+{
+	size_t		i;
+
+	for (i = 0; i < ids->ncalls; i++)
+		free(ids->calls[i].id);
+	free(ids->calls);
+	memset(ids, 0, sizeof(LlmIdSynth));
+}
+
+static int
+llm_random(unsigned char *buf, size_t n)
+{
+	size_t		got = 0;
+
+	while (got < n)
+	{
+		ssize_t		r = getrandom(buf + got, n - got, 0);
+
+		if (r < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t) r;
+	}
+	return 0;
+}
+
+int
+llm_new_call_id(char *buf)
+{
+	unsigned char r[16];
+
+	if (llm_random(r, sizeof(r)) < 0)
+		return -1;
+	r[6] = (unsigned char) ((r[6] & 0x0F) | 0x40);	/* version 4 */
+	r[8] = (unsigned char) ((r[8] & 0x3F) | 0x80);	/* RFC 4122 variant */
+	snprintf(buf, LLM_CALL_ID_LEN + 1,
+			 LLM_CALL_ID_PREFIX "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7],
+			 r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]);
+	return 0;
+}
+
+int
+llm_is_generated_call_id(const char *id)
+{
+	size_t		plen = strlen(LLM_CALL_ID_PREFIX);
+	size_t		i;
+
+	if (id == NULL || strlen(id) != LLM_CALL_ID_LEN ||
+		strncmp(id, LLM_CALL_ID_PREFIX, plen) != 0)
+		return 0;
+	for (i = plen; i < LLM_CALL_ID_LEN; i++)
+	{
+		size_t		k = i - plen;
+		char		c = id[i];
+
+		if (k == 8 || k == 13 || k == 18 || k == 23)
+		{
+			if (c != '-')
+				return 0;
+		}
+		else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return 0;
+	}
+	return 1;
+}

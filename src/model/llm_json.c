@@ -1,0 +1,406 @@
+/*-------------------------------------------------------------------------
+ *
+ * llm_json.c
+ *	  Strict JSON parsing of provider bodies, UTF-8 checks and json-c
+ *	  accessors of the model layer.
+ *
+ * JSON from a provider goes through llm_json_parse only: the raw bytes must
+ * be strict UTF-8 (as PostgreSQL understands it), the document must nest no
+ * deeper than LLM_MAX_WIRE_DEPTH, every number must be one jsonb can hold
+ * and keeps its exact digits (adk_json_parse), and U+0000 inside strings
+ * becomes U+FFFD so that the result always fits in jsonb.
+ *
+ * Malloc/json-c based and free of PostgreSQL.
+ *
+ * IDENTIFICATION
+ *	  src/model/llm_json.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#define ADK_LLM_INTERNAL
+#include "llm.h"
+
+static size_t llm_utf8_seq(const unsigned char *s, size_t len);
+static int	llm_json_check(struct json_object *obj, int depth);
+static int	llm_fix_nul(struct json_object *str);
+
+/* ----------------------------------------------------------------
+ *		UTF-8 and strict JSON
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Length of the valid UTF-8 sequence starting at s, or 0 when invalid.
+ * Overlong forms, surrogates, code points above U+10FFFF and NUL are
+ * invalid, as in PostgreSQL.
+ */
+static size_t
+llm_utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80;
+	unsigned char hi = 0xBF;
+	size_t		n;
+	size_t		i;
+
+	if (c == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	if (len < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+int
+llm_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		n;
+
+		if (p[i] != 0 && p[i] < 0x80)
+		{
+			i++;
+			continue;
+		}
+		n = llm_utf8_seq(p + i, len - i);
+		if (n == 0)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+/*
+ * Longest prefix of valid UTF-8 string s that has at most max bytes and
+ * does not end inside a character.
+ */
+size_t
+llm_utf8_clip(const char *s, size_t len, size_t max)
+{
+	size_t		n;
+
+	if (len <= max)
+		return len;
+	n = max;
+	while (n > 0 && (((unsigned char) s[n]) & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+int
+llm_is_blank(const char *s, size_t len)
+{
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+			return 0;
+	return 1;
+}
+
+/*
+ * Parse JSON received from a provider.  Returns a new object, or NULL and a
+ * short static reason in *why (never any of the input).
+ */
+struct json_object *
+llm_json_parse(const char *buf, size_t len, const char **why)
+{
+	struct json_object *obj;
+	AdkJsonParseError jerr;
+
+	*why = NULL;
+	if (buf == NULL || llm_is_blank(buf, len))
+	{
+		*why = "empty body";
+		return NULL;
+	}
+	if (len >= INT_MAX)
+	{
+		*why = "body too large";
+		return NULL;
+	}
+	if (!llm_utf8_valid(buf, len))
+	{
+		*why = "invalid UTF-8";
+		return NULL;
+	}
+	obj = adk_json_parse(buf, len, LLM_MAX_WIRE_DEPTH,
+						 JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8,
+						 &jerr, why);
+	switch (jerr)
+	{
+		case ADK_JSON_OK:
+			break;
+		case ADK_JSON_TOO_DEEP:
+			*why = "nesting too deep";
+			return NULL;
+		case ADK_JSON_NAN:
+			*why = "NaN or Infinity is not JSON";
+			return NULL;
+		case ADK_JSON_NUMBER:
+			*why = "a number is out of the range of PostgreSQL's numeric";
+			return NULL;
+		case ADK_JSON_NOMEM:
+			*why = "out of memory";
+			return NULL;
+		case ADK_JSON_SYNTAX:
+			if (*why == NULL)
+				*why = "invalid JSON";
+			return NULL;
+	}
+	if (llm_json_check(obj, 0) == 0)
+		return obj;
+	*why = "out of memory";
+	json_object_put(obj);
+	return NULL;
+}
+
+/*
+ * Walk a parsed document (adk_json_parse has checked nesting and numbers)
+ * and replace U+0000 in strings.  0 ok, -1 out of memory.
+ */
+static int
+llm_json_check(struct json_object *obj, int depth)
+{
+	int			rc = 0;
+
+	switch (json_object_get_type(obj))
+	{
+		case json_type_string:
+			return llm_fix_nul(obj) < 0 ? -1 : 0;
+		case json_type_array:
+			{
+				size_t		i;
+				size_t		n = json_object_array_length(obj);
+
+				for (i = 0; i < n && rc == 0; i++)
+					rc = llm_json_check(json_object_array_get_idx(obj, i), depth + 1);
+				return rc;
+			}
+		case json_type_object:
+			{
+				struct json_object_iter it;
+
+				json_object_object_foreachC(obj, it)
+				{
+					if ((rc = llm_json_check(it.val, depth + 1)) != 0)
+						return rc;
+				}
+				return 0;
+			}
+		default:
+			return 0;
+	}
+}
+
+/*
+ * Replace each NUL in a string object by U+FFFD (jsonb has no U+0000).
+ */
+static int
+llm_fix_nul(struct json_object *str)
+{
+	const char *s = json_object_get_string(str);
+	size_t		len = (size_t) json_object_get_string_len(str);
+	size_t		nuls = 0;
+	size_t		i;
+	char	   *out;
+	char	   *o;
+
+	for (i = 0; i < len; i++)
+		if (s[i] == '\0')
+			nuls++;
+	if (nuls == 0)
+		return 0;
+	out = malloc(len + 2 * nuls + 1);
+	if (out == NULL)
+		return -1;
+	o = out;
+	for (i = 0; i < len; i++)
+	{
+		if (s[i] != '\0')
+			*o++ = s[i];
+		else
+		{
+			memcpy(o, "\xEF\xBF\xBD", 3);
+			o += 3;
+		}
+	}
+	json_object_set_string_len(str, out, (int) (o - out));
+	free(out);
+	return 0;
+}
+
+/* ----------------------------------------------------------------
+ *		json-c accessors
+ * ----------------------------------------------------------------
+ */
+
+struct json_object *
+llm_get(struct json_object *obj, const char *key)
+{
+	struct json_object *val = NULL;
+
+	if (obj == NULL || !json_object_is_type(obj, json_type_object))
+		return NULL;
+	if (!json_object_object_get_ex(obj, key, &val))
+		return NULL;
+	return val;
+}
+
+/*
+ * Element i of array member key, or NULL.
+ */
+struct json_object *
+llm_get_idx(struct json_object *obj, const char *key, size_t i)
+{
+	struct json_object *arr = llm_get_arr(obj, key);
+
+	if (arr == NULL || i >= json_object_array_length(arr))
+		return NULL;
+	return json_object_array_get_idx(arr, i);
+}
+
+struct json_object *
+llm_get_obj(struct json_object *obj, const char *key)
+{
+	struct json_object *val = llm_get(obj, key);
+
+	return (val != NULL && json_object_is_type(val, json_type_object)) ? val : NULL;
+}
+
+struct json_object *
+llm_get_arr(struct json_object *obj, const char *key)
+{
+	struct json_object *val = llm_get(obj, key);
+
+	return (val != NULL && json_object_is_type(val, json_type_array)) ? val : NULL;
+}
+
+const char *
+llm_get_str(struct json_object *obj, const char *key)
+{
+	struct json_object *val = llm_get(obj, key);
+
+	if (val == NULL || !json_object_is_type(val, json_type_string))
+		return NULL;
+	return json_object_get_string(val);
+}
+
+/*
+ * 1 and *out when key holds an integer (or an integral double), else 0.
+ */
+int
+llm_get_int(struct json_object *obj, const char *key, int64_t *out)
+{
+	struct json_object *val = llm_get(obj, key);
+
+	if (val == NULL)
+		return 0;
+	if (json_object_is_type(val, json_type_int))
+	{
+		*out = json_object_get_int64(val);
+		return 1;
+	}
+	if (json_object_is_type(val, json_type_double))
+	{
+		double		d = json_object_get_double(val);
+
+		/* integral and exactly representable: no libm needed */
+		if (d > -9e15 && d < 9e15 && d == (double) (int64_t) d)
+		{
+			*out = (int64_t) d;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int
+llm_get_count(struct json_object *obj, const char *key, int64_t *out)
+{
+	struct json_object *val = llm_get(obj, key);
+	int64_t		v;
+
+	if (val == NULL)
+		return 0;
+	if (json_object_is_type(val, json_type_int))
+		v = json_object_get_int64(val); /* json-c saturates uint64 */
+	else if (json_object_is_type(val, json_type_double))
+	{
+		double		d = json_object_get_double(val);
+
+		/* integers beyond int64 arrive as doubles (adk_json_parse) */
+		if (!(d >= 0) || (d < (double) LLM_MAX_TOKEN_COUNT &&
+						  d != (double) (int64_t) d))
+			return 0;
+		v = d >= (double) LLM_MAX_TOKEN_COUNT ? LLM_MAX_TOKEN_COUNT : (int64_t) d;
+	}
+	else
+		return 0;
+	if (v < 0)
+		return 0;
+	*out = v > LLM_MAX_TOKEN_COUNT ? LLM_MAX_TOKEN_COUNT : v;
+	return 1;
+}
+
+int64_t
+llm_count_add(int64_t a, int64_t b)
+{
+	/* both are within 0 .. LLM_MAX_TOKEN_COUNT: the sum cannot overflow */
+	return a + b > LLM_MAX_TOKEN_COUNT ? LLM_MAX_TOKEN_COUNT : a + b;
+}
+
+void
+llm_add_ref(struct json_object *obj, const char *key, struct json_object *val)
+{
+	json_object_object_add(obj, key, json_object_get(val));
+}
+
+void
+llm_add_str(struct json_object *obj, const char *key, const char *val)
+{
+	json_object_object_add(obj, key, json_object_new_string(val));
+}
+
+/*
+ * Compact serialization as a malloc'd string, or NULL when out of memory.
+ */
+char *
+llm_json_compact(struct json_object *obj)
+{
+	const char *s;
+
+	s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+									   JSON_C_TO_STRING_NOSLASHESCAPE);
+	return s ? strdup(s) : NULL;
+}
