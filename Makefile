@@ -49,6 +49,8 @@ OBJS = \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
+	src/shared/registry.o \
+	src/shared/shmem.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/notify.o \

@@ -58,13 +58,16 @@
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
+#include "shared/registry.h"
 #include "store/append.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
-#include "worker/worker.h"
 
 PG_FUNCTION_INFO_V1(adk_run_text);
 PG_FUNCTION_INFO_V1(adk_run_content);
+
+/* adk.session_wait_timeout (defined with the workers' settings) */
+int			adk_session_wait_timeout_ms = 60000;
 
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
 typedef struct RunState RunState;

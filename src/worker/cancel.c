@@ -6,13 +6,13 @@
  *
  * A queued job becomes 'cancelled' (in the caller's transaction: it takes
  * effect at commit).  A running run -- a job in a worker, or adk_run in
- * some backend -- is found in the run registry (shmem.c) and its backend
- * gets SIGINT, as pg_cancel_backend sends: the run stops at its next
- * CHECK_FOR_INTERRUPTS (the HTTP client checks every 20 ms), a worker
- * records the job and the invocation 'cancelled' and keeps the events it
- * committed; adk_run raises 57014 in its caller.  The signal is sent while
- * holding the registry lock after checking the entry is still the same
- * run, so a run that has ended is not signalled.
+ * some backend -- is found in the run registry (shared/registry.c) and
+ * its backend gets SIGINT, as pg_cancel_backend sends: the run stops at
+ * its next CHECK_FOR_INTERRUPTS (the HTTP client checks every 20 ms), a
+ * worker records the job and the invocation 'cancelled' and keeps the
+ * events it committed; adk_run raises 57014 in its caller.  The signal is
+ * sent while holding the registry lock after checking the entry is still
+ * the same run, so a run that has ended is not signalled.
  *
  * Who may cancel: the role the run runs as (or a role that has its
  * privileges), members of adk_admin, superusers; only superusers may
