@@ -581,12 +581,13 @@ cancel_jobs(void)
 static bool
 step_jobs(void)
 {
-	List	   *todo = list_copy(held);
+	/* a copy: a step that ends its run removes the run from "held" */
+	List	   *runs = list_copy(held);
 	ListCell   *lc;
 	bool		progressed = false;
 	TimestampTz now = GetCurrentTimestamp();
 
-	foreach(lc, todo)
+	foreach(lc, runs)
 	{
 		AdkJob	   *job = (AdkJob *) lfirst(lc);
 
@@ -599,7 +600,7 @@ step_jobs(void)
 		/* take in what arrived meanwhile, without waiting */
 		drive(0);
 	}
-	list_free(todo);
+	list_free(runs);
 	return progressed;
 }
 
