@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * json_writer.h
- *	  Building JSON text in palloc'd memory, then jsonb.
+ *	  Building jsonb in palloc'd memory, value by value.
  *
  * IDENTIFICATION
  *	  src/common/json_writer.h
@@ -21,9 +21,13 @@
 
 typedef struct JsonWriter
 {
-	StringInfoData buf;
+	JsonbParseState *state;		/* the open containers */
+	JsonbValue *done;			/* the top-level container, once closed */
+	JsonbValue	top;			/* a top-level scalar */
+	Jsonb	   *top_jsonb;		/* a top-level jsonb written as it is */
+	bool		has_top;
 	int			depth;
-	bool		first[JW_MAX_DEPTH];
+	bool		in_object[JW_MAX_DEPTH];
 } JsonWriter;
 
 extern void jw_init(JsonWriter *w);
@@ -40,5 +44,6 @@ extern void jw_jsonb(JsonWriter *w, Jsonb *value);
 extern void jw_container(JsonWriter *w, JsonbContainer *c);
 extern void jw_value(JsonWriter *w, JsonbValue *v);
 extern Jsonb *jw_finish(JsonWriter *w);
+extern char *jw_finish_text(JsonWriter *w);
 
 #endif							/* ADK_JSON_WRITER_H */

@@ -176,7 +176,7 @@ adk_find_call_event(AdkRun *run, const char *call_id, char **author,
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
-	args[3] = CStringGetTextDatum(w.buf.data);
+	args[3] = CStringGetTextDatum(jw_finish_text(&w));
 	adk_become_owner(&save);
 	SPI_connect();
 	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
