@@ -2,7 +2,8 @@
  *
  * compaction.c
  *	  Context compaction (SPEC §7, 000 §四.4.6): summaries that stand in
- *	  for older events in prompts, and adk_prompt().
+ *	  for older events in prompts.  The SQL functions that read, append
+ *	  and compact are in compaction_sql.c.
  *
  *	- Tail retention, before a model call (flow.c): when the request's
  *	  estimated tokens (the newest model response's prompt_token_count
@@ -38,9 +39,7 @@
  */
 #include "postgres.h"
 
-#define json_object pg_json_object_sqlfn
 #include "utils/builtins.h"
-#undef json_object
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -49,28 +48,17 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include <json-c/json.h>
-
 #include "adk_runner.h"
-#include "common/ids.h"
-#include "common/json_bridge.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "model/generate.h"
-#include "model/llm.h"
-#include "model/model_def.h"
 #include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
-#include "store/tenancy.h"
 
-PG_FUNCTION_INFO_V1(adk_compaction_read_sql);
-PG_FUNCTION_INFO_V1(adk_compaction_append_sql);
-PG_FUNCTION_INFO_V1(adk_compact);
-PG_FUNCTION_INFO_V1(adk_prompt);
 
 /* ADK Python's LlmEventSummarizer prompt */
 #define SUMMARY_PROMPT \
@@ -89,17 +77,6 @@ typedef struct Step
 } Step;
 
 static AdkCompaction *load_config(AdkRun *run);
-static Datum owner_query(const char *sql, int nargs, Oid *types, Datum *args,
-						 const char *nulls, int col, bool *isnull);
-static Jsonb *read_plan(const char *app, const char *user, const char *session,
-						int64 from, int64 to, bool rolling);
-static char *summarize(const char *app, const char *user,
-					   const char *model, Jsonb *config, Jsonb *plan,
-					   char **error);
-static int64 append_summary(const char *app, const char *user,
-							const char *session, Jsonb *plan,
-							const char *summary, const char *kind,
-							const char *invocation_id, char **refused);
 static bool summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
 								 const char *kind, const char *what);
 static void tail_step(void *arg);
@@ -107,9 +84,6 @@ static void sliding_step(void *arg);
 static int64 estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents);
 static void record_problem(AdkRun *run, const char *what, const char *message);
 static char *plan_text(Jsonb *plan, const char *key);
-static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
-						   Jsonb *config);
-static Jsonb *agent_config(AdkRun *run, AdkAgent *agent);
 
 /*
  * Tail retention (SPEC §7), before each model call.
@@ -185,11 +159,12 @@ tail_step(void *arg)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = Int32GetDatum(cfg->retention);
-	d = owner_query("SELECT adk._tail_retention_end($1, $2, $3, $4)",
-					4, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT adk._tail_retention_end($1, $2, $3, $4)",
+								   4, types, args, NULL, 1, &isnull);
 	if (isnull)
 		return;
-	plan = read_plan(run->app, run->user, run->session, 1, DatumGetInt64(d), true);
+	plan = adk_compaction_read_plan(run->app, run->user, run->session, 1,
+									DatumGetInt64(d), true);
 	if (plan == NULL)
 		return;
 	if (!summarize_and_append(run, cfg, plan, "tail_retention", "tail retention"))
@@ -220,17 +195,18 @@ sliding_step(void *arg)
 	args[3] = Int32GetDatum(cfg->interval);
 	args[4] = Int32GetDatum(cfg->overlap);
 	/* one call of the range function: [from_seq, to_seq], no row if none */
-	d = owner_query("SELECT ARRAY[r.from_seq, r.to_seq]"
-					"  FROM adk._sliding_window_range($1, $2, $3, $4, $5) r"
-					" WHERE r.from_seq IS NOT NULL AND r.to_seq IS NOT NULL",
-					5, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT ARRAY[r.from_seq, r.to_seq]"
+								   "  FROM adk._sliding_window_range($1, $2, $3, $4, $5) r"
+								   " WHERE r.from_seq IS NOT NULL AND r.to_seq IS NOT NULL",
+								   5, types, args, NULL, 1, &isnull);
 	if (isnull)
 		return;
 	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, sizeof(int64), true,
 					  TYPALIGN_DOUBLE, &range, NULL, &n);
 	Assert(n == 2);
-	plan = read_plan(run->app, run->user, run->session,
-					 DatumGetInt64(range[0]), DatumGetInt64(range[1]), false);
+	plan = adk_compaction_read_plan(run->app, run->user, run->session,
+									DatumGetInt64(range[0]),
+									DatumGetInt64(range[1]), false);
 	if (plan == NULL)
 		return;
 	(void) summarize_and_append(run, cfg, plan, "sliding_window",
@@ -250,16 +226,18 @@ summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
 	char	   *error;
 	char	   *refused;
 
-	summary = summarize(run->app, run->user, cfg->summarizer,
-						cfg->own_summarizer ? NULL : run->root->generate_config,
-						plan, &error);
+	summary = adk_compaction_summarize(run->app, run->user, cfg->summarizer,
+									   cfg->own_summarizer ? NULL :
+									   run->root->generate_config,
+									   plan, &error);
 	if (summary == NULL)
 	{
 		record_problem(run, psprintf("%s failed", what), error);
 		return false;
 	}
-	if (append_summary(run->app, run->user, run->session, plan, summary,
-					   kind, run->invocation_id, &refused) == 0)
+	if (adk_compaction_append_summary(run->app, run->user, run->session,
+									  plan, summary, kind,
+									  run->invocation_id, &refused) == 0)
 	{
 		record_problem(run, psprintf("%s summary refused", what), refused);
 		return false;
@@ -336,9 +314,10 @@ load_config(AdkRun *run)
  * Column "col" of the first row of a query run as the owner of schema
  * adk, copied into the caller's memory; *isnull when there is no row.
  */
-static Datum
-owner_query(const char *sql, int nargs, Oid *types, Datum *args,
-			const char *nulls, int col, bool *isnull)
+Datum
+adk_compaction_owner_query(const char *sql, int nargs, Oid *types,
+						   Datum *args, const char *nulls, int col,
+						   bool *isnull)
 {
 	AdkOwnerSave save;
 	Datum		result = (Datum) 0;
@@ -364,9 +343,10 @@ owner_query(const char *sql, int nargs, Oid *types, Datum *args,
 	return result;
 }
 
-static Jsonb *
-read_plan(const char *app, const char *user, const char *session,
-		  int64 from, int64 to, bool rolling)
+Jsonb *
+adk_compaction_read_plan(const char *app, const char *user,
+						 const char *session, int64 from, int64 to,
+						 bool rolling)
 {
 	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, BOOLOID};
 	Datum		args[6];
@@ -384,8 +364,8 @@ read_plan(const char *app, const char *user, const char *session,
 		nulls[3] = 'n';
 	if (to <= 0)
 		nulls[4] = 'n';
-	d = owner_query("SELECT adk._compaction_read($1, $2, $3, $4, $5, $6)",
-					6, types, args, nulls, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT adk._compaction_read($1, $2, $3, $4, $5, $6)",
+								   6, types, args, nulls, 1, &isnull);
 	return isnull ? NULL : DatumGetJsonbP(d);
 }
 
@@ -404,9 +384,9 @@ plan_text(Jsonb *plan, const char *key)
  * NULL with *error.  The call is taken from and charged to the budgets of
  * app and user like every model call (a spent budget: no call, *error).
  */
-static char *
-summarize(const char *app, const char *user, const char *model, Jsonb *config,
-		  Jsonb *plan, char **error)
+char *
+adk_compaction_summarize(const char *app, const char *user, const char *model,
+						 Jsonb *config, Jsonb *plan, char **error)
 {
 	StringInfoData prompt;
 	char	   *prior = plan_text(plan, "prior_summary");
@@ -485,10 +465,11 @@ summarize(const char *app, const char *user, const char *model, Jsonb *config,
  * record its range.  Returns its seq, or 0 with *refused saying why the
  * check refused it.
  */
-static int64
-append_summary(const char *app, const char *user, const char *session,
-			   Jsonb *plan, const char *summary, const char *kind,
-			   const char *invocation_id, char **refused)
+int64
+adk_compaction_append_summary(const char *app, const char *user,
+							  const char *session, Jsonb *plan,
+							  const char *summary, const char *kind,
+							  const char *invocation_id, char **refused)
 {
 	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT8OID, TEXTOID,
 	TEXTOID, TEXTOID};
@@ -502,8 +483,8 @@ append_summary(const char *app, const char *user, const char *session,
 	args[1] = CStringGetTextDatum(user);
 	args[2] = CStringGetTextDatum(session);
 	args[3] = JsonbPGetDatum(plan);
-	d = owner_query("SELECT adk._compaction_check($1, $2, $3, $4)",
-					4, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT adk._compaction_check($1, $2, $3, $4)",
+								   4, types, args, NULL, 1, &isnull);
 	if (!isnull)
 	{
 		*refused = TextDatumGetCString(d);
@@ -551,8 +532,8 @@ append_summary(const char *app, const char *user, const char *session,
 	types[3] = INT8OID;
 	types[4] = TEXTOID;
 	types[5] = JSONBOID;
-	(void) owner_query("SELECT adk._compaction_record($1, $2, $3, $4, $5, $6, $7, $8)",
-					   8, types, args, NULL, 1, &isnull);
+	(void) adk_compaction_owner_query("SELECT adk._compaction_record($1, $2, $3, $4, $5, $6, $7, $8)",
+									  8, types, args, NULL, 1, &isnull);
 	return stored.seq;
 }
 
@@ -574,18 +555,18 @@ estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents)
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
-	d = owner_query("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
-					"  FROM adk.events e"
-					" WHERE e.app_name OPERATOR(pg_catalog.=) $1"
-					"   AND e.user_id OPERATOR(pg_catalog.=) $2"
-					"   AND e.session_id OPERATOR(pg_catalog.=) $3"
-					"   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
-					"   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
-					"        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
-					"          AND c.user_id OPERATOR(pg_catalog.=) $2"
-					"          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
-					" ORDER BY e.seq DESC LIMIT 1",
-					3, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
+								   "  FROM adk.events e"
+								   " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
+								   "   AND e.user_id OPERATOR(pg_catalog.=) $2"
+								   "   AND e.session_id OPERATOR(pg_catalog.=) $3"
+								   "   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
+								   "   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
+								   "        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
+								   "          AND c.user_id OPERATOR(pg_catalog.=) $2"
+								   "          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
+								   " ORDER BY e.seq DESC LIMIT 1",
+								   3, types, args, NULL, 1, &isnull);
 	if (!isnull)
 		return DatumGetInt64(d);
 	chars = strlen(JsonbToCString(NULL, &contents->root, VARSIZE(contents)));
@@ -620,335 +601,4 @@ record_problem(AdkRun *run, const char *what, const char *message)
 		elog(ERROR, "could not record the compaction error");
 	SPI_finish();
 	adk_restore_user(&save);
-}
-
-/* ---------------------------------------------------------------------
- * SQL API
- * ---------------------------------------------------------------------
- */
-
-/*
- * Every entry point below names the app (argument 0) and the user id
- * (argument 1): checking the user id also checks the app's tenancy.
- */
-static char *
-arg_id(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-								  ADK_MAX_ID_CHARS);
-
-	if (n == 1)
-		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
-	return id;
-}
-
-/*
- * adk_compaction_read(app, user_id, session_id, from_seq, to_seq)
- */
-Datum
-adk_compaction_read_sql(PG_FUNCTION_ARGS)
-{
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
-	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
-	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
-	Jsonb	   *plan;
-
-	if ((!PG_ARGISNULL(3) && from < 1) || (!PG_ARGISNULL(4) && to < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("from_seq and to_seq must be positive")));
-	plan = read_plan(app, user, session, from, to, PG_ARGISNULL(3));
-	if (plan == NULL)
-		PG_RETURN_NULL();
-	PG_RETURN_JSONB_P(plan);
-}
-
-/*
- * adk_compaction_append(app, user_id, session_id, plan, summary)
- */
-Datum
-adk_compaction_append_sql(PG_FUNCTION_ARGS)
-{
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
-	Jsonb	   *plan;
-	char	   *summary;
-	char	   *refused;
-	int64		seq;
-
-	if (PG_ARGISNULL(3) || PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("plan and summary must not be null")));
-	/*
-	 * A summary written by the caller stands in every later prompt of the
-	 * session.  In a 'shared' app any adk_user member may name any session,
-	 * so only a role that sees everything may write one there.
-	 */
-	if (!adk_tenancy_trusted_append(app))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to append a compaction record to a session of app \"%s\"",
-						app),
-				 errdetail("App \"%s\" has tenancy 'shared': a summary written by one role would replace the history that other roles run on.",
-						   app),
-				 errhint("Use adk_compact(), which summarizes with the app's summarizer model, or give the app tenancy 'role' or 'claim'.")));
-	plan = PG_GETARG_JSONB_P(3);
-	summary = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	if (!adk_jsonb_is_object(&plan->root))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid compaction plan"),
-				 errhint("Pass the result of adk_compaction_read() unchanged.")));
-	if (summary[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("summary must not be empty")));
-	seq = append_summary(app, user, session, plan, summary, "manual",
-						 adk_new_id("e-"), &refused);
-	if (seq == 0)
-	{
-		ereport(WARNING,
-				(errmsg("compaction of session \"%s\" not appended", session),
-				 errdetail("%s.", refused)));
-		PG_RETURN_NULL();
-	}
-	PG_RETURN_INT64(seq);
-}
-
-/*
- * adk_compact(app, user_id, session_id, from_seq, to_seq): read, summarize
- * with the app's summarizer, append.
- */
-Datum
-adk_compact(PG_FUNCTION_ARGS)
-{
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
-	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
-	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-	Datum		d;
-	char	   *model;
-	Jsonb	   *plan;
-	char	   *summary;
-	char	   *error;
-	char	   *refused;
-	int64		seq;
-
-	if ((!PG_ARGISNULL(3) && from < 1) || (!PG_ARGISNULL(4) && to < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("from_seq and to_seq must be positive")));
-	args[0] = CStringGetTextDatum(app);
-	d = owner_query("SELECT coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent))"
-					"  FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
-					1, types, args, NULL, 1, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("app \"%s\" does not exist or has no summarizer model", app),
-				 errhint("Set summarizer_model in the app's compaction.")));
-	model = TextDatumGetCString(d);
-	plan = read_plan(app, user, session, from, to, PG_ARGISNULL(3));
-	if (plan == NULL)
-		PG_RETURN_NULL();
-	summary = summarize(app, user, model, NULL, plan, &error);
-	if (summary == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-				 errmsg("could not summarize session \"%s\"", session),
-				 errdetail("%s.", error)));
-	seq = append_summary(app, user, session, plan, summary, "manual",
-						 adk_new_id("e-"), &refused);
-	if (seq == 0)
-	{
-		ereport(WARNING,
-				(errmsg("compaction of session \"%s\" not appended", session),
-				 errdetail("%s.", refused)));
-		PG_RETURN_NULL();
-	}
-	PG_RETURN_INT64(seq);
-}
-
-/*
- * The generation config of a request of "agent", as flow.c builds it.
- */
-static Jsonb *
-agent_config(AdkRun *run, AdkAgent *agent)
-{
-	JsonWriter	w;
-	char	   *instruction = adk_build_instruction(run, agent);
-	Jsonb	   *config;
-
-	if (run->instruction_error != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("the instruction of agent \"%s\" cannot be built", agent->name),
-				 errdetail("%s", run->instruction_error)));
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	if (instruction)
-	{
-		jw_key(&w, "system_instruction");
-		jw_string(&w, instruction);
-	}
-	jw_end_object(&w);
-	config = jw_finish(&w);
-	if (agent->generate_config)
-		config = adk_jsonb_concat(agent->generate_config, config);
-	return config;
-}
-
-/*
- * adk_prompt(app, user_id, session_id, agent): the body the next model
- * call would send.
- */
-Datum
-adk_prompt(PG_FUNCTION_ARGS)
-{
-	AdkRun	   *run = palloc0(sizeof(AdkRun));
-	AdkAgent   *agent;
-	bool		auto_create;
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
-	bool		isnull;
-	List	   *tools;
-
-	run->app = arg_id(fcinfo, 0, "app name");
-	run->user = arg_id(fcinfo, 1, "user id");
-	run->session = arg_id(fcinfo, 2, "session id");
-	run->max_llm_calls = -1;
-	run->invocation_id = "";
-	adk_load_definitions(run, &auto_create);
-	args[0] = CStringGetTextDatum(run->app);
-	args[1] = CStringGetTextDatum(run->user);
-	args[2] = CStringGetTextDatum(run->session);
-	(void) owner_query("SELECT 1 FROM adk.sessions s"
-					   " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-					   "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-					   "   AND s.id OPERATOR(pg_catalog.=) $3",
-					   3, types, args, NULL, 1, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
-						run->session, run->app, run->user)));
-	if (!PG_ARGISNULL(3))
-	{
-		char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(3));
-
-		agent = adk_find_agent(run, name);
-		if (agent == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("agent \"%s\" is not part of app \"%s\"", name, run->app)));
-	}
-	else
-		agent = adk_agent_to_run(run, adk_text_content(""));
-	/* a workflow agent starts with its first sub-agent */
-	while (strcmp(agent->kind, "llm") != 0 && agent->sub_agents != NIL)
-		agent = (AdkAgent *) linitial(agent->sub_agents);
-	if (strcmp(agent->kind, "llm") != 0 || agent->model == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("agent \"%s\" makes no model calls", agent->name)));
-
-	tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
-	PG_RETURN_JSONB_P(request_body(agent->model,
-								   adk_build_contents(run, agent, NULL),
-								   adk_tool_declarations(run, agent, tools),
-								   agent_config(run, agent)));
-}
-
-/*
- * The provider request body for a call, built as generate.c builds it but
- * not sent; the model's key is redacted wherever it appears.
- */
-static Jsonb *
-request_body(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config)
-{
-	AdkModelDef def;
-	Jsonb	   *options;
-	struct json_object *volatile jcontents = NULL;
-	struct json_object *volatile jtools = NULL;
-	struct json_object *volatile jconfig = NULL;
-	char	   *volatile body = NULL;
-	char	   *volatile err = NULL;
-	StringInfoData out;
-
-	adk_load_model(model, &def);
-	options = config ? adk_jsonb_concat(def.options, config) : def.options;
-	PG_TRY();
-	{
-		LlmRequestSpec spec;
-		struct json_object *si;
-
-		jcontents = adk_jsonb_to_jsonc(contents, "contents");
-		jtools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
-		jconfig = adk_jsonb_to_jsonc(options, "config");
-		memset(&spec, 0, sizeof(spec));
-		spec.provider = def.provider;
-		spec.model = def.model;
-		spec.contents = jcontents;
-		spec.tools = jtools;
-		spec.config = jconfig;
-		spec.stream = false;
-		if (json_object_object_get_ex(jconfig, "system_instruction", &si) &&
-			json_object_is_type(si, json_type_string))
-			spec.system_instruction = json_object_get_string(si);
-		{
-			char	   *e = NULL;
-
-			body = llm_build_request(&spec, &e);
-			err = e;
-		}
-	}
-	PG_FINALLY();
-	{
-		if (jcontents)
-			json_object_put(jcontents);
-		if (jtools)
-			json_object_put(jtools);
-		if (jconfig)
-			json_object_put(jconfig);
-	}
-	PG_END_TRY();
-	if (body == NULL)
-	{
-		char	   *msg = pstrdup(err ? err : "invalid request");
-
-		free(err);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid model request: %s", msg)));
-	}
-	initStringInfo(&out);
-	appendStringInfoString(&out, body);
-	free(body);
-	if (def.api_key && def.api_key[0] != '\0')
-	{
-		char	   *p;
-		StringInfoData clean;
-		size_t		klen = strlen(def.api_key);
-		char	   *s = out.data;
-
-		initStringInfo(&clean);
-		while ((p = strstr(s, def.api_key)) != NULL)
-		{
-			appendBinaryStringInfo(&clean, s, p - s);
-			appendStringInfoString(&clean, "[REDACTED]");
-			s = p + klen;
-		}
-		appendStringInfoString(&clean, s);
-		out = clean;
-	}
-	return adk_cstring_to_jsonb(out.data);
 }

@@ -38,4 +38,25 @@ extern bool adk_compaction_before_model(AdkRun *run, AdkAgent *agent,
 /* After an invocation that did not fail: the sliding window. */
 extern void adk_compaction_after_run(AdkRun *run);
 
+/*
+ * The steps of a compaction, shared with the SQL functions
+ * (compaction_sql.c): a query as the owner of schema adk, the read, the
+ * summary, and the checked append.
+ */
+extern Datum adk_compaction_owner_query(const char *sql, int nargs, Oid *types,
+										Datum *args, const char *nulls,
+										int col, bool *isnull);
+extern Jsonb *adk_compaction_read_plan(const char *app, const char *user,
+									   const char *session, int64 from,
+									   int64 to, bool rolling);
+extern char *adk_compaction_summarize(const char *app, const char *user,
+									  const char *model, Jsonb *config,
+									  Jsonb *plan, char **error);
+extern int64 adk_compaction_append_summary(const char *app, const char *user,
+										   const char *session, Jsonb *plan,
+										   const char *summary,
+										   const char *kind,
+										   const char *invocation_id,
+										   char **refused);
+
 #endif							/* ADK_RUNNER_COMPACTION_H */
