@@ -28,6 +28,23 @@
  * adk_compaction_append, adk_compact and background workers that commit
  * per event; the check is the same for all of them.
  *
+ * A run's compaction waits for its summarizer as the run waits for any
+ * model call (issue 12 §2): the read and the summarizer's start are one
+ * step (adk_compaction_before_model / adk_compaction_after_run, in a
+ * subtransaction), the run returns ADK_STEP_WAIT while the summarizer's
+ * request is in flight -- a job worker steps its other runs meanwhile --
+ * and the step after its answer came consumes it and appends the summary
+ * (adk_compaction_finish, in a subtransaction of its own).  The wait
+ * (AdkCompactionWait) lives in memory under its owner's: the round's for
+ * tail retention (flow.c starts the agent's model call after it), the
+ * run's for the sliding window (run.c's end of the run); deleting that
+ * memory (adk_round_abandon, adk_run_abandon: a cancel, an ERROR, a
+ * caller that stopped reading) stops the summarizer's transfer, and
+ * nothing of it is recorded.  In a job worker the read and the append are
+ * in two transactions; the check above is what keeps that safe.
+ * adk_compact() (compaction_sql.c) uses the same start and finish, and
+ * waits inside its own call.
+ *
  * A compaction failure never fails the run: it is logged and recorded in
  * adk.invocations.compaction_error, and the model sees the uncompacted
  * history.
@@ -53,6 +70,7 @@
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "model/generate.h"
+#include "model/http.h"
 #include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
@@ -67,83 +85,202 @@
 	"as well as any unresolved questions or tasks. The summary should be concise and " \
 	"capture the essence of the interaction.\n\n"
 
+/* One summarizer call: taken from the budgets, started, then consumed */
+typedef struct Summarizer
+{
+	const char *app;
+	const char *user;
+	const char *model;
+	TimestampTz taken_at;		/* the budgets' take (budget.c) */
+	AdkModelCall *call;			/* in flight; NULL once consumed */
+} Summarizer;
+
+/*
+ * A run's compaction waiting for its summarizer: everything in cxt (under
+ * the memory of the step that waits for it), which deleting stops the
+ * summarizer's transfer with.
+ */
+struct AdkCompactionWait
+{
+	MemoryContext cxt;
+	AdkRun	   *run;
+	Summarizer	sum;
+	Jsonb	   *plan;			/* what adk._compaction_read read */
+	const char *kind;			/* tail_retention, sliding_window */
+	const char *what;			/* names the compaction in compaction_error */
+	bool		done;			/* a summary was appended */
+};
+
+/* What the guarded pieces below get */
 typedef struct Step
 {
-	AdkRun	   *run;
+	AdkCompactionWait *w;
 	AdkAgent   *agent;
-	const char *branch;
 	Jsonb	   *contents;
-	bool		done;			/* a summary was appended */
 } Step;
 
 static AdkCompaction *load_config(AdkRun *run);
-static bool summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
-								 const char *kind, const char *what);
-static void tail_step(void *arg);
-static void sliding_step(void *arg);
+static AdkCompactionWait *new_wait(AdkRun *run, MemoryContext parent,
+								   const char *kind, const char *what);
+static AdkCompactionWait *start_guarded(AdkCompactionWait *w,
+										AdkGuardedFn fn, Step *s);
+static void tail_start(void *arg);
+static void sliding_start(void *arg);
+static void start_summary(AdkCompactionWait *w, AdkCompaction *cfg,
+						  Jsonb *plan);
+static void finish_step(void *arg);
+static bool summary_start(Summarizer *s, Jsonb *config, Jsonb *plan,
+						  char **error);
+static char *summary_finish(Summarizer *s, char **error);
 static int64 estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents);
 static void record_problem(AdkRun *run, const char *what, const char *message);
 static char *plan_text(Jsonb *plan, const char *key);
 
 /*
- * Tail retention (SPEC §7), before each model call.
+ * Tail retention (SPEC §7), before each model call: when the request is
+ * over the threshold, read the range and start the summarizer.  The
+ * compaction waiting for it, in memory under parent (the round's), or
+ * NULL when there is nothing to wait for: no compaction due, or it failed
+ * (recorded on the invocation).  While one waits, the run's other rounds
+ * (a parallel agent's lanes) go on without tail retention.
  */
-bool
+AdkCompactionWait *
 adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
-							Jsonb *contents)
+							Jsonb *contents, MemoryContext parent)
 {
 	Step		s;
-	char	   *error;
-
 	AdkCompaction *cfg;
+	AdkCompactionWait *w;
 
-	if (run->compacted)
-		return false;
+	(void) branch;
+	if (run->compacted || run->compacting)
+		return NULL;
 	/* no subtransaction when the app does not use tail retention */
 	cfg = load_config(run);
 	if (!cfg->enabled || cfg->threshold <= 0)
-		return false;
+		return NULL;
+	w = new_wait(run, parent, "tail_retention", "tail retention");
 	memset(&s, 0, sizeof(s));
-	s.run = run;
+	s.w = w;
 	s.agent = agent;
-	s.branch = branch;
 	s.contents = contents;
-	if (!adk_run_guarded(tail_step, &s, &error))
-	{
-		record_problem(run, "tail retention failed", error);
-		return false;
-	}
-	return s.done;
+	w = start_guarded(w, tail_start, &s);
+	if (w != NULL)
+		run->compacting = true;
+	return w;
 }
 
 /*
  * The sliding window (SPEC §7), after an invocation that did not fail and
- * did not run tail retention.
+ * did not run tail retention: read the range and start the summarizer.
+ * As adk_compaction_before_model; parent: the run's memory.
  */
-void
-adk_compaction_after_run(AdkRun *run)
+AdkCompactionWait *
+adk_compaction_after_run(AdkRun *run, MemoryContext parent)
 {
 	Step		s;
-	char	   *error;
-
 	AdkCompaction *cfg;
 
 	if (run->failed || run->compacted)
-		return;
+		return NULL;
 	cfg = load_config(run);
 	if (!cfg->enabled || cfg->interval <= 0)
-		return;
+		return NULL;
 	memset(&s, 0, sizeof(s));
-	s.run = run;
-	if (!adk_run_guarded(sliding_step, &s, &error))
-		record_problem(run, "sliding window compaction failed", error);
+	s.w = new_wait(run, parent, "sliding_window", "sliding window compaction");
+	return start_guarded(s.w, sliding_start, &s);
+}
+
+/*
+ * Whether the summarizer's answer (or its failure) is in.
+ */
+bool
+adk_compaction_ready(const AdkCompactionWait *w)
+{
+	return w->sum.call == NULL || adk_model_call_ready(w->sum.call);
+}
+
+/*
+ * The summarizer has answered: append its summary under the check
+ * (adk._compaction_check), in a subtransaction of its own; a failure or a
+ * refused summary is recorded on the invocation.  w is gone afterwards.
+ * true when a summary was appended (tail retention: build the contents
+ * again).
+ */
+bool
+adk_compaction_finish(AdkCompactionWait *w)
+{
+	AdkRun	   *run = w->run;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+	Step		s;
+	char	   *error;
+	bool		done;
+
+	Assert(adk_compaction_ready(w));
+	memset(&s, 0, sizeof(s));
+	s.w = w;
+	if (!adk_run_guarded(finish_step, &s, &error))
+		record_problem(run, psprintf("%s failed", w->what), error);
+	MemoryContextSwitchTo(old);
+	done = w->done;
+	if (strcmp(w->kind, "tail_retention") == 0)
+	{
+		run->compacting = false;
+		run->compacted = done;
+	}
+	MemoryContextDelete(w->cxt);
+	return done;
+}
+
+/*
+ * The run ended while its compaction waited: the summarizer's transfer
+ * stops, nothing is recorded (no ledger row, no budget charge).
+ */
+void
+adk_compaction_abandon(AdkCompactionWait *w)
+{
+	MemoryContextDelete(w->cxt);
+}
+
+static AdkCompactionWait *
+new_wait(AdkRun *run, MemoryContext parent, const char *kind, const char *what)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "adk_runner compaction",
+											  ALLOCSET_SMALL_SIZES);
+	AdkCompactionWait *w = MemoryContextAllocZero(cxt, sizeof(AdkCompactionWait));
+
+	w->cxt = cxt;
+	w->run = run;
+	w->kind = kind;
+	w->what = what;
+	return w;
+}
+
+/*
+ * Run fn (tail_start or sliding_start) in a subtransaction, in w's memory:
+ * w when its summarizer is in flight, else NULL (w is gone; a failure is
+ * recorded).
+ */
+static AdkCompactionWait *
+start_guarded(AdkCompactionWait *w, AdkGuardedFn fn, Step *s)
+{
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+	char	   *error;
+
+	if (!adk_run_guarded(fn, s, &error))
+		record_problem(w->run, psprintf("%s failed", w->what), error);
+	MemoryContextSwitchTo(old);
+	if (w->sum.call != NULL)
+		return w;
+	MemoryContextDelete(w->cxt);
+	return NULL;
 }
 
 static void
-tail_step(void *arg)
+tail_start(void *arg)
 {
 	Step	   *s = (Step *) arg;
-	AdkRun	   *run = s->run;
+	AdkRun	   *run = s->w->run;
 	AdkCompaction *cfg = load_config(run);
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT4OID};
 	Datum		args[4];
@@ -167,17 +304,14 @@ tail_step(void *arg)
 									DatumGetInt64(d), true);
 	if (plan == NULL)
 		return;
-	if (!summarize_and_append(run, cfg, plan, "tail_retention", "tail retention"))
-		return;
-	run->compacted = true;
-	s->done = true;
+	start_summary(s->w, cfg, plan);
 }
 
 static void
-sliding_step(void *arg)
+sliding_start(void *arg)
 {
 	Step	   *s = (Step *) arg;
-	AdkRun	   *run = s->run;
+	AdkRun	   *run = s->w->run;
 	AdkCompaction *cfg = load_config(run);
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID};
 	Datum		args[5];
@@ -209,40 +343,56 @@ sliding_step(void *arg)
 									DatumGetInt64(range[1]), false);
 	if (plan == NULL)
 		return;
-	(void) summarize_and_append(run, cfg, plan, "sliding_window",
-								"sliding window compaction");
+	start_summary(s->w, cfg, plan);
 }
 
 /*
- * Summarize the events of plan and append the summary as a compaction of
- * the given kind; a failure or a refused append is recorded on the
- * invocation (what names the compaction in that record).
+ * Start the summarizer on the events of plan (w->sum.call is set when it
+ * is in flight); a call that cannot be made (a spent budget) is recorded
+ * on the invocation.
  */
-static bool
-summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
-					 const char *kind, const char *what)
+static void
+start_summary(AdkCompactionWait *w, AdkCompaction *cfg, Jsonb *plan)
 {
+	AdkRun	   *run = w->run;
+	char	   *error;
+
+	w->plan = plan;
+	w->sum.app = run->app;
+	w->sum.user = run->user;
+	w->sum.model = cfg->summarizer;
+	if (!summary_start(&w->sum, cfg->own_summarizer ? NULL :
+					   run->root->generate_config, plan, &error))
+		record_problem(run, psprintf("%s failed", w->what), error);
+}
+
+/*
+ * The summarizer's answer, and the summary appended as a compaction of
+ * w's kind; a failure or a refused append is recorded on the invocation.
+ */
+static void
+finish_step(void *arg)
+{
+	AdkCompactionWait *w = ((Step *) arg)->w;
+	AdkRun	   *run = w->run;
 	char	   *summary;
 	char	   *error;
 	char	   *refused;
 
-	summary = adk_compaction_summarize(run->app, run->user, cfg->summarizer,
-									   cfg->own_summarizer ? NULL :
-									   run->root->generate_config,
-									   plan, &error);
+	summary = summary_finish(&w->sum, &error);
 	if (summary == NULL)
 	{
-		record_problem(run, psprintf("%s failed", what), error);
-		return false;
+		record_problem(run, psprintf("%s failed", w->what), error);
+		return;
 	}
 	if (adk_compaction_append_summary(run->app, run->user, run->session,
-									  plan, summary, kind,
+									  w->plan, summary, w->kind,
 									  run->invocation_id, &refused) == 0)
 	{
-		record_problem(run, psprintf("%s summary refused", what), refused);
-		return false;
+		record_problem(run, psprintf("%s summary refused", w->what), refused);
+		return;
 	}
-	return true;
+	w->done = true;
 }
 
 /*
@@ -381,32 +531,49 @@ plan_text(Jsonb *plan, const char *key)
 
 /*
  * The summary of the plan's events (and of the summary it rolls on), or
- * NULL with *error.  The call is taken from and charged to the budgets of
- * app and user like every model call (a spent budget: no call, *error).
+ * NULL with *error: the summarizer started, then waited for in this call
+ * -- for adk_compact(), a plain SQL function outside any run (a run's
+ * compaction waits in its steps instead).
  */
 char *
 adk_compaction_summarize(const char *app, const char *user, const char *model,
 						 Jsonb *config, Jsonb *plan, char **error)
 {
+	Summarizer	s;
+
+	memset(&s, 0, sizeof(s));
+	s.app = app;
+	s.user = user;
+	s.model = model;
+	if (!summary_start(&s, config, plan, error))
+		return NULL;
+	while (!adk_model_call_ready(s.call))
+	{
+		CHECK_FOR_INTERRUPTS();
+		adk_http_drive(ADK_HTTP_POLL_MS);
+	}
+	return summary_finish(&s, error);
+}
+
+/*
+ * Take the call from the budgets of app and user like every model call,
+ * and start it (s->call) in the current memory context.  false with
+ * *error when no call may be made (a spent budget).
+ */
+static bool
+summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
+{
 	StringInfoData prompt;
 	char	   *prior = plan_text(plan, "prior_summary");
 	char	   *transcript = plan_text(plan, "transcript");
-	Jsonb	   *response;
-	JsonbValue *v;
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	p;
-	JsonbIteratorToken tok;
-	StringInfoData text;
 	JsonWriter	w;
-	TimestampTz taken_at;
 	char	   *refused;
 
-	refused = adk_budget_try(app, user, &taken_at);
+	refused = adk_budget_try(s->app, s->user, &s->taken_at);
 	if (refused != NULL)
 	{
 		*error = psprintf("BUDGET_EXCEEDED: %s", refused);
-		return NULL;
+		return false;
 	}
 	initStringInfo(&prompt);
 	appendStringInfoString(&prompt, SUMMARY_PROMPT);
@@ -418,15 +585,39 @@ adk_compaction_summarize(const char *app, const char *user, const char *model,
 	jw_begin_array(&w);
 	jw_jsonb(&w, adk_text_content(prompt.data));
 	jw_end_array(&w);
-	response = adk_model_call(model, jw_finish(&w), NULL, config, false, NULL, NULL);
-	adk_budget_charge_to(app, user, taken_at, adk_response_tokens(response));
+	s->call = adk_model_start(s->model, jw_finish(&w), NULL, config, false,
+							  NULL, NULL);
+	*error = NULL;
+	return true;
+}
+
+/*
+ * The answer of a summarizer call that is ready, charged to the budgets:
+ * the summary, or NULL with *error.  The call is gone afterwards.
+ */
+static char *
+summary_finish(Summarizer *s, char **error)
+{
+	AdkModelCall *call = s->call;
+	Jsonb	   *response;
+	JsonbValue *v;
+	JsonbValue *parts;
+	JsonbIterator *it;
+	JsonbValue	p;
+	JsonbIteratorToken tok;
+	StringInfoData text;
+
+	s->call = NULL;				/* adk_model_finish consumes it, or drops it */
+	response = adk_model_finish(call);
+	adk_budget_charge_to(s->app, s->user, s->taken_at,
+						 adk_response_tokens(response));
 
 	v = adk_jsonb_get(&response->root, "error_code");
 	if (v != NULL && v->type == jbvString)
 	{
 		char	   *msg = plan_text(response, "error_message");
 
-		*error = psprintf("the summarizer model \"%s\" failed: %.*s: %s", model,
+		*error = psprintf("the summarizer model \"%s\" failed: %.*s: %s", s->model,
 						  v->val.string.len, v->val.string.val, msg ? msg : "");
 		return NULL;
 	}
@@ -453,7 +644,7 @@ adk_compaction_summarize(const char *app, const char *user, const char *model,
 	}
 	if (text.len == 0)
 	{
-		*error = psprintf("the summarizer model \"%s\" returned no text", model);
+		*error = psprintf("the summarizer model \"%s\" returned no text", s->model);
 		return NULL;
 	}
 	*error = NULL;
