@@ -741,6 +741,7 @@ estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents)
 	bool		isnull;
 	Datum		d;
 	char	   *instruction;
+	char	   *had_error;
 	int64		chars;
 
 	args[0] = CStringGetTextDatum(run->app);
@@ -761,7 +762,15 @@ estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents)
 	if (!isnull)
 		return DatumGetInt64(d);
 	chars = strlen(JsonbToCString(NULL, &contents->root, VARSIZE(contents)));
+	/*
+	 * Only the instruction's length counts here.  An instruction that
+	 * cannot be built is the request's error, reported when the request is
+	 * built (flow.c): the message made now would live in this step's
+	 * memory, gone by then.
+	 */
+	had_error = run->instruction_error;
 	instruction = adk_build_instruction(run, agent);
+	run->instruction_error = had_error;
 	if (instruction)
 		chars += strlen(instruction);
 	return chars / 4;
