@@ -56,12 +56,12 @@
  */
 #include "postgres.h"
 
-#include "utils/builtins.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -76,7 +76,6 @@
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
-
 
 /* ADK Python's LlmEventSummarizer prompt */
 #define SUMMARY_PROMPT \
