@@ -27,6 +27,7 @@
 
 #include "common/json_writer.h"
 
+static void before_value(JsonWriter *w);
 static void put_scalar(JsonWriter *w, JsonbValue *v);
 static void put_container(JsonWriter *w, JsonbContainer *c, Jsonb *whole);
 static void copy_scalar(JsonbValue *v);
@@ -38,13 +39,36 @@ jw_init(JsonWriter *w)
 	w->done = NULL;
 	w->top_jsonb = NULL;
 	w->has_top = false;
+	w->key_pending = false;
 	w->depth = 0;
 	w->in_object[0] = false;
+}
+
+/*
+ * A value is about to be written: in an object it must follow its key, and
+ * only one value may stand at the top.  (pushJsonbValue trusts its caller
+ * with the order; a writer's mistake is an ERROR here, not a broken jsonb.)
+ */
+static void
+before_value(JsonWriter *w)
+{
+	if (w->depth == 0)
+	{
+		if (w->has_top || w->done != NULL || w->top_jsonb != NULL)
+			elog(ERROR, "JSON writer given a second top-level value");
+	}
+	else if (w->in_object[w->depth])
+	{
+		if (!w->key_pending)
+			elog(ERROR, "JSON writer given an object value without its key");
+		w->key_pending = false;
+	}
 }
 
 static void
 open_container(JsonWriter *w, bool object)
 {
+	before_value(w);
 	if (w->depth + 1 >= JW_MAX_DEPTH)
 		elog(ERROR, "JSON nested too deeply");
 	(void) pushJsonbValue(&w->state, object ? WJB_BEGIN_OBJECT : WJB_BEGIN_ARRAY, NULL);
@@ -54,8 +78,11 @@ open_container(JsonWriter *w, bool object)
 static void
 close_container(JsonWriter *w, bool object)
 {
-	JsonbValue *res = pushJsonbValue(&w->state,
-									 object ? WJB_END_OBJECT : WJB_END_ARRAY, NULL);
+	JsonbValue *res;
+
+	if (w->depth == 0 || w->in_object[w->depth] != object || w->key_pending)
+		elog(ERROR, "JSON writer closed a container it did not open, or a key without its value");
+	res = pushJsonbValue(&w->state, object ? WJB_END_OBJECT : WJB_END_ARRAY, NULL);
 
 	if (--w->depth == 0)
 		w->done = res;
@@ -93,6 +120,9 @@ jw_key(JsonWriter *w, const char *key)
 {
 	JsonbValue	k;
 
+	if (w->depth == 0 || !w->in_object[w->depth] || w->key_pending)
+		elog(ERROR, "JSON writer given a key outside an object, or two keys in a row");
+	w->key_pending = true;
 	k.type = jbvString;
 	k.val.string.len = strlen(key);
 	k.val.string.val = pnstrdup(key, k.val.string.len);
@@ -103,6 +133,7 @@ jw_key(JsonWriter *w, const char *key)
 static void
 put_scalar(JsonWriter *w, JsonbValue *v)
 {
+	before_value(w);
 	if (w->depth == 0)
 	{
 		w->top = *v;
@@ -197,6 +228,7 @@ put_container(JsonWriter *w, JsonbContainer *c, Jsonb *whole)
 		put_scalar(w, &v);
 		return;
 	}
+	before_value(w);
 	if (whole != NULL)
 	{
 		Jsonb	   *copy = palloc(VARSIZE(whole));

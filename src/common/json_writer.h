@@ -26,6 +26,7 @@ typedef struct JsonWriter
 	JsonbValue	top;			/* a top-level scalar */
 	Jsonb	   *top_jsonb;		/* a top-level jsonb written as it is */
 	bool		has_top;
+	bool		key_pending;	/* a key was written, its value not yet */
 	int			depth;
 	bool		in_object[JW_MAX_DEPTH];
 } JsonWriter;
