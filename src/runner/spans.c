@@ -572,20 +572,20 @@ adk_span_agent_tool_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent,
 						  const char *call_id, Jsonb *args)
 {
 	AdkTrace   *t = run->trace;
-	AdkSpanId	current;
-	AdkSpanId	tool;
+	Span	   *current;
+	Span	   *tool;
 	Span	   *s;
 
 	if (t == NULL)
 		return 0;
-	current = t->current;
-	tool = adk_span_tool_begin(run, parent, agent->name, agent->description,
-							   call_id, args);
-	if ((s = find_span(t, tool)) == NULL)
+	current = find_span(t, t->current);
+	tool = find_span(t, adk_span_tool_begin(run, parent, agent->name,
+											agent->description, call_id, args));
+	if (tool == NULL)
 		return 0;
-	s = agent_begin(run, s, agent);
-	/* the calling agent's work goes on (its model call is in flight) */
-	set_current(run, find_span(t, current) ? find_span(t, current) : s->parent->parent);
+	s = agent_begin(run, tool, agent);
+	/* the calling agent's work goes on while the agent's model call is out */
+	set_current(run, current ? current : tool->parent);
 	return s->id;
 }
 
