@@ -236,6 +236,8 @@ step_stack(AdkRun *run, List **stack)
 				return ADK_STEP_WAIT;
 			rr = adk_llm_round_finish(run, f->agent, f->branch, f->tools,
 									  f->round, &f->calls);
+			if (rr == ROUND_WAIT)
+				break;			/* its model call, after tail retention */
 			f->round = NULL;
 			f->phase = rr == ROUND_CALLS ? F_CALLS : F_AFTER;
 			break;

@@ -27,6 +27,12 @@
  * ToolExecutionStrategy: results reassembled in the original order; a
  * failing call is an error response and the batch goes on).
  *
+ * When tail retention is due (compaction.c), the first step of a round
+ * starts the summarizer instead of the model (the round waits for it,
+ * ROUND_WAIT), and the step after its answer appends the summary, builds
+ * the request again from the compacted history and starts the model call
+ * (adk_llm_round_finish returns ROUND_WAIT once more).
+ *
  * Each half of a round works in a memory context of its own (AdkRound,
  * under the run's), deleted when it ends: the history read for the prompt,
  * the request, the response and the tool results of one round are gone
@@ -88,6 +94,9 @@ struct AdkRound
 	MemoryContext cxt;
 	PartialCtx	pctx;
 	/* the model half */
+	AdkCompactionWait *compaction;	/* tail retention's summary, first */
+	Jsonb	   *contents;		/* ... and the request made before it */
+	Jsonb	   *decls;
 	AdkModelCall *call;			/* NULL: answered without a call */
 	AdkSpanId	span;			/* its span (spans.c) */
 	Jsonb	   *request;		/* for on_model_error */
@@ -134,6 +143,10 @@ static AdkRoundResult assemble_calls(AdkRun *run, AdkAgent *agent,
 static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
 static List *copy_calls(List *calls);
 static AdkRound *new_round(AdkRun *run);
+static AdkRoundResult request_start(AdkRun *run, AdkAgent *agent,
+									const char *branch, Jsonb *decls,
+									AdkRound *round, Jsonb *contents,
+									AdkRound **round_out);
 
 /*
  * Levels a tool's result object sits below its event's own: content,
@@ -183,6 +196,8 @@ adk_round_ready(const AdkRound *round)
 {
 	int			i;
 
+	if (round->compaction != NULL && !adk_compaction_ready(round->compaction))
+		return false;
 	if (round->call != NULL && !adk_model_call_ready(round->call))
 		return false;
 	for (i = 0; i < round->ncalls; i++)
@@ -195,7 +210,8 @@ adk_round_ready(const AdkRound *round)
 }
 
 /*
- * The run ended while the half round waited: its transfers stop.
+ * The run ended while the half round waited: its transfers stop (a
+ * summarizer's too: its compaction lives in the round's memory).
  */
 void
 adk_round_abandon(AdkRound *round)
@@ -205,9 +221,12 @@ adk_round_abandon(AdkRound *round)
 
 /*
  * The first half of a round, first step: build the request and start the
- * model call.  ROUND_WAIT (with *round) when the call is in flight -- the
- * run waits until adk_round_ready(), then adk_llm_round_finish(); ROUND_DONE
- * when the round ended here (an error event is stored).
+ * model call -- or, when tail retention is due (compaction.c), start its
+ * summarizer first, and the model call in the step after its answer came
+ * (adk_llm_round_finish).  ROUND_WAIT (with *round) when a call is in
+ * flight -- the run waits until adk_round_ready(), then
+ * adk_llm_round_finish(); ROUND_DONE when the round ended here (an error
+ * event is stored).
  */
 AdkRoundResult
 adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -216,10 +235,6 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	MemoryContext caller = CurrentMemoryContext;
 	AdkRound   *round;
 	Jsonb	   *contents;
-	Jsonb	   *config;
-	char	   *instruction;
-	JsonWriter	w;
-	bool		started;
 
 	*round_out = NULL;
 	if (run->end_invocation)
@@ -242,8 +257,35 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
 	contents = adk_build_contents(run, agent, branch);
-	if (adk_compaction_before_model(run, agent, branch, contents))
-		contents = adk_build_contents(run, agent, branch);
+	round->compaction = adk_compaction_before_model(run, agent, branch,
+													contents, round->cxt);
+	MemoryContextSwitchTo(caller);
+	if (round->compaction != NULL)
+	{
+		round->contents = contents;
+		round->decls = decls;
+		*round_out = round;
+		return ROUND_WAIT;
+	}
+	return request_start(run, agent, branch, decls, round, contents,
+						 round_out);
+}
+
+/*
+ * The request of the round (contents built in its memory), before_model,
+ * and the model call started: as adk_llm_round_start.
+ */
+static AdkRoundResult
+request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
+			  AdkRound *round, Jsonb *contents, AdkRound **round_out)
+{
+	MemoryContext caller = MemoryContextSwitchTo(round->cxt);
+	Jsonb	   *config;
+	char	   *instruction;
+	JsonWriter	w;
+	bool		started;
+
+	*round_out = NULL;
 	instruction = adk_build_instruction(run, agent);
 	if (run->instruction_error != NULL)
 	{
@@ -285,7 +327,10 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
  * step -- after the caller has had the model's event, as ADK yields it
  * before running the tools (a caller that stops reading there runs no
  * tool); ROUND_DONE otherwise (a final answer, a failure).  The round is
- * gone afterwards.
+ * gone afterwards -- except when the answer was tail retention's summary:
+ * it is appended and the model call started now, on the compacted
+ * history, and the round waits again (ROUND_WAIT; or ROUND_DONE as
+ * adk_llm_round_start).
  */
 AdkRoundResult
 adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -303,6 +348,20 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		return ROUND_DONE;
 	}
 	MemoryContextSwitchTo(round->cxt);
+	if (round->compaction != NULL)
+	{
+		AdkCompactionWait *compaction = round->compaction;
+		Jsonb	   *contents = round->contents;
+		AdkRound   *again;
+
+		round->compaction = NULL;
+		if (adk_compaction_finish(compaction))
+			contents = adk_build_contents(run, agent, branch);
+		MemoryContextSwitchTo(caller);
+		return request_start(run, agent, branch, round->decls, round,
+							 contents, &again) == ROUND_WAIT ?
+			ROUND_WAIT : ROUND_DONE;
+	}
 	response = model_response(run, agent, branch, round);
 	if (response != NULL)
 	{
