@@ -98,6 +98,7 @@ struct AdkRound
 	Jsonb	   *contents;		/* ... and the request made before it */
 	Jsonb	   *decls;
 	AdkModelCall *call;			/* NULL: answered without a call */
+	AdkSpanId	span;			/* its span (spans.c) */
 	Jsonb	   *request;		/* for on_model_error */
 	Jsonb	   *response;		/* before_model's answer, or NULL */
 	TimestampTz taken_at;		/* the budget's take (budget.c) */
@@ -106,6 +107,8 @@ struct AdkRound
 	Jsonb	  **results;		/* per call, in call order */
 	AdkModelCall **agent_calls; /* per call: an agent-tool's model call */
 	AdkAgent  **agent_tools;
+	AdkSpanId  *agent_spans;	/* per call: the agent-tool's invoke_agent */
+	AdkSpanId  *model_spans;	/* ... and its model call's span */
 	AdkAgent   *transfer;
 	bool		escalate;
 	List	   *saved;			/* artifacts the tools saved (builtin_tools.c) */
@@ -125,10 +128,12 @@ static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 					   AdkAgent **transfer, bool *escalate,
 					   AdkAgent **agent_tool);
 static Jsonb *error_object(const char *message);
-static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
-							   AdkModelCall **call);
+static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
+							   AdkModelCall **call, AdkSpanId *agent_span,
+							   AdkSpanId *model_span);
 static Jsonb *agent_tool_finish(AdkRun *run, AdkAgent *tool_agent,
-								AdkModelCall *call);
+								AdkModelCall *call, AdkSpanId agent_span,
+								AdkSpanId model_span);
 static AdkTool *find_tool(List *tools, const char *name);
 static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
@@ -403,6 +408,8 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round->results = palloc0(sizeof(Jsonb *) * (round->ncalls + 1));
 	round->agent_calls = palloc0(sizeof(AdkModelCall *) * (round->ncalls + 1));
 	round->agent_tools = palloc0(sizeof(AdkAgent *) * (round->ncalls + 1));
+	round->agent_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
+	round->model_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
 	adk_builtin_saves_begin(run);	/* artifacts the tools save */
 	foreach(lc, calls)
 	{
@@ -416,8 +423,10 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (as_tool != NULL)
 		{
 			round->agent_tools[i] = as_tool;
-			round->results[i] = agent_tool_start(run, as_tool, call->args,
-												 &round->agent_calls[i]);
+			round->results[i] = agent_tool_start(run, as_tool, call,
+												 &round->agent_calls[i],
+												 &round->agent_spans[i],
+												 &round->model_spans[i]);
 			if (round->agent_calls[i] != NULL)
 				waiting = true;
 		}
@@ -464,7 +473,9 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 				AdkModelCall *c = round->agent_calls[i];
 
 				round->agent_calls[i] = NULL;
-				round->results[i] = agent_tool_finish(run, round->agent_tools[i], c);
+				round->results[i] = agent_tool_finish(run, round->agent_tools[i], c,
+													  round->agent_spans[i],
+													  round->model_spans[i]);
 			}
 		}
 		result = assemble_calls(run, agent, branch, calls, round, transfer_to);
@@ -666,7 +677,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->pctx.run = run;
 	round->pctx.agent = agent;
 	round->pctx.branch = branch;
-	adk_span_model_begin(run, agent->model, contents);
+	round->span = adk_span_model_begin(run, adk_span_step(run), agent->model, contents);
 	round->call = adk_model_start(agent->model, contents, decls, config,
 								  run->stream, emit_partial, &round->pctx);
 	return true;
@@ -687,9 +698,10 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 
 	if (round->call == NULL)
 		return round->response; /* before_model answered */
+	adk_span_model_finishing(run, round->span);
 	response = adk_model_finish(round->call);
 	round->call = NULL;
-	adk_span_model_end(run, response);
+	adk_span_model_end(run, round->span, response);
 	tokens_before = run->input_tokens + run->output_tokens;
 	count_tokens(run, response);
 	adk_budget_charge(run, round->taken_at,
@@ -1081,20 +1093,31 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
  * response when there is nothing to call.
  */
 static Jsonb *
-agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
-				 AdkModelCall **call)
+agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
+				 AdkModelCall **call, AdkSpanId *agent_span,
+				 AdkSpanId *model_span)
 {
+	Jsonb	   *args = tool_call->args;
 	char	   *request = jstr(&args->root, "request");
 	JsonWriter	w;
 	Jsonb	   *contents;
 	Jsonb	   *config;
 	char	   *instruction;
+	Jsonb	   *error = NULL;
 
 	*call = NULL;
+	/* "execute_tool {agent}" of the caller, the agent's own span in it */
+	*agent_span = adk_span_agent_tool_begin(run, adk_span_step(run), tool_agent,
+											tool_call->id, args);
 	if (tool_agent->model == NULL)
-		return error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
-	if (run->llm_calls >= run->max_llm_calls)
-		return error_object("max_llm_calls reached");
+		error = error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
+	else if (run->llm_calls >= run->max_llm_calls)
+		error = error_object("max_llm_calls reached");
+	if (error != NULL)
+	{
+		adk_span_agent_tool_end(run, *agent_span, error);
+		return error;
+	}
 
 	jw_init(&w);
 	jw_begin_array(&w);
@@ -1115,10 +1138,12 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
 	instruction = adk_build_instruction(run, tool_agent);
 	if (run->instruction_error != NULL)
 	{
-		char	   *error = run->instruction_error;
+		char	   *message = run->instruction_error;
 
 		run->instruction_error = NULL;
-		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, error));
+		error = error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, message));
+		adk_span_agent_tool_end(run, *agent_span, error);
+		return error;
 	}
 	jw_init(&w);
 	jw_begin_object(&w);
@@ -1133,7 +1158,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
 	run->llm_calls++;
-	adk_span_model_begin(run, tool_agent->model, contents);
+	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);
 	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
 							NULL, NULL);
 	return NULL;
@@ -1143,24 +1168,33 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
  * The agent-tool's answer as its function response.
  */
 static Jsonb *
-agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call)
+agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
+				  AdkSpanId agent_span, AdkSpanId model_span)
 {
-	Jsonb	   *response = adk_model_finish(call);
+	Jsonb	   *response;
 	JsonbValue *code;
 	char	   *text;
 	JsonWriter	w;
+	Jsonb	   *result;
 
-	adk_span_model_end(run, response);
+	adk_span_model_finishing(run, model_span);
+	response = adk_model_finish(call);
+	adk_span_model_end(run, model_span, response);
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)
-		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
-									 jstr(&response->root, "error_message")));
-	text = response_text(response);
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "result");
-	jw_string(&w, text ? text : "");
-	jw_end_object(&w);
-	return jw_finish(&w);
+		result = error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
+									   jstr(&response->root, "error_message")));
+	else
+	{
+		text = response_text(response);
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "result");
+		jw_string(&w, text ? text : "");
+		jw_end_object(&w);
+		result = jw_finish(&w);
+	}
+	adk_span_agent_tool_end(run, agent_span, result);
+	return result;
 }
