@@ -11,7 +11,10 @@
  * existing jsonb is copied in as its values, not printed and re-parsed.
  * The result is the jsonb the text would give (keys sorted, the last of
  * equal keys kept).  A key is followed by its value; a value inside an
- * array is an element.
+ * array is an element.  What is written is copied into the memory context
+ * that was current at jw_init, whatever is current when each value is
+ * written (a caller may write from inside SPI); jw_finish's result is made
+ * in the context current when it is called.
  *
  * IDENTIFICATION
  *	  src/common/json_writer.c
@@ -35,6 +38,7 @@ static void copy_scalar(JsonbValue *v);
 void
 jw_init(JsonWriter *w)
 {
+	w->cxt = CurrentMemoryContext;
 	w->state = NULL;
 	w->done = NULL;
 	w->top_jsonb = NULL;
@@ -91,25 +95,37 @@ close_container(JsonWriter *w, bool object)
 void
 jw_begin_object(JsonWriter *w)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	open_container(w, true);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_end_object(JsonWriter *w)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	close_container(w, true);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_begin_array(JsonWriter *w)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	open_container(w, false);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_end_array(JsonWriter *w)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	close_container(w, false);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -119,6 +135,7 @@ void
 jw_key(JsonWriter *w, const char *key)
 {
 	JsonbValue	k;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
 
 	if (w->depth == 0 || !w->in_object[w->depth] || w->key_pending)
 		elog(ERROR, "JSON writer given a key outside an object, or two keys in a row");
@@ -127,6 +144,7 @@ jw_key(JsonWriter *w, const char *key)
 	k.val.string.len = strlen(key);
 	k.val.string.val = pnstrdup(key, k.val.string.len);
 	(void) pushJsonbValue(&w->state, WJB_KEY, &k);
+	MemoryContextSwitchTo(old);
 }
 
 /* a scalar: the top-level value, an element or the value of the last key */
@@ -147,45 +165,54 @@ void
 jw_string(JsonWriter *w, const char *value)
 {
 	JsonbValue	v;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
 
 	if (value == NULL)
 	{
 		jw_null(w);
+		MemoryContextSwitchTo(old);
 		return;
 	}
 	v.type = jbvString;
 	v.val.string.len = strlen(value);
 	v.val.string.val = pnstrdup(value, v.val.string.len);
 	put_scalar(w, &v);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_int(JsonWriter *w, int64 value)
 {
 	JsonbValue	v;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
 
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(value);
 	put_scalar(w, &v);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_bool(JsonWriter *w, bool value)
 {
 	JsonbValue	v;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
 
 	v.type = jbvBool;
 	v.val.boolean = value;
 	put_scalar(w, &v);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_null(JsonWriter *w)
 {
 	JsonbValue	v;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
 
 	v.type = jbvNull;
 	put_scalar(w, &v);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -209,8 +236,8 @@ copy_scalar(JsonbValue *v)
 
 /*
  * A stored container: its values are pushed, copied; a scalar one as its
- * scalar.  whole: the jsonb it is the root of, or NULL -- then it is
- * copied once and its values are pushed from the copy.
+ * scalar.  whole: the jsonb it is the root of -- then that is copied once
+ * and its values are pushed from the copy -- or NULL (each value copied).
  */
 static void
 put_container(JsonWriter *w, JsonbContainer *c, Jsonb *whole)
@@ -266,16 +293,22 @@ put_container(JsonWriter *w, JsonbContainer *c, Jsonb *whole)
 void
 jw_jsonb(JsonWriter *w, Jsonb *value)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	if (value == NULL)
 		jw_null(w);
 	else
 		put_container(w, &value->root, value);
+	MemoryContextSwitchTo(old);
 }
 
 void
 jw_container(JsonWriter *w, JsonbContainer *c)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	put_container(w, c, NULL);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -284,6 +317,8 @@ jw_container(JsonWriter *w, JsonbContainer *c)
 void
 jw_value(JsonWriter *w, JsonbValue *v)
 {
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
 	if (v == NULL)
 		jw_null(w);
 	else if (v->type == jbvBinary)
@@ -295,6 +330,7 @@ jw_value(JsonWriter *w, JsonbValue *v)
 		copy_scalar(&copy);
 		put_scalar(w, &copy);
 	}
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -308,7 +344,12 @@ jw_finish(JsonWriter *w)
 	if (w->done != NULL)
 		return JsonbValueToJsonb(w->done);
 	if (w->top_jsonb != NULL)
-		return w->top_jsonb;
+	{
+		Jsonb	   *copy = palloc(VARSIZE(w->top_jsonb));
+
+		memcpy(copy, w->top_jsonb, VARSIZE(w->top_jsonb));
+		return copy;
+	}
 	if (w->has_top)
 		return JsonbValueToJsonb(&w->top);
 	elog(ERROR, "JSON writer finished with nothing written");

@@ -12,6 +12,7 @@
 #define ADK_JSON_WRITER_H
 
 #include "lib/stringinfo.h"
+#include "utils/palloc.h"
 #include "utils/jsonb.h"
 
 #include "common/json_limits.h"
@@ -21,6 +22,7 @@
 
 typedef struct JsonWriter
 {
+	MemoryContext cxt;			/* where everything written lives */
 	JsonbParseState *state;		/* the open containers */
 	JsonbValue *done;			/* the top-level container, once closed */
 	JsonbValue	top;			/* a top-level scalar */
