@@ -94,11 +94,22 @@ adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 	adk_span_agent_begin(run, agent);
 }
 
+/*
+ * The innermost frame is done: it goes, with what it owns in the run's
+ * memory (its tool declarations, its lanes' stacks; a run of many agents
+ * keeps none it finished).
+ */
 static void
 pop_frame(AdkRun *run)
 {
+	Frame	   *f = (Frame *) llast(*run->stack);
+
 	*run->stack = list_delete_last(*run->stack);
 	adk_span_agent_end(run);
+	if (f->decls)
+		pfree(f->decls);
+	list_free_deep(f->lanes);
+	pfree(f);
 }
 
 /*

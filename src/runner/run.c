@@ -95,6 +95,7 @@ static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
+static MemoryContext new_step_cxt(AdkRun *run);
 
 /*
  * adk_run(app, user_id, session_id, message text, state_delta, options)
@@ -252,6 +253,22 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 }
 
 /*
+ * The memory of one step (runner.h), under the run's, made anew after
+ * each step.  Not the sizes PostgreSQL keeps deleted contexts of for
+ * reuse, and the smallest first block AllocSet takes (1 kB, most of it the
+ * context's header): once deleted, nearly all of its memory is back with
+ * malloc, so under valgrind anything kept past its step shows up as a use
+ * after free.  (A context per step costs a malloc and a free.)
+ */
+static MemoryContext
+new_step_cxt(AdkRun *run)
+{
+	return AllocSetContextCreate(run->run_cxt, "adk_runner step",
+								 1024, ALLOCSET_DEFAULT_INITSIZE,
+								 ALLOCSET_DEFAULT_MAXSIZE);
+}
+
+/*
  * The run object, in a memory context of its own under the current one.
  */
 static AdkRun *
@@ -265,6 +282,7 @@ new_run(const char *app, const char *user, const char *session,
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
 	run->run_cxt = cxt;
+	run->step_cxt = new_step_cxt(run);
 	run->app = pstrdup(app);
 	run->user = pstrdup(user);
 	run->session = pstrdup(session);
@@ -369,7 +387,7 @@ adk_run_step(AdkRun *run)
 	adk_current_invocation_id = run->invocation_id;
 	PG_TRY();
 	{
-		MemoryContextSwitchTo(run->run_cxt);
+		MemoryContextSwitchTo(run->step_cxt);
 		r = adk_agent_step(run);
 		if (r == ADK_STEP_DONE)
 			finish_run(run);
@@ -383,6 +401,11 @@ adk_run_step(AdkRun *run)
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	adk_current_invocation_id = NULL;
+
+	/* what the step allocated by the way goes (runner.h) */
+	MemoryContextDelete(run->step_cxt);
+	run->step_cxt = NULL;
+	run->step_cxt = new_step_cxt(run);
 	return r;
 }
 
