@@ -167,15 +167,17 @@ adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 
 /*
  * The memory of half a round, under the run's.  Not the sizes PostgreSQL
- * keeps freed contexts of for reuse: deleting it returns all of its memory
- * to malloc, so under valgrind anything kept past the round shows up as a
- * use after free.
+ * keeps freed contexts of for reuse (a minContextSize of 0 with the
+ * default initial block would be: deleted, it would keep its first 8 kB
+ * for the next context), and the smallest first block: deleting it
+ * returns nearly all of its memory to malloc, so under valgrind anything
+ * kept past the round shows up as a use after free.
  */
 static AdkRound *
 new_round(AdkRun *run)
 {
 	MemoryContext cxt = AllocSetContextCreate(run->run_cxt, "adk_runner round",
-											  0, ALLOCSET_DEFAULT_INITSIZE,
+											  1024, ALLOCSET_DEFAULT_INITSIZE,
 											  ALLOCSET_DEFAULT_MAXSIZE);
 	AdkRound   *round = MemoryContextAllocZero(cxt, sizeof(AdkRound));
 
