@@ -38,12 +38,14 @@ OBJS = \
 	src/runner/budget.o \
 	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
+	src/runner/compaction_sql.o \
 	src/runner/defs.o \
 	src/runner/emit.o \
 	src/runner/flow.o \
 	src/runner/hitl.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
+	src/runner/prompt_sql.o \
 	src/runner/route.o \
 	src/runner/run.o \
 	src/runner/spans.o \

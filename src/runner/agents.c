@@ -67,6 +67,7 @@ typedef struct Frame
 	List	   *calls;			/* llm: the model's calls, run next step */
 	AdkRound   *round;			/* llm: half a round in flight */
 	List	   *lanes;			/* parallel: List ** frame stacks */
+	AdkSpanId	span;			/* its invoke_agent span (spans.c) */
 } Frame;
 
 static void step_start(AdkRun *run, Frame *f);
@@ -78,9 +79,24 @@ static AdkStepResult step_stack(AdkRun *run, List **stack);
 static void calls_result(AdkRun *run, Frame *f, AdkRoundResult rr,
 						 AdkAgent *transfer);
 static void abandon_stack(List *stack);
+static void push_frame(AdkRun *run, AdkAgent *agent, const char *branch,
+					   AdkSpanId parent);
 
+/*
+ * The run's first agent (run.c): its span is the trace's root.
+ */
 void
 adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	push_frame(run, agent, branch, 0);
+}
+
+/*
+ * A frame for agent, run by the agent whose span is parent: a sub-agent, a
+ * lane, the agent transferred to.
+ */
+static void
+push_frame(AdkRun *run, AdkAgent *agent, const char *branch, AdkSpanId parent)
 {
 	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 	Frame	   *f = palloc0(sizeof(Frame));
@@ -91,7 +107,7 @@ adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 	f->phase = F_START;
 	*stack = lappend(*stack, f);
 	MemoryContextSwitchTo(old);
-	adk_span_agent_begin(run, agent);
+	f->span = adk_span_agent_begin(run, parent, agent);
 }
 
 /*
@@ -105,7 +121,7 @@ pop_frame(AdkRun *run)
 	Frame	   *f = (Frame *) llast(*run->stack);
 
 	*run->stack = list_delete_last(*run->stack);
-	adk_span_agent_end(run);
+	adk_span_agent_end(run, f->span);
 	if (f->decls)
 		pfree(f->decls);
 	list_free_deep(f->lanes);
@@ -204,6 +220,7 @@ step_stack(AdkRun *run, List **stack)
 		return ADK_STEP_DONE;
 	run->stack = stack;
 	f = (Frame *) llast(*stack);
+	adk_span_step_begin(run, f->span);	/* the step works for f */
 	if (run->end_invocation)
 	{
 		/* a failure or an early end: no after_agent anywhere */
@@ -228,6 +245,8 @@ step_stack(AdkRun *run, List **stack)
 				return ADK_STEP_WAIT;
 			rr = adk_llm_round_finish(run, f->agent, f->branch, f->tools,
 									  f->round, &f->calls);
+			if (rr == ROUND_WAIT)
+				break;			/* its model call, after tail retention */
 			f->round = NULL;
 			f->phase = rr == ROUND_CALLS ? F_CALLS : F_AFTER;
 			break;
@@ -281,7 +300,7 @@ calls_result(AdkRun *run, Frame *f, AdkRoundResult rr, AdkAgent *transfer)
 			break;
 		case ROUND_TRANSFER:
 			f->phase = F_TRANSFERRED;
-			adk_push_agent(run, transfer, f->branch);
+			push_frame(run, transfer, f->branch, f->span);
 			break;
 		case ROUND_WAIT:
 		case ROUND_DONE:
@@ -404,7 +423,7 @@ step_workflow(AdkRun *run, Frame *f)
 			child_branch = f->branch ? psprintf("%s.%s", f->branch, child->name) :
 				psprintf("%s.%s", agent->name, child->name);
 			run->stack = lane;
-			adk_push_agent(run, child, child_branch);
+			push_frame(run, child, child_branch, f->span);
 			f->lanes = lappend(f->lanes, lane);
 		}
 		MemoryContextSwitchTo(old);
@@ -414,7 +433,7 @@ step_workflow(AdkRun *run, Frame *f)
 		return;
 	}
 	child = (AdkAgent *) list_nth(agent->sub_agents, f->index++);
-	adk_push_agent(run, child, child_branch);
+	push_frame(run, child, child_branch, f->span);
 }
 
 /*

@@ -2,7 +2,8 @@
  *
  * compaction.c
  *	  Context compaction (SPEC §7, 000 §四.4.6): summaries that stand in
- *	  for older events in prompts, and adk_prompt().
+ *	  for older events in prompts.  The SQL functions that read, append
+ *	  and compact are in compaction_sql.c.
  *
  *	- Tail retention, before a model call (flow.c): when the request's
  *	  estimated tokens (the newest model response's prompt_token_count
@@ -27,6 +28,23 @@
  * adk_compaction_append, adk_compact and background workers that commit
  * per event; the check is the same for all of them.
  *
+ * A run's compaction waits for its summarizer as the run waits for any
+ * model call (issue 12 §2): the read and the summarizer's start are one
+ * step (adk_compaction_before_model / adk_compaction_after_run, in a
+ * subtransaction), the run returns ADK_STEP_WAIT while the summarizer's
+ * request is in flight -- a job worker steps its other runs meanwhile --
+ * and the step after its answer came consumes it and appends the summary
+ * (adk_compaction_finish, in a subtransaction of its own).  The wait
+ * (AdkCompactionWait) lives in memory under its owner's: the round's for
+ * tail retention (flow.c starts the agent's model call after it), the
+ * run's for the sliding window (run.c's end of the run); deleting that
+ * memory (adk_round_abandon, adk_run_abandon: a cancel, an ERROR, a
+ * caller that stopped reading) stops the summarizer's transfer, and
+ * nothing of it is recorded.  In a job worker the read and the append are
+ * in two transactions; the check above is what keeps that safe.
+ * adk_compact() (compaction_sql.c) uses the same start and finish, and
+ * waits inside its own call.
+ *
  * A compaction failure never fails the run: it is logged and recorded in
  * adk.invocations.compaction_error, and the model sees the uncompacted
  * history.
@@ -38,39 +56,26 @@
  */
 #include "postgres.h"
 
-#define json_object pg_json_object_sqlfn
-#include "utils/builtins.h"
-#undef json_object
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include <json-c/json.h>
-
 #include "adk_runner.h"
-#include "common/ids.h"
-#include "common/json_bridge.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "model/generate.h"
-#include "model/llm.h"
-#include "model/model_def.h"
+#include "model/http.h"
 #include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
-#include "store/tenancy.h"
-
-PG_FUNCTION_INFO_V1(adk_compaction_read_sql);
-PG_FUNCTION_INFO_V1(adk_compaction_append_sql);
-PG_FUNCTION_INFO_V1(adk_compact);
-PG_FUNCTION_INFO_V1(adk_prompt);
 
 /* ADK Python's LlmEventSummarizer prompt */
 #define SUMMARY_PROMPT \
@@ -79,97 +84,202 @@ PG_FUNCTION_INFO_V1(adk_prompt);
 	"as well as any unresolved questions or tasks. The summary should be concise and " \
 	"capture the essence of the interaction.\n\n"
 
+/* One summarizer call: taken from the budgets, started, then consumed */
+typedef struct Summarizer
+{
+	const char *app;
+	const char *user;
+	const char *model;
+	TimestampTz taken_at;		/* the budgets' take (budget.c) */
+	AdkModelCall *call;			/* in flight; NULL once consumed */
+} Summarizer;
+
+/*
+ * A run's compaction waiting for its summarizer: everything in cxt (under
+ * the memory of the step that waits for it), which deleting stops the
+ * summarizer's transfer with.
+ */
+struct AdkCompactionWait
+{
+	MemoryContext cxt;
+	AdkRun	   *run;
+	Summarizer	sum;
+	Jsonb	   *plan;			/* what adk._compaction_read read */
+	const char *kind;			/* tail_retention, sliding_window */
+	const char *what;			/* names the compaction in compaction_error */
+	bool		done;			/* a summary was appended */
+};
+
+/* What the guarded pieces below get */
 typedef struct Step
 {
-	AdkRun	   *run;
+	AdkCompactionWait *w;
 	AdkAgent   *agent;
-	const char *branch;
 	Jsonb	   *contents;
-	bool		done;			/* a summary was appended */
 } Step;
 
 static AdkCompaction *load_config(AdkRun *run);
-static Datum owner_query(const char *sql, int nargs, Oid *types, Datum *args,
-						 const char *nulls, int col, bool *isnull);
-static Jsonb *read_plan(const char *app, const char *user, const char *session,
-						int64 from, int64 to, bool rolling);
-static char *summarize(const char *app, const char *user,
-					   const char *model, Jsonb *config, Jsonb *plan,
-					   char **error);
-static int64 append_summary(const char *app, const char *user,
-							const char *session, Jsonb *plan,
-							const char *summary, const char *kind,
-							const char *invocation_id, char **refused);
-static bool summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
-								 const char *kind, const char *what);
-static void tail_step(void *arg);
-static void sliding_step(void *arg);
+static AdkCompactionWait *new_wait(AdkRun *run, MemoryContext parent,
+								   const char *kind, const char *what);
+static AdkCompactionWait *start_guarded(AdkCompactionWait *w,
+										AdkGuardedFn fn, Step *s);
+static void tail_start(void *arg);
+static void sliding_start(void *arg);
+static void start_summary(AdkCompactionWait *w, AdkCompaction *cfg,
+						  Jsonb *plan);
+static void finish_step(void *arg);
+static bool summary_start(Summarizer *s, Jsonb *config, Jsonb *plan,
+						  char **error);
+static char *summary_finish(Summarizer *s, char **error);
 static int64 estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents);
 static void record_problem(AdkRun *run, const char *what, const char *message);
 static char *plan_text(Jsonb *plan, const char *key);
-static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
-						   Jsonb *config);
-static Jsonb *agent_config(AdkRun *run, AdkAgent *agent);
 
 /*
- * Tail retention (SPEC §7), before each model call.
+ * Tail retention (SPEC §7), before each model call: when the request is
+ * over the threshold, read the range and start the summarizer.  The
+ * compaction waiting for it, in memory under parent (the round's), or
+ * NULL when there is nothing to wait for: no compaction due, or it failed
+ * (recorded on the invocation).  While one waits, the run's other rounds
+ * (a parallel agent's lanes) go on without tail retention.
  */
-bool
+AdkCompactionWait *
 adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
-							Jsonb *contents)
+							Jsonb *contents, MemoryContext parent)
 {
 	Step		s;
-	char	   *error;
-
 	AdkCompaction *cfg;
+	AdkCompactionWait *w;
 
-	if (run->compacted)
-		return false;
+	(void) branch;
+	if (run->compacted || run->compacting)
+		return NULL;
 	/* no subtransaction when the app does not use tail retention */
 	cfg = load_config(run);
 	if (!cfg->enabled || cfg->threshold <= 0)
-		return false;
+		return NULL;
+	w = new_wait(run, parent, "tail_retention", "tail retention");
 	memset(&s, 0, sizeof(s));
-	s.run = run;
+	s.w = w;
 	s.agent = agent;
-	s.branch = branch;
 	s.contents = contents;
-	if (!adk_run_guarded(tail_step, &s, &error))
-	{
-		record_problem(run, "tail retention failed", error);
-		return false;
-	}
-	return s.done;
+	w = start_guarded(w, tail_start, &s);
+	if (w != NULL)
+		run->compacting = true;
+	return w;
 }
 
 /*
  * The sliding window (SPEC §7), after an invocation that did not fail and
- * did not run tail retention.
+ * did not run tail retention: read the range and start the summarizer.
+ * As adk_compaction_before_model; parent: the run's memory.
  */
-void
-adk_compaction_after_run(AdkRun *run)
+AdkCompactionWait *
+adk_compaction_after_run(AdkRun *run, MemoryContext parent)
 {
 	Step		s;
-	char	   *error;
-
 	AdkCompaction *cfg;
 
 	if (run->failed || run->compacted)
-		return;
+		return NULL;
 	cfg = load_config(run);
 	if (!cfg->enabled || cfg->interval <= 0)
-		return;
+		return NULL;
 	memset(&s, 0, sizeof(s));
-	s.run = run;
-	if (!adk_run_guarded(sliding_step, &s, &error))
-		record_problem(run, "sliding window compaction failed", error);
+	s.w = new_wait(run, parent, "sliding_window", "sliding window compaction");
+	return start_guarded(s.w, sliding_start, &s);
+}
+
+/*
+ * Whether the summarizer's answer (or its failure) is in.
+ */
+bool
+adk_compaction_ready(const AdkCompactionWait *w)
+{
+	return w->sum.call == NULL || adk_model_call_ready(w->sum.call);
+}
+
+/*
+ * The summarizer has answered: append its summary under the check
+ * (adk._compaction_check), in a subtransaction of its own; a failure or a
+ * refused summary is recorded on the invocation.  w is gone afterwards.
+ * true when a summary was appended (tail retention: build the contents
+ * again).
+ */
+bool
+adk_compaction_finish(AdkCompactionWait *w)
+{
+	AdkRun	   *run = w->run;
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+	Step		s;
+	char	   *error;
+	bool		done;
+
+	Assert(adk_compaction_ready(w));
+	memset(&s, 0, sizeof(s));
+	s.w = w;
+	if (!adk_run_guarded(finish_step, &s, &error))
+		record_problem(run, psprintf("%s failed", w->what), error);
+	MemoryContextSwitchTo(old);
+	done = w->done;
+	if (strcmp(w->kind, "tail_retention") == 0)
+	{
+		run->compacting = false;
+		run->compacted = done;
+	}
+	MemoryContextDelete(w->cxt);
+	return done;
+}
+
+/*
+ * The run ended while its compaction waited: the summarizer's transfer
+ * stops, nothing is recorded (no ledger row, no budget charge).
+ */
+void
+adk_compaction_abandon(AdkCompactionWait *w)
+{
+	MemoryContextDelete(w->cxt);
+}
+
+static AdkCompactionWait *
+new_wait(AdkRun *run, MemoryContext parent, const char *kind, const char *what)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "adk_runner compaction",
+											  ALLOCSET_SMALL_SIZES);
+	AdkCompactionWait *w = MemoryContextAllocZero(cxt, sizeof(AdkCompactionWait));
+
+	w->cxt = cxt;
+	w->run = run;
+	w->kind = kind;
+	w->what = what;
+	return w;
+}
+
+/*
+ * Run fn (tail_start or sliding_start) in a subtransaction, in w's memory:
+ * w when its summarizer is in flight, else NULL (w is gone; a failure is
+ * recorded).
+ */
+static AdkCompactionWait *
+start_guarded(AdkCompactionWait *w, AdkGuardedFn fn, Step *s)
+{
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+	char	   *error;
+
+	if (!adk_run_guarded(fn, s, &error))
+		record_problem(w->run, psprintf("%s failed", w->what), error);
+	MemoryContextSwitchTo(old);
+	if (w->sum.call != NULL)
+		return w;
+	MemoryContextDelete(w->cxt);
+	return NULL;
 }
 
 static void
-tail_step(void *arg)
+tail_start(void *arg)
 {
 	Step	   *s = (Step *) arg;
-	AdkRun	   *run = s->run;
+	AdkRun	   *run = s->w->run;
 	AdkCompaction *cfg = load_config(run);
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT4OID};
 	Datum		args[4];
@@ -185,24 +295,22 @@ tail_step(void *arg)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = Int32GetDatum(cfg->retention);
-	d = owner_query("SELECT adk._tail_retention_end($1, $2, $3, $4)",
-					4, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT adk._tail_retention_end($1, $2, $3, $4)",
+								   4, types, args, NULL, 1, &isnull);
 	if (isnull)
 		return;
-	plan = read_plan(run->app, run->user, run->session, 1, DatumGetInt64(d), true);
+	plan = adk_compaction_read_plan(run->app, run->user, run->session, 1,
+									DatumGetInt64(d), true);
 	if (plan == NULL)
 		return;
-	if (!summarize_and_append(run, cfg, plan, "tail_retention", "tail retention"))
-		return;
-	run->compacted = true;
-	s->done = true;
+	start_summary(s->w, cfg, plan);
 }
 
 static void
-sliding_step(void *arg)
+sliding_start(void *arg)
 {
 	Step	   *s = (Step *) arg;
-	AdkRun	   *run = s->run;
+	AdkRun	   *run = s->w->run;
 	AdkCompaction *cfg = load_config(run);
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID};
 	Datum		args[5];
@@ -220,51 +328,70 @@ sliding_step(void *arg)
 	args[3] = Int32GetDatum(cfg->interval);
 	args[4] = Int32GetDatum(cfg->overlap);
 	/* one call of the range function: [from_seq, to_seq], no row if none */
-	d = owner_query("SELECT ARRAY[r.from_seq, r.to_seq]"
-					"  FROM adk._sliding_window_range($1, $2, $3, $4, $5) r"
-					" WHERE r.from_seq IS NOT NULL AND r.to_seq IS NOT NULL",
-					5, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT ARRAY[r.from_seq, r.to_seq]"
+								   "  FROM adk._sliding_window_range($1, $2, $3, $4, $5) r"
+								   " WHERE r.from_seq IS NOT NULL AND r.to_seq IS NOT NULL",
+								   5, types, args, NULL, 1, &isnull);
 	if (isnull)
 		return;
 	deconstruct_array(DatumGetArrayTypeP(d), INT8OID, sizeof(int64), true,
 					  TYPALIGN_DOUBLE, &range, NULL, &n);
 	Assert(n == 2);
-	plan = read_plan(run->app, run->user, run->session,
-					 DatumGetInt64(range[0]), DatumGetInt64(range[1]), false);
+	plan = adk_compaction_read_plan(run->app, run->user, run->session,
+									DatumGetInt64(range[0]),
+									DatumGetInt64(range[1]), false);
 	if (plan == NULL)
 		return;
-	(void) summarize_and_append(run, cfg, plan, "sliding_window",
-								"sliding window compaction");
+	start_summary(s->w, cfg, plan);
 }
 
 /*
- * Summarize the events of plan and append the summary as a compaction of
- * the given kind; a failure or a refused append is recorded on the
- * invocation (what names the compaction in that record).
+ * Start the summarizer on the events of plan (w->sum.call is set when it
+ * is in flight); a call that cannot be made (a spent budget) is recorded
+ * on the invocation.
  */
-static bool
-summarize_and_append(AdkRun *run, AdkCompaction *cfg, Jsonb *plan,
-					 const char *kind, const char *what)
+static void
+start_summary(AdkCompactionWait *w, AdkCompaction *cfg, Jsonb *plan)
 {
+	AdkRun	   *run = w->run;
+	char	   *error;
+
+	w->plan = plan;
+	w->sum.app = run->app;
+	w->sum.user = run->user;
+	w->sum.model = cfg->summarizer;
+	if (!summary_start(&w->sum, cfg->own_summarizer ? NULL :
+					   run->root->generate_config, plan, &error))
+		record_problem(run, psprintf("%s failed", w->what), error);
+}
+
+/*
+ * The summarizer's answer, and the summary appended as a compaction of
+ * w's kind; a failure or a refused append is recorded on the invocation.
+ */
+static void
+finish_step(void *arg)
+{
+	AdkCompactionWait *w = ((Step *) arg)->w;
+	AdkRun	   *run = w->run;
 	char	   *summary;
 	char	   *error;
 	char	   *refused;
 
-	summary = summarize(run->app, run->user, cfg->summarizer,
-						cfg->own_summarizer ? NULL : run->root->generate_config,
-						plan, &error);
+	summary = summary_finish(&w->sum, &error);
 	if (summary == NULL)
 	{
-		record_problem(run, psprintf("%s failed", what), error);
-		return false;
+		record_problem(run, psprintf("%s failed", w->what), error);
+		return;
 	}
-	if (append_summary(run->app, run->user, run->session, plan, summary,
-					   kind, run->invocation_id, &refused) == 0)
+	if (adk_compaction_append_summary(run->app, run->user, run->session,
+									  w->plan, summary, w->kind,
+									  run->invocation_id, &refused) == 0)
 	{
-		record_problem(run, psprintf("%s summary refused", what), refused);
-		return false;
+		record_problem(run, psprintf("%s summary refused", w->what), refused);
+		return;
 	}
-	return true;
+	w->done = true;
 }
 
 /*
@@ -336,9 +463,10 @@ load_config(AdkRun *run)
  * Column "col" of the first row of a query run as the owner of schema
  * adk, copied into the caller's memory; *isnull when there is no row.
  */
-static Datum
-owner_query(const char *sql, int nargs, Oid *types, Datum *args,
-			const char *nulls, int col, bool *isnull)
+Datum
+adk_compaction_owner_query(const char *sql, int nargs, Oid *types,
+						   Datum *args, const char *nulls, int col,
+						   bool *isnull)
 {
 	AdkOwnerSave save;
 	Datum		result = (Datum) 0;
@@ -364,9 +492,10 @@ owner_query(const char *sql, int nargs, Oid *types, Datum *args,
 	return result;
 }
 
-static Jsonb *
-read_plan(const char *app, const char *user, const char *session,
-		  int64 from, int64 to, bool rolling)
+Jsonb *
+adk_compaction_read_plan(const char *app, const char *user,
+						 const char *session, int64 from, int64 to,
+						 bool rolling)
 {
 	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, BOOLOID};
 	Datum		args[6];
@@ -384,8 +513,8 @@ read_plan(const char *app, const char *user, const char *session,
 		nulls[3] = 'n';
 	if (to <= 0)
 		nulls[4] = 'n';
-	d = owner_query("SELECT adk._compaction_read($1, $2, $3, $4, $5, $6)",
-					6, types, args, nulls, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT adk._compaction_read($1, $2, $3, $4, $5, $6)",
+								   6, types, args, nulls, 1, &isnull);
 	return isnull ? NULL : DatumGetJsonbP(d);
 }
 
@@ -401,32 +530,49 @@ plan_text(Jsonb *plan, const char *key)
 
 /*
  * The summary of the plan's events (and of the summary it rolls on), or
- * NULL with *error.  The call is taken from and charged to the budgets of
- * app and user like every model call (a spent budget: no call, *error).
+ * NULL with *error: the summarizer started, then waited for in this call
+ * -- for adk_compact(), a plain SQL function outside any run (a run's
+ * compaction waits in its steps instead).
  */
-static char *
-summarize(const char *app, const char *user, const char *model, Jsonb *config,
-		  Jsonb *plan, char **error)
+char *
+adk_compaction_summarize(const char *app, const char *user, const char *model,
+						 Jsonb *config, Jsonb *plan, char **error)
+{
+	Summarizer	s;
+
+	memset(&s, 0, sizeof(s));
+	s.app = app;
+	s.user = user;
+	s.model = model;
+	if (!summary_start(&s, config, plan, error))
+		return NULL;
+	while (!adk_model_call_ready(s.call))
+	{
+		CHECK_FOR_INTERRUPTS();
+		adk_http_drive(ADK_HTTP_POLL_MS);
+	}
+	return summary_finish(&s, error);
+}
+
+/*
+ * Take the call from the budgets of app and user like every model call,
+ * and start it (s->call) in the current memory context.  false with
+ * *error when no call may be made (a spent budget).
+ */
+static bool
+summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 {
 	StringInfoData prompt;
 	char	   *prior = plan_text(plan, "prior_summary");
 	char	   *transcript = plan_text(plan, "transcript");
-	Jsonb	   *response;
-	JsonbValue *v;
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	p;
-	JsonbIteratorToken tok;
-	StringInfoData text;
 	JsonWriter	w;
-	TimestampTz taken_at;
 	char	   *refused;
 
-	refused = adk_budget_try(app, user, &taken_at);
+	refused = adk_budget_try(s->app, s->user, &s->taken_at);
 	if (refused != NULL)
 	{
 		*error = psprintf("BUDGET_EXCEEDED: %s", refused);
-		return NULL;
+		return false;
 	}
 	initStringInfo(&prompt);
 	appendStringInfoString(&prompt, SUMMARY_PROMPT);
@@ -438,15 +584,39 @@ summarize(const char *app, const char *user, const char *model, Jsonb *config,
 	jw_begin_array(&w);
 	jw_jsonb(&w, adk_text_content(prompt.data));
 	jw_end_array(&w);
-	response = adk_model_call(model, jw_finish(&w), NULL, config, false, NULL, NULL);
-	adk_budget_charge_to(app, user, taken_at, adk_response_tokens(response));
+	s->call = adk_model_start(s->model, jw_finish(&w), NULL, config, false,
+							  NULL, NULL);
+	*error = NULL;
+	return true;
+}
+
+/*
+ * The answer of a summarizer call that is ready, charged to the budgets:
+ * the summary, or NULL with *error.  The call is gone afterwards.
+ */
+static char *
+summary_finish(Summarizer *s, char **error)
+{
+	AdkModelCall *call = s->call;
+	Jsonb	   *response;
+	JsonbValue *v;
+	JsonbValue *parts;
+	JsonbIterator *it;
+	JsonbValue	p;
+	JsonbIteratorToken tok;
+	StringInfoData text;
+
+	s->call = NULL;				/* adk_model_finish consumes it, or drops it */
+	response = adk_model_finish(call);
+	adk_budget_charge_to(s->app, s->user, s->taken_at,
+						 adk_response_tokens(response));
 
 	v = adk_jsonb_get(&response->root, "error_code");
 	if (v != NULL && v->type == jbvString)
 	{
 		char	   *msg = plan_text(response, "error_message");
 
-		*error = psprintf("the summarizer model \"%s\" failed: %.*s: %s", model,
+		*error = psprintf("the summarizer model \"%s\" failed: %.*s: %s", s->model,
 						  v->val.string.len, v->val.string.val, msg ? msg : "");
 		return NULL;
 	}
@@ -473,7 +643,7 @@ summarize(const char *app, const char *user, const char *model, Jsonb *config,
 	}
 	if (text.len == 0)
 	{
-		*error = psprintf("the summarizer model \"%s\" returned no text", model);
+		*error = psprintf("the summarizer model \"%s\" returned no text", s->model);
 		return NULL;
 	}
 	*error = NULL;
@@ -485,10 +655,11 @@ summarize(const char *app, const char *user, const char *model, Jsonb *config,
  * record its range.  Returns its seq, or 0 with *refused saying why the
  * check refused it.
  */
-static int64
-append_summary(const char *app, const char *user, const char *session,
-			   Jsonb *plan, const char *summary, const char *kind,
-			   const char *invocation_id, char **refused)
+int64
+adk_compaction_append_summary(const char *app, const char *user,
+							  const char *session, Jsonb *plan,
+							  const char *summary, const char *kind,
+							  const char *invocation_id, char **refused)
 {
 	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT8OID, TEXTOID,
 	TEXTOID, TEXTOID};
@@ -502,8 +673,8 @@ append_summary(const char *app, const char *user, const char *session,
 	args[1] = CStringGetTextDatum(user);
 	args[2] = CStringGetTextDatum(session);
 	args[3] = JsonbPGetDatum(plan);
-	d = owner_query("SELECT adk._compaction_check($1, $2, $3, $4)",
-					4, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT adk._compaction_check($1, $2, $3, $4)",
+								   4, types, args, NULL, 1, &isnull);
 	if (!isnull)
 	{
 		*refused = TextDatumGetCString(d);
@@ -551,8 +722,8 @@ append_summary(const char *app, const char *user, const char *session,
 	types[3] = INT8OID;
 	types[4] = TEXTOID;
 	types[5] = JSONBOID;
-	(void) owner_query("SELECT adk._compaction_record($1, $2, $3, $4, $5, $6, $7, $8)",
-					   8, types, args, NULL, 1, &isnull);
+	(void) adk_compaction_owner_query("SELECT adk._compaction_record($1, $2, $3, $4, $5, $6, $7, $8)",
+									  8, types, args, NULL, 1, &isnull);
 	return stored.seq;
 }
 
@@ -569,27 +740,36 @@ estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents)
 	bool		isnull;
 	Datum		d;
 	char	   *instruction;
+	char	   *had_error;
 	int64		chars;
 
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
-	d = owner_query("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
-					"  FROM adk.events e"
-					" WHERE e.app_name OPERATOR(pg_catalog.=) $1"
-					"   AND e.user_id OPERATOR(pg_catalog.=) $2"
-					"   AND e.session_id OPERATOR(pg_catalog.=) $3"
-					"   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
-					"   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
-					"        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
-					"          AND c.user_id OPERATOR(pg_catalog.=) $2"
-					"          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
-					" ORDER BY e.seq DESC LIMIT 1",
-					3, types, args, NULL, 1, &isnull);
+	d = adk_compaction_owner_query("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
+								   "  FROM adk.events e"
+								   " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
+								   "   AND e.user_id OPERATOR(pg_catalog.=) $2"
+								   "   AND e.session_id OPERATOR(pg_catalog.=) $3"
+								   "   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
+								   "   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
+								   "        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
+								   "          AND c.user_id OPERATOR(pg_catalog.=) $2"
+								   "          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
+								   " ORDER BY e.seq DESC LIMIT 1",
+								   3, types, args, NULL, 1, &isnull);
 	if (!isnull)
 		return DatumGetInt64(d);
 	chars = strlen(JsonbToCString(NULL, &contents->root, VARSIZE(contents)));
+	/*
+	 * Only the instruction's length counts here.  An instruction that
+	 * cannot be built is the request's error, reported when the request is
+	 * built (flow.c): the message made now would live in this step's
+	 * memory, gone by then.
+	 */
+	had_error = run->instruction_error;
 	instruction = adk_build_instruction(run, agent);
+	run->instruction_error = had_error;
 	if (instruction)
 		chars += strlen(instruction);
 	return chars / 4;
@@ -620,335 +800,4 @@ record_problem(AdkRun *run, const char *what, const char *message)
 		elog(ERROR, "could not record the compaction error");
 	SPI_finish();
 	adk_restore_user(&save);
-}
-
-/* ---------------------------------------------------------------------
- * SQL API
- * ---------------------------------------------------------------------
- */
-
-/*
- * Every entry point below names the app (argument 0) and the user id
- * (argument 1): checking the user id also checks the app's tenancy.
- */
-static char *
-arg_id(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-								  ADK_MAX_ID_CHARS);
-
-	if (n == 1)
-		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
-	return id;
-}
-
-/*
- * adk_compaction_read(app, user_id, session_id, from_seq, to_seq)
- */
-Datum
-adk_compaction_read_sql(PG_FUNCTION_ARGS)
-{
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
-	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
-	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
-	Jsonb	   *plan;
-
-	if ((!PG_ARGISNULL(3) && from < 1) || (!PG_ARGISNULL(4) && to < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("from_seq and to_seq must be positive")));
-	plan = read_plan(app, user, session, from, to, PG_ARGISNULL(3));
-	if (plan == NULL)
-		PG_RETURN_NULL();
-	PG_RETURN_JSONB_P(plan);
-}
-
-/*
- * adk_compaction_append(app, user_id, session_id, plan, summary)
- */
-Datum
-adk_compaction_append_sql(PG_FUNCTION_ARGS)
-{
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
-	Jsonb	   *plan;
-	char	   *summary;
-	char	   *refused;
-	int64		seq;
-
-	if (PG_ARGISNULL(3) || PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("plan and summary must not be null")));
-	/*
-	 * A summary written by the caller stands in every later prompt of the
-	 * session.  In a 'shared' app any adk_user member may name any session,
-	 * so only a role that sees everything may write one there.
-	 */
-	if (!adk_tenancy_trusted_append(app))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to append a compaction record to a session of app \"%s\"",
-						app),
-				 errdetail("App \"%s\" has tenancy 'shared': a summary written by one role would replace the history that other roles run on.",
-						   app),
-				 errhint("Use adk_compact(), which summarizes with the app's summarizer model, or give the app tenancy 'role' or 'claim'.")));
-	plan = PG_GETARG_JSONB_P(3);
-	summary = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	if (!adk_jsonb_is_object(&plan->root))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid compaction plan"),
-				 errhint("Pass the result of adk_compaction_read() unchanged.")));
-	if (summary[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("summary must not be empty")));
-	seq = append_summary(app, user, session, plan, summary, "manual",
-						 adk_new_id("e-"), &refused);
-	if (seq == 0)
-	{
-		ereport(WARNING,
-				(errmsg("compaction of session \"%s\" not appended", session),
-				 errdetail("%s.", refused)));
-		PG_RETURN_NULL();
-	}
-	PG_RETURN_INT64(seq);
-}
-
-/*
- * adk_compact(app, user_id, session_id, from_seq, to_seq): read, summarize
- * with the app's summarizer, append.
- */
-Datum
-adk_compact(PG_FUNCTION_ARGS)
-{
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
-	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
-	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-	Datum		d;
-	char	   *model;
-	Jsonb	   *plan;
-	char	   *summary;
-	char	   *error;
-	char	   *refused;
-	int64		seq;
-
-	if ((!PG_ARGISNULL(3) && from < 1) || (!PG_ARGISNULL(4) && to < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("from_seq and to_seq must be positive")));
-	args[0] = CStringGetTextDatum(app);
-	d = owner_query("SELECT coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent))"
-					"  FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
-					1, types, args, NULL, 1, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("app \"%s\" does not exist or has no summarizer model", app),
-				 errhint("Set summarizer_model in the app's compaction.")));
-	model = TextDatumGetCString(d);
-	plan = read_plan(app, user, session, from, to, PG_ARGISNULL(3));
-	if (plan == NULL)
-		PG_RETURN_NULL();
-	summary = summarize(app, user, model, NULL, plan, &error);
-	if (summary == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-				 errmsg("could not summarize session \"%s\"", session),
-				 errdetail("%s.", error)));
-	seq = append_summary(app, user, session, plan, summary, "manual",
-						 adk_new_id("e-"), &refused);
-	if (seq == 0)
-	{
-		ereport(WARNING,
-				(errmsg("compaction of session \"%s\" not appended", session),
-				 errdetail("%s.", refused)));
-		PG_RETURN_NULL();
-	}
-	PG_RETURN_INT64(seq);
-}
-
-/*
- * The generation config of a request of "agent", as flow.c builds it.
- */
-static Jsonb *
-agent_config(AdkRun *run, AdkAgent *agent)
-{
-	JsonWriter	w;
-	char	   *instruction = adk_build_instruction(run, agent);
-	Jsonb	   *config;
-
-	if (run->instruction_error != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("the instruction of agent \"%s\" cannot be built", agent->name),
-				 errdetail("%s", run->instruction_error)));
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	if (instruction)
-	{
-		jw_key(&w, "system_instruction");
-		jw_string(&w, instruction);
-	}
-	jw_end_object(&w);
-	config = jw_finish(&w);
-	if (agent->generate_config)
-		config = adk_jsonb_concat(agent->generate_config, config);
-	return config;
-}
-
-/*
- * adk_prompt(app, user_id, session_id, agent): the body the next model
- * call would send.
- */
-Datum
-adk_prompt(PG_FUNCTION_ARGS)
-{
-	AdkRun	   *run = palloc0(sizeof(AdkRun));
-	AdkAgent   *agent;
-	bool		auto_create;
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
-	bool		isnull;
-	List	   *tools;
-
-	run->app = arg_id(fcinfo, 0, "app name");
-	run->user = arg_id(fcinfo, 1, "user id");
-	run->session = arg_id(fcinfo, 2, "session id");
-	run->max_llm_calls = -1;
-	run->invocation_id = "";
-	adk_load_definitions(run, &auto_create);
-	args[0] = CStringGetTextDatum(run->app);
-	args[1] = CStringGetTextDatum(run->user);
-	args[2] = CStringGetTextDatum(run->session);
-	(void) owner_query("SELECT 1 FROM adk.sessions s"
-					   " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-					   "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-					   "   AND s.id OPERATOR(pg_catalog.=) $3",
-					   3, types, args, NULL, 1, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
-						run->session, run->app, run->user)));
-	if (!PG_ARGISNULL(3))
-	{
-		char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(3));
-
-		agent = adk_find_agent(run, name);
-		if (agent == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("agent \"%s\" is not part of app \"%s\"", name, run->app)));
-	}
-	else
-		agent = adk_agent_to_run(run, adk_text_content(""));
-	/* a workflow agent starts with its first sub-agent */
-	while (strcmp(agent->kind, "llm") != 0 && agent->sub_agents != NIL)
-		agent = (AdkAgent *) linitial(agent->sub_agents);
-	if (strcmp(agent->kind, "llm") != 0 || agent->model == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("agent \"%s\" makes no model calls", agent->name)));
-
-	tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
-	PG_RETURN_JSONB_P(request_body(agent->model,
-								   adk_build_contents(run, agent, NULL),
-								   adk_tool_declarations(run, agent, tools),
-								   agent_config(run, agent)));
-}
-
-/*
- * The provider request body for a call, built as generate.c builds it but
- * not sent; the model's key is redacted wherever it appears.
- */
-static Jsonb *
-request_body(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config)
-{
-	AdkModelDef def;
-	Jsonb	   *options;
-	struct json_object *volatile jcontents = NULL;
-	struct json_object *volatile jtools = NULL;
-	struct json_object *volatile jconfig = NULL;
-	char	   *volatile body = NULL;
-	char	   *volatile err = NULL;
-	StringInfoData out;
-
-	adk_load_model(model, &def);
-	options = config ? adk_jsonb_concat(def.options, config) : def.options;
-	PG_TRY();
-	{
-		LlmRequestSpec spec;
-		struct json_object *si;
-
-		jcontents = adk_jsonb_to_jsonc(contents, "contents");
-		jtools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
-		jconfig = adk_jsonb_to_jsonc(options, "config");
-		memset(&spec, 0, sizeof(spec));
-		spec.provider = def.provider;
-		spec.model = def.model;
-		spec.contents = jcontents;
-		spec.tools = jtools;
-		spec.config = jconfig;
-		spec.stream = false;
-		if (json_object_object_get_ex(jconfig, "system_instruction", &si) &&
-			json_object_is_type(si, json_type_string))
-			spec.system_instruction = json_object_get_string(si);
-		{
-			char	   *e = NULL;
-
-			body = llm_build_request(&spec, &e);
-			err = e;
-		}
-	}
-	PG_FINALLY();
-	{
-		if (jcontents)
-			json_object_put(jcontents);
-		if (jtools)
-			json_object_put(jtools);
-		if (jconfig)
-			json_object_put(jconfig);
-	}
-	PG_END_TRY();
-	if (body == NULL)
-	{
-		char	   *msg = pstrdup(err ? err : "invalid request");
-
-		free(err);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid model request: %s", msg)));
-	}
-	initStringInfo(&out);
-	appendStringInfoString(&out, body);
-	free(body);
-	if (def.api_key && def.api_key[0] != '\0')
-	{
-		char	   *p;
-		StringInfoData clean;
-		size_t		klen = strlen(def.api_key);
-		char	   *s = out.data;
-
-		initStringInfo(&clean);
-		while ((p = strstr(s, def.api_key)) != NULL)
-		{
-			appendBinaryStringInfo(&clean, s, p - s);
-			appendStringInfoString(&clean, "[REDACTED]");
-			s = p + klen;
-		}
-		appendStringInfoString(&clean, s);
-		out = clean;
-	}
-	return adk_cstring_to_jsonb(out.data);
 }

@@ -27,6 +27,12 @@
  * ToolExecutionStrategy: results reassembled in the original order; a
  * failing call is an error response and the batch goes on).
  *
+ * When tail retention is due (compaction.c), the first step of a round
+ * starts the summarizer instead of the model (the round waits for it,
+ * ROUND_WAIT), and the step after its answer appends the summary, builds
+ * the request again from the compacted history and starts the model call
+ * (adk_llm_round_finish returns ROUND_WAIT once more).
+ *
  * Each half of a round works in a memory context of its own (AdkRound,
  * under the run's), deleted when it ends: the history read for the prompt,
  * the request, the response and the tool results of one round are gone
@@ -90,7 +96,11 @@ struct AdkRound
 	MemoryContext cxt;
 	PartialCtx	pctx;
 	/* the model half */
+	AdkCompactionWait *compaction;	/* tail retention's summary, first */
+	Jsonb	   *contents;		/* ... and the request made before it */
+	Jsonb	   *decls;
 	AdkModelCall *call;			/* NULL: answered without a call */
+	AdkSpanId	span;			/* its span (spans.c) */
 	Jsonb	   *request;		/* for on_model_error */
 	Jsonb	   *response;		/* before_model's answer, or NULL */
 	TimestampTz taken_at;		/* the budget's take (budget.c) */
@@ -99,6 +109,8 @@ struct AdkRound
 	Jsonb	  **results;		/* per call, in call order */
 	AdkModelCall **agent_calls; /* per call: an agent-tool's model call */
 	AdkAgent  **agent_tools;
+	AdkSpanId  *agent_spans;	/* per call: the agent-tool's invoke_agent */
+	AdkSpanId  *model_spans;	/* ... and its model call's span */
 	AdkAgent   *transfer;
 	bool		escalate;
 	List	   *saved;			/* artifacts the tools saved (builtin_tools.c) */
@@ -118,10 +130,12 @@ static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 					   AdkAgent **transfer, bool *escalate,
 					   AdkAgent **agent_tool);
 static Jsonb *error_object(const char *message);
-static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
-							   AdkModelCall **call);
+static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
+							   AdkModelCall **call, AdkSpanId *agent_span,
+							   AdkSpanId *model_span);
 static Jsonb *agent_tool_finish(AdkRun *run, AdkAgent *tool_agent,
-								AdkModelCall *call);
+								AdkModelCall *call, AdkSpanId agent_span,
+								AdkSpanId model_span);
 static AdkTool *find_tool(List *tools, const char *name);
 static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
@@ -131,6 +145,10 @@ static AdkRoundResult assemble_calls(AdkRun *run, AdkAgent *agent,
 static Jsonb *fit_result(Call *call, Jsonb *result, Size *room);
 static List *copy_calls(List *calls);
 static AdkRound *new_round(AdkRun *run);
+static AdkRoundResult request_start(AdkRun *run, AdkAgent *agent,
+									const char *branch, Jsonb *decls,
+									AdkRound *round, Jsonb *contents,
+									AdkRound **round_out);
 
 /*
  * Levels a tool's result object sits below its event's own: content,
@@ -194,6 +212,8 @@ adk_round_ready(const AdkRound *round)
 {
 	int			i;
 
+	if (round->compaction != NULL && !adk_compaction_ready(round->compaction))
+		return false;
 	if (round->call != NULL && !adk_model_call_ready(round->call))
 		return false;
 	for (i = 0; i < round->ncalls; i++)
@@ -206,7 +226,8 @@ adk_round_ready(const AdkRound *round)
 }
 
 /*
- * The run ended while the half round waited: its transfers stop.
+ * The run ended while the half round waited: its transfers stop (a
+ * summarizer's too: its compaction lives in the round's memory).
  */
 void
 adk_round_abandon(AdkRound *round)
@@ -216,9 +237,12 @@ adk_round_abandon(AdkRound *round)
 
 /*
  * The first half of a round, first step: build the request and start the
- * model call.  ROUND_WAIT (with *round) when the call is in flight -- the
- * run waits until adk_round_ready(), then adk_llm_round_finish(); ROUND_DONE
- * when the round ended here (an error event is stored).
+ * model call -- or, when tail retention is due (compaction.c), start its
+ * summarizer first, and the model call in the step after its answer came
+ * (adk_llm_round_finish).  ROUND_WAIT (with *round) when a call is in
+ * flight -- the run waits until adk_round_ready(), then
+ * adk_llm_round_finish(); ROUND_DONE when the round ended here (an error
+ * event is stored).
  */
 AdkRoundResult
 adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -227,10 +251,6 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	MemoryContext caller = CurrentMemoryContext;
 	AdkRound   *round;
 	Jsonb	   *contents;
-	Jsonb	   *config;
-	char	   *instruction;
-	JsonWriter	w;
-	bool		started;
 
 	*round_out = NULL;
 	if (run->end_invocation)
@@ -253,8 +273,35 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
 	contents = adk_build_contents(run, agent, branch);
-	if (adk_compaction_before_model(run, agent, branch, contents))
-		contents = adk_build_contents(run, agent, branch);
+	round->compaction = adk_compaction_before_model(run, agent, branch,
+													contents, round->cxt);
+	MemoryContextSwitchTo(caller);
+	if (round->compaction != NULL)
+	{
+		round->contents = contents;
+		round->decls = decls;
+		*round_out = round;
+		return ROUND_WAIT;
+	}
+	return request_start(run, agent, branch, decls, round, contents,
+						 round_out);
+}
+
+/*
+ * The request of the round (contents built in its memory), before_model,
+ * and the model call started: as adk_llm_round_start.
+ */
+static AdkRoundResult
+request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
+			  AdkRound *round, Jsonb *contents, AdkRound **round_out)
+{
+	MemoryContext caller = MemoryContextSwitchTo(round->cxt);
+	Jsonb	   *config;
+	char	   *instruction;
+	JsonWriter	w;
+	bool		started;
+
+	*round_out = NULL;
 	instruction = adk_build_instruction(run, agent);
 	if (run->instruction_error != NULL)
 	{
@@ -296,7 +343,10 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
  * step -- after the caller has had the model's event, as ADK yields it
  * before running the tools (a caller that stops reading there runs no
  * tool); ROUND_DONE otherwise (a final answer, a failure).  The round is
- * gone afterwards.
+ * gone afterwards -- except when the answer was tail retention's summary:
+ * it is appended and the model call started now, on the compacted
+ * history, and the round waits again (ROUND_WAIT; or ROUND_DONE as
+ * adk_llm_round_start).
  */
 AdkRoundResult
 adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -314,6 +364,20 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		return ROUND_DONE;
 	}
 	MemoryContextSwitchTo(round->cxt);
+	if (round->compaction != NULL)
+	{
+		AdkCompactionWait *compaction = round->compaction;
+		Jsonb	   *contents = round->contents;
+		AdkRound   *again;
+
+		round->compaction = NULL;
+		if (adk_compaction_finish(compaction))
+			contents = adk_build_contents(run, agent, branch);
+		MemoryContextSwitchTo(caller);
+		return request_start(run, agent, branch, round->decls, round,
+							 contents, &again) == ROUND_WAIT ?
+			ROUND_WAIT : ROUND_DONE;
+	}
 	response = model_response(run, agent, branch, round);
 	if (response != NULL)
 	{
@@ -362,6 +426,8 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round->results = palloc0(sizeof(Jsonb *) * (round->ncalls + 1));
 	round->agent_calls = palloc0(sizeof(AdkModelCall *) * (round->ncalls + 1));
 	round->agent_tools = palloc0(sizeof(AdkAgent *) * (round->ncalls + 1));
+	round->agent_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
+	round->model_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
 	adk_builtin_saves_begin(run);	/* artifacts the tools save */
 	foreach(lc, calls)
 	{
@@ -375,8 +441,10 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (as_tool != NULL)
 		{
 			round->agent_tools[i] = as_tool;
-			round->results[i] = agent_tool_start(run, as_tool, call->args,
-												 &round->agent_calls[i]);
+			round->results[i] = agent_tool_start(run, as_tool, call,
+												 &round->agent_calls[i],
+												 &round->agent_spans[i],
+												 &round->model_spans[i]);
 			if (round->agent_calls[i] != NULL)
 				waiting = true;
 		}
@@ -423,7 +491,9 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 				AdkModelCall *c = round->agent_calls[i];
 
 				round->agent_calls[i] = NULL;
-				round->results[i] = agent_tool_finish(run, round->agent_tools[i], c);
+				round->results[i] = agent_tool_finish(run, round->agent_tools[i], c,
+													  round->agent_spans[i],
+													  round->model_spans[i]);
 			}
 		}
 		result = assemble_calls(run, agent, branch, calls, round, transfer_to);
@@ -625,7 +695,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->pctx.run = run;
 	round->pctx.agent = agent;
 	round->pctx.branch = branch;
-	adk_span_model_begin(run, agent->model, contents);
+	round->span = adk_span_model_begin(run, adk_span_step(run), agent->model, contents);
 	round->call = adk_model_start(agent->model, contents, decls, config,
 								  run->stream, emit_partial, &round->pctx);
 	return true;
@@ -646,9 +716,10 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 
 	if (round->call == NULL)
 		return round->response; /* before_model answered */
+	adk_span_model_finishing(run, round->span);
 	response = adk_model_finish(round->call);
 	round->call = NULL;
-	adk_span_model_end(run, response);
+	adk_span_model_end(run, round->span, response);
 	tokens_before = run->input_tokens + run->output_tokens;
 	count_tokens(run, response);
 	adk_budget_charge(run, round->taken_at,
@@ -1040,20 +1111,31 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
  * response when there is nothing to call.
  */
 static Jsonb *
-agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
-				 AdkModelCall **call)
+agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
+				 AdkModelCall **call, AdkSpanId *agent_span,
+				 AdkSpanId *model_span)
 {
+	Jsonb	   *args = tool_call->args;
 	char	   *request = jstr(&args->root, "request");
 	JsonWriter	w;
 	Jsonb	   *contents;
 	Jsonb	   *config;
 	char	   *instruction;
+	Jsonb	   *error = NULL;
 
 	*call = NULL;
+	/* "execute_tool {agent}" of the caller, the agent's own span in it */
+	*agent_span = adk_span_agent_tool_begin(run, adk_span_step(run), tool_agent,
+											tool_call->id, args);
 	if (tool_agent->model == NULL)
-		return error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
-	if (run->llm_calls >= run->max_llm_calls)
-		return error_object("max_llm_calls reached");
+		error = error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
+	else if (run->llm_calls >= run->max_llm_calls)
+		error = error_object("max_llm_calls reached");
+	if (error != NULL)
+	{
+		adk_span_agent_tool_end(run, *agent_span, error);
+		return error;
+	}
 
 	jw_init(&w);
 	jw_begin_array(&w);
@@ -1074,10 +1156,12 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
 	instruction = adk_build_instruction(run, tool_agent);
 	if (run->instruction_error != NULL)
 	{
-		char	   *error = run->instruction_error;
+		char	   *message = run->instruction_error;
 
 		run->instruction_error = NULL;
-		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, error));
+		error = error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, message));
+		adk_span_agent_tool_end(run, *agent_span, error);
+		return error;
 	}
 	jw_init(&w);
 	jw_begin_object(&w);
@@ -1092,7 +1176,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
 	run->llm_calls++;
-	adk_span_model_begin(run, tool_agent->model, contents);
+	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);
 	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
 							NULL, NULL);
 	return NULL;
@@ -1102,24 +1186,33 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Jsonb *args,
  * The agent-tool's answer as its function response.
  */
 static Jsonb *
-agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call)
+agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
+				  AdkSpanId agent_span, AdkSpanId model_span)
 {
-	Jsonb	   *response = adk_model_finish(call);
+	Jsonb	   *response;
 	JsonbValue *code;
 	char	   *text;
 	JsonWriter	w;
+	Jsonb	   *result;
 
-	adk_span_model_end(run, response);
+	adk_span_model_finishing(run, model_span);
+	response = adk_model_finish(call);
+	adk_span_model_end(run, model_span, response);
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)
-		return error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
-									 jstr(&response->root, "error_message")));
-	text = response_text(response);
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "result");
-	jw_string(&w, text ? text : "");
-	jw_end_object(&w);
-	return jw_finish(&w);
+		result = error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
+									   jstr(&response->root, "error_message")));
+	else
+	{
+		text = response_text(response);
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "result");
+		jw_string(&w, text ? text : "");
+		jw_end_object(&w);
+		result = jw_finish(&w);
+	}
+	adk_span_agent_tool_end(run, agent_span, result);
+	return result;
 }

@@ -14,7 +14,11 @@
  *	   replace or reject it), is appended, and only then returned; partial
  *	   events are returned, never stored;
  *	6. the LLM flow (flow.c);
- *	7. after_run.
+ *	7. after_run, then the sliding window (compaction.c) -- a phase of
+ *	   the run's steps like the agents': its summarizer is started in one
+ *	   step and its summary appended in the step after the answer came, so
+ *	   the run waits for it as for any model call -- then the memory tools'
+ *	   after_run and the invocation row.
  * adk.invocations keeps a row per invocation: status, agent, timings,
  * model calls, tokens, error.  A model or plugin failure is a stored error
  * event and a failed invocation; adk_run returns normally.  Invalid
@@ -75,7 +79,8 @@ typedef struct RunState RunState;
 typedef struct QueuedRow QueuedRow;
 static void start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 					  const char *extschema, const char *invocation_id);
-static void finish_run(AdkRun *run);
+static AdkStepResult finish_run(AdkRun *run);
+static void end_run(AdkRun *run);
 static AdkRun *new_run(const char *app, const char *user, const char *session,
 					   Jsonb *state_delta, Jsonb *options, AdkEventSink sink,
 					   void *sink_arg);
@@ -373,10 +378,10 @@ adk_run_begin(const char *app, const char *user, const char *session,
 }
 
 /*
- * One step of a run (ADK_STEP_RAN, ADK_STEP_WAIT: its model calls are in
- * flight, ADK_STEP_DONE: it has ended -- step 7 ran, its invocation row is
- * final).  The ledger is told which invocation is running, and forgets it
- * whatever happens.
+ * One step of a run (ADK_STEP_RAN, ADK_STEP_WAIT: its model calls -- or
+ * its sliding window's summarizer -- are in flight, ADK_STEP_DONE: it has
+ * ended -- step 7 ran, its invocation row is final).  The ledger is told
+ * which invocation is running, and forgets it whatever happens.
  */
 AdkStepResult
 adk_run_step(AdkRun *run)
@@ -388,9 +393,27 @@ adk_run_step(AdkRun *run)
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(run->step_cxt);
-		r = adk_agent_step(run);
-		if (r == ADK_STEP_DONE)
-			finish_run(run);
+		if (run->ending != NULL)
+		{
+			/* step 7 waits for the sliding window's summarizer */
+			if (!adk_compaction_ready(run->ending))
+				r = ADK_STEP_WAIT;
+			else
+			{
+				AdkCompactionWait *w = run->ending;
+
+				run->ending = NULL;
+				(void) adk_compaction_finish(w);
+				end_run(run);
+				r = ADK_STEP_DONE;
+			}
+		}
+		else
+		{
+			r = adk_agent_step(run);
+			if (r == ADK_STEP_DONE)
+				r = finish_run(run);
+		}
 	}
 	PG_CATCH();
 	{
@@ -410,12 +433,39 @@ adk_run_step(AdkRun *run)
 }
 
 /*
+ * Whether a step of the run would do work now: false only while all it
+ * waits for (its agents' model calls, its sliding window's summarizer) is
+ * still in flight.  Asks, touches nothing (no transaction needed): a job
+ * worker steps only the runs that are ready.
+ */
+bool
+adk_run_ready(AdkRun *run)
+{
+	if (run->ending != NULL)
+		return adk_compaction_ready(run->ending);
+	return adk_agent_ready(run);
+}
+
+/*
+ * The run ends before its steps did (an ERROR, a cancel): every model call
+ * in flight stops, its summarizer's too.
+ */
+void
+adk_run_abandon(AdkRun *run)
+{
+	adk_agent_abandon(run);
+	if (run->ending != NULL)
+		adk_compaction_abandon(run->ending);
+	run->ending = NULL;
+}
+
+/*
  * The run is over (or given up): its model calls stop, its memory goes.
  */
 void
 adk_run_free(AdkRun *run)
 {
-	adk_agent_abandon(run);
+	adk_run_abandon(run);
 	MemoryContextDelete(run->run_cxt);
 }
 
@@ -639,15 +689,17 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 
 /*
  * Step 7: after_run, then the sliding window (not after a failure or tail
- * retention); the invocation's row.
+ * retention) -- ADK_STEP_WAIT while its summarizer is in flight, the step
+ * after its answer appends the summary and ends the run (end_run) --
+ * else end_run now, ADK_STEP_DONE.
  */
-static void
+static AdkStepResult
 finish_run(AdkRun *run)
 {
 	if (run->ignored)
 	{
 		adk_run_registry_leave();
-		return;
+		return ADK_STEP_DONE;
 	}
 	if (!run->failed)
 	{
@@ -657,7 +709,22 @@ finish_run(AdkRun *run)
 								NULL, NULL, NULL, NULL, &ignored);
 	}
 	if (!run->failed)
-		adk_compaction_after_run(run);
+	{
+		run->ending = adk_compaction_after_run(run, run->run_cxt);
+		if (run->ending != NULL)
+			return ADK_STEP_WAIT;
+	}
+	end_run(run);
+	return ADK_STEP_DONE;
+}
+
+/*
+ * The rest of step 7, after the sliding window: the memory tools'
+ * after_run, the invocation's row.
+ */
+static void
+end_run(AdkRun *run)
+{
 	if (!run->failed)
 		adk_builtin_after_run(run); /* adk.apps.add_to_memory */
 	invocation_end(run);

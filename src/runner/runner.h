@@ -8,7 +8,9 @@
  * run.c (order of work, SPEC §5; adk_run's SRF and the job worker drive
  * its stepper) -> agents.c (the frame stepper, workflow agents, transfer)
  * -> flow.c (one LLM round: prompt, model call started and consumed, tool
- * calls) -> hitl.c / compaction.c (policy) -> tools.c / prompt.c / route.c
+ * calls) -> hitl.c / compaction.c (policy; a summarizer call is started
+ * and consumed in steps too: the round waits for tail retention's, the
+ * run's end for the sliding window's) -> tools.c / prompt.c / route.c
  * -> emit.c (the one place events leave the runner) -> plugins.c -> defs.c
  * (definitions: loaders and lookups) -> the model layer and the store.
  * The runner reads its session only through the store
@@ -114,9 +116,12 @@ typedef struct AdkTool
  * step may point into it: what a step hands to a later one is allocated
  * in run_cxt explicitly.
  *
- * Half a round in flight (flow.c's AdkRound) has a context of its own
- * under run_cxt: it outlives the step that started it, and goes when the
- * step that consumes its answer is done with it (or the run is freed).
+ * What waits for the network has a context of its own under run_cxt,
+ * since it outlives the step that started it: half a round in flight
+ * (flow.c's AdkRound, with tail retention's summarizer in it), and the
+ * sliding window's summarizer at the run's end (compaction.c's
+ * AdkCompactionWait, run->ending).  Each goes when the step that consumes
+ * its answer is done with it, or when the run is abandoned or freed.
  */
 typedef struct AdkRun
 {
@@ -155,6 +160,9 @@ typedef struct AdkRun
 	bool		compaction_configured;	/* adk.apps.compaction is set */
 	struct AdkCompaction *compaction;	/* the app's settings, once read */
 	bool		compacted;		/* tail retention ran: no sliding window */
+	bool		compacting;		/* a round waits for tail retention's summary */
+	struct AdkCompactionWait *ending;	/* run.c: the end waits for the
+										 * sliding window's summary */
 
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
@@ -183,7 +191,8 @@ typedef void (*AdkEventSink) (AdkRun *run, Jsonb *event, int64 seq,
 typedef enum AdkStepResult
 {
 	ADK_STEP_RAN,				/* did some work; step again */
-	ADK_STEP_WAIT,				/* waits for model calls: adk_http_drive() */
+	ADK_STEP_WAIT,				/* waits for model calls (a summarizer's
+								 * too): adk_http_drive() */
 	ADK_STEP_DONE				/* nothing left to run */
 } AdkStepResult;
 
@@ -197,6 +206,8 @@ extern AdkRun *adk_run_begin(const char *app, const char *user,
 							 const char *invocation_id, const char *extschema,
 							 AdkEventSink sink, void *sink_arg);
 extern AdkStepResult adk_run_step(AdkRun *run);
+extern bool adk_run_ready(AdkRun *run);
+extern void adk_run_abandon(AdkRun *run);
 extern void adk_run_free(AdkRun *run);
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 

@@ -11,18 +11,35 @@
  * span of its own under the agent that ran it.  Each model request is a
  * CLIENT span "{operation} {model}" (chat; generate_content for Gemini)
  * with the provider's answer (response model, finish reasons, tokens with
- * the cached ones, server.address/port, error.type); each SQL tool call
- * is "execute_tool {tool}".  Plugin callbacks are span events with their
- * duration; an agent span carries the time its events took to store.
- * Message content (prompts, answers, tool arguments and results) is kept
- * only with adk.capture_message_content on; what is kept has passed the
- * model layer's key redaction, and no header ever is.
+ * the cached ones, server.address/port, error.type), a child of the
+ * agent that made it; each SQL tool call is "execute_tool {tool}", a child
+ * of the agent whose model asked for it, and so is an agent used as a tool
+ * ("execute_tool {agent}"), with that agent's own invoke_agent span in it
+ * and its model request in that.  Plugin callbacks are span events, with
+ * their duration, of the span their work runs in (a tool's, else the agent
+ * the step runs for); an agent span carries the time its events took to
+ * store.  Message content (prompts, answers, tool arguments and results) is
+ * kept only with adk.capture_message_content on; what is kept has passed
+ * the model layer's key redaction, and no header ever is.
+ *
+ * A run is concurrent inside -- a parallel agent's lanes, the agents used
+ * as tools of one model response, each with a model call in flight -- so
+ * its open spans are a tree, not a stack: each span knows its parent, and
+ * the work it describes holds its handle (spans.h) and ends it.  The run's
+ * open spans are kept in begin order (t->open), so that a span ends after
+ * every span still open below it; those were abandoned (a lane's failure
+ * ended the run, the caller stopped, a pause) and end with status ERROR,
+ * error.type CANCELLED.  The run's end ends whatever is left.  A child's
+ * interval thus always lies in its parent's.  An abandoned model request's
+ * span has no answer to be named after: it is "unknown", with its
+ * adk.model.name.
  *
  * A span is written when it ends, by INSERT in the current transaction as
  * the owner of schema adk: with the events of the run, so a rolled-back
  * turn leaves none.  While adk.otlp_endpoint is set, the same statement
  * queues the span for the exporter (worker/otlp.c).  The state lives in
- * the run's memory context (the flow's rounds are freed as they end).
+ * the run's memory context (the flow's rounds are freed as they end; they
+ * hold only handles), and each span's memory is freed when it is written.
  *
  * IDENTIFICATION
  *	  src/runner/spans.c
@@ -72,6 +89,8 @@ typedef enum SpanType
 typedef struct Span
 {
 	SpanType	type;
+	AdkSpanId	id;				/* the handle: unique in the run */
+	struct Span *parent;		/* NULL: the root; open while this is */
 	char		span_id[ADK_SPAN_ID_HEX + 1];
 	char		parent_id[ADK_SPAN_ID_HEX + 1]; /* "": a root */
 	char	   *name;
@@ -85,6 +104,7 @@ typedef struct Span
 	int64		cached_tokens;
 	bool		has_cached;
 	bool		claimed;		/* the root: its agent's frame is on */
+	bool		model_failed;	/* agents: a model call of its own failed */
 	StringInfoData attrs;		/* JSON members: "key": value, ... */
 	StringInfoData events;		/* JSON array elements */
 	const char *status;			/* UNSET, OK, ERROR */
@@ -97,17 +117,24 @@ typedef struct AdkTrace
 	char		parent_id[ADK_SPAN_ID_HEX + 1]; /* the caller's span, or "" */
 	unsigned char flags;
 	MemoryContext cxt;			/* the run's */
-	List	   *stack;			/* Span *, innermost last */
+	List	   *open;			/* Span *, in begin order: the root first */
+	AdkSpanId	next_id;
+	AdkSpanId	step;			/* the agent span the current step works for */
+	AdkSpanId	current;		/* the span work runs in now: plugin events */
 	instr_time	plugin_t0;
 } AdkTrace;
 
 static uint64 writes = 0;
 
-static Span *push_span(AdkRun *run, SpanType type, const char *name,
-					   const char *kind);
-static void end_span(AdkRun *run, Span *s);
+static Span *begin_span(AdkRun *run, Span *parent, SpanType type,
+						const char *name, const char *kind);
+static Span *find_span(AdkTrace *t, AdkSpanId id);
+static Span *agent_begin(AdkRun *run, Span *parent, AdkAgent *agent);
+static void end_span(AdkRun *run, Span *s, bool abandoned);
+static void tool_result(AdkTrace *t, Span *s, Jsonb *result);
 static void write_span(AdkRun *run, Span *s, TimestampTz end);
-static void set_current(AdkRun *run);
+static void set_current(AdkRun *run, Span *s);
+static void point_trace(AdkRun *run, Span *s);
 static void attr_key(Span *s, const char *key);
 static void attr_str(Span *s, const char *key, const char *value);
 static void attr_int(Span *s, const char *key, int64 value);
@@ -204,6 +231,7 @@ adk_span_run_begin(AdkRun *run)
 	t = MemoryContextAllocZero(cxt, sizeof(AdkTrace));
 	t->cxt = cxt;
 	t->flags = 1;				/* sampled: every span is recorded */
+	t->next_id = 1;
 	if (tp == NULL && adk_traceparent_setting && adk_traceparent_setting[0])
 		tp = adk_traceparent_setting;
 	if (tp == NULL || !adk_traceparent_parse(tp, t->trace_id, t->parent_id, &t->flags))
@@ -212,115 +240,136 @@ adk_span_run_begin(AdkRun *run)
 		t->parent_id[0] = '\0';
 	}
 	run->trace = t;
-	root = push_span(run, SPAN_AGENT,
-					 psprintf("invoke_agent %s", run->first_agent->name), "INTERNAL");
+	root = agent_begin(run, NULL, run->first_agent);
 	strlcpy(root->parent_id, t->parent_id, sizeof(root->parent_id));
-	attr_str(root, "gen_ai.operation.name",
-			 strcmp(run->first_agent->kind, "llm") == 0 ? "invoke_agent" : "invoke_workflow");
-	attr_str(root, "gen_ai.agent.name", run->first_agent->name);
-	attr_str(root, "adk.agent.kind", run->first_agent->kind);
-	set_current(run);
+	t->step = root->id;
+	set_current(run, root);
 }
 
 /*
- * Every span still open ends; the root says how the run ended (waiting:
- * paused for a human, HITL).
+ * Every span still open ends, those below the root as abandoned (a run
+ * that failed or was stopped with work in flight); the root says how the
+ * run ended (waiting: paused for a human, HITL).
  */
 void
 adk_span_run_end(AdkRun *run, bool waiting)
 {
 	AdkTrace   *t = run->trace;
+	Span	   *root;
 
 	if (t == NULL)
 		return;
-	while (t->stack != NIL)
+	root = (Span *) linitial(t->open);
+	Assert(root->parent == NULL);
+	if (run->failed)
 	{
-		Span	   *s = (Span *) llast(t->stack);
-
-		if (list_length(t->stack) == 1)
-		{
-			if (run->failed)
-			{
-				s->status = "ERROR";
-				s->status_message = run->error_message;
-				attr_str(s, "error.type", run->error_code ? run->error_code : "_OTHER");
-			}
-			else if (run->stopped)
-			{
-				s->status = "ERROR";
-				s->status_message = "the caller stopped reading adk_run's rows before the run ended";
-				attr_str(s, "error.type", "CANCELLED");
-			}
-			attr_str(s, "adk.invocation.status",
-					 run->failed ? "failed" : run->stopped ? "cancelled" :
-					 waiting ? "waiting" : "completed");
-		}
-		end_span(run, s);
+		root->status = "ERROR";
+		root->status_message = run->error_message;
+		attr_str(root, "error.type", run->error_code ? run->error_code : "_OTHER");
 	}
+	else if (run->stopped)
+	{
+		root->status = "ERROR";
+		root->status_message = "the caller stopped reading adk_run's rows before the run ended";
+		attr_str(root, "error.type", "CANCELLED");
+	}
+	attr_str(root, "adk.invocation.status",
+			 run->failed ? "failed" : run->stopped ? "cancelled" :
+			 waiting ? "waiting" : "completed");
+	end_span(run, root, false);
 	run->trace = NULL;
 	adk_trace_set_current(NULL, NULL, NULL, 0);
 }
 
 /*
- * A frame for agent is pushed: the root when it is the first agent's
- * frame, else a child span of the innermost agent.
+ * The stepper (agents.c): the coming step works for the frame whose agent
+ * span this is.  What begins in it hangs under that span.
  */
 void
-adk_span_agent_begin(AdkRun *run, AdkAgent *agent)
+adk_span_step_begin(AdkRun *run, AdkSpanId span)
 {
 	AdkTrace   *t = run->trace;
 	Span	   *s;
 
-	if (t == NULL)
+	if (t == NULL || (s = find_span(t, span)) == NULL)
 		return;
-	if (list_length(t->stack) == 1 && agent == run->first_agent &&
-		!((Span *) linitial(t->stack))->claimed)
-	{
-		((Span *) linitial(t->stack))->claimed = true;
-		return;
-	}
-	s = push_span(run, SPAN_AGENT, psprintf("invoke_agent %s", agent->name), "INTERNAL");
-	attr_str(s, "gen_ai.operation.name",
-			 strcmp(agent->kind, "llm") == 0 ? "invoke_agent" : "invoke_workflow");
-	attr_str(s, "gen_ai.agent.name", agent->name);
-	attr_str(s, "adk.agent.kind", agent->kind);
-	set_current(run);
+	t->step = span;
+	set_current(run, s);
 }
 
 /*
- * The innermost frame is popped: its agent span ends (the root ends with
- * the run).
+ * The agent span of the frame being stepped: the parent of what a step
+ * starts and ends (a SQL tool call).  The root outside any frame.
  */
-void
-adk_span_agent_end(AdkRun *run)
+AdkSpanId
+adk_span_step(AdkRun *run)
 {
 	AdkTrace   *t = run->trace;
-
-	if (t == NULL)
-		return;
-	while (list_length(t->stack) > 1)
-	{
-		Span	   *s = (Span *) llast(t->stack);
-		bool		agent = s->type == SPAN_AGENT;
-
-		if (agent && run->failed)
-			s->status = "ERROR";
-		end_span(run, s);
-		if (agent)
-			break;
-	}
-	set_current(run);
-}
-
-void
-adk_span_model_begin(AdkRun *run, const char *model, Jsonb *contents)
-{
 	Span	   *s;
 
-	if (run->trace == NULL)
+	if (t == NULL)
+		return 0;
+	s = find_span(t, t->step);
+	return s ? s->id : ((Span *) linitial(t->open))->id;
+}
+
+/*
+ * A frame for agent is pushed, by the agent that runs it (parent; 0 for
+ * the run's first frame, which is the root's).  Its handle.
+ */
+AdkSpanId
+adk_span_agent_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *root;
+	Span	   *p;
+
+	if (t == NULL)
+		return 0;
+	root = (Span *) linitial(t->open);
+	if (parent == 0 && agent == run->first_agent && !root->claimed)
+	{
+		root->claimed = true;
+		return root->id;
+	}
+	p = find_span(t, parent);
+	return agent_begin(run, p ? p : root, agent)->id;
+}
+
+/*
+ * The frame is popped: its agent span ends, after what is still open below
+ * it (the root ends with the run).
+ */
+void
+adk_span_agent_end(AdkRun *run, AdkSpanId span)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *s;
+
+	if (t == NULL || (s = find_span(t, span)) == NULL || s->parent == NULL)
 		return;
+	if (run->failed)
+		s->status = "ERROR";
+	end_span(run, s, false);
+}
+
+/*
+ * A model request, a child of parent: its handle, which the work waiting
+ * for the answer keeps.  The request about to be started is sent with
+ * this span as its traceparent.
+ */
+AdkSpanId
+adk_span_model_begin(AdkRun *run, AdkSpanId parent, const char *model,
+					 Jsonb *contents)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *p;
+	Span	   *s;
+
+	if (t == NULL || (p = find_span(t, parent)) == NULL)
+		return 0;
 	/* named when the request is known (model_end) */
-	s = push_span(run, SPAN_MODEL, NULL, "CLIENT");
+	s = begin_span(run, p, SPAN_MODEL, NULL, "CLIENT");
 	attr_str(s, "adk.model.name", model);
 	if (adk_capture_message_content && contents)
 	{
@@ -331,27 +380,46 @@ adk_span_model_begin(AdkRun *run, const char *model, Jsonb *contents)
 		v.val.binary.len = VARSIZE(contents);
 		attr_jsonb(s, "gen_ai.input.messages", &v);
 	}
-	adk_ledger_last.valid = false;
-	set_current(run);
+	/* the request's traceparent header; work goes on where it was */
+	point_trace(run, s);
+	return s->id;
 }
 
+/*
+ * The request's answer is about to be taken (adk_model_finish): its
+ * ledger row names this span, and what the ledger keeps for the span
+ * (adk_ledger_last) is this request's.
+ */
 void
-adk_span_model_end(AdkRun *run, Jsonb *response)
+adk_span_model_finishing(AdkRun *run, AdkSpanId span)
 {
 	AdkTrace   *t = run->trace;
 	Span	   *s;
+
+	adk_ledger_last.valid = false;
+	if (t == NULL || (s = find_span(t, span)) == NULL)
+		return;
+	point_trace(run, s);
+}
+
+/*
+ * The answer (right after adk_model_finish, which left adk_ledger_last).
+ */
+void
+adk_span_model_end(AdkRun *run, AdkSpanId span, Jsonb *response)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *s;
+	Span	   *a;
 	const char *provider = "";
 	const char *op = "chat";
 	const char *request_model = NULL;
 	JsonbValue *usage;
 	JsonbValue *v;
 	char	   *str;
-	ListCell   *lc;
 
-	if (t == NULL || t->stack == NIL ||
-		((Span *) llast(t->stack))->type != SPAN_MODEL)
+	if (t == NULL || (s = find_span(t, span)) == NULL || s->type != SPAN_MODEL)
 		return;
-	s = (Span *) llast(t->stack);
 	if (adk_ledger_last.valid)
 	{
 		provider = adk_ledger_last.provider;
@@ -384,18 +452,20 @@ adk_span_model_end(AdkRun *run, Jsonb *response)
 	}
 	if (response == NULL)
 	{
-		end_span(run, s);
-		set_current(run);
+		end_span(run, s, false);
 		return;
 	}
 	if ((str = jsonb_str(&response->root, "model_version")) != NULL)
 		attr_str(s, "gen_ai.response.model", str);
 	if ((str = jsonb_str(&response->root, "finish_reason")) != NULL)
 	{
+		MemoryContext old = MemoryContextSwitchTo(t->cxt);
+
 		attr_key(s, "gen_ai.response.finish_reasons");
 		appendStringInfoChar(&s->attrs, '[');
 		escape_json(&s->attrs, str);
 		appendStringInfoChar(&s->attrs, ']');
+		MemoryContextSwitchTo(old);
 	}
 	usage = adk_jsonb_get(&response->root, "usage_metadata");
 	if (usage && usage->type == jbvBinary)
@@ -411,11 +481,9 @@ adk_span_model_end(AdkRun *run, Jsonb *response)
 			attr_int(s, "gen_ai.usage.output_tokens", out);
 		if ((has_cached = jsonb_int(usage->val.binary.data, "cached_content_token_count", &cached)))
 			attr_int(s, "gen_ai.usage.cache_read.input_tokens", cached);
-		/* every enclosing agent span sums its model calls */
-		foreach(lc, t->stack)
+		/* every agent span above it sums its model calls */
+		for (a = s->parent; a != NULL; a = a->parent)
 		{
-			Span	   *a = (Span *) lfirst(lc);
-
 			if (a->type != SPAN_AGENT)
 				continue;
 			a->input_tokens += in;
@@ -428,12 +496,15 @@ adk_span_model_end(AdkRun *run, Jsonb *response)
 	{
 		s->status = "ERROR";
 		attr_str(s, "error.type", str);
+		s->parent->model_failed = true;
 		s->status_message = MemoryContextStrdup(t->cxt,
 												(str = jsonb_str(&response->root, "error_message")) ? str : "");
 	}
 	else if (adk_capture_message_content &&
 			 (v = adk_jsonb_get(&response->root, "content")) != NULL)
 	{
+		MemoryContext old = MemoryContextSwitchTo(t->cxt);
+
 		attr_key(s, "gen_ai.output.messages");
 		appendStringInfoChar(&s->attrs, '[');
 		if (v->type == jbvBinary)
@@ -441,30 +512,38 @@ adk_span_model_end(AdkRun *run, Jsonb *response)
 		else
 			appendStringInfoString(&s->attrs, "null");
 		appendStringInfoChar(&s->attrs, ']');
+		MemoryContextSwitchTo(old);
 	}
-	end_span(run, s);
-	set_current(run);
+	end_span(run, s, false);
 }
 
-void
-adk_span_tool_begin(AdkRun *run, AdkTool *tool, const char *call_id, Jsonb *args)
+/*
+ * A tool call, a child of parent: "execute_tool {tool}".  Work (the tool,
+ * its plugins) runs in it until it ends.
+ */
+AdkSpanId
+adk_span_tool_begin(AdkRun *run, AdkSpanId parent, const char *tool,
+					const char *description, const char *call_id, Jsonb *args)
 {
+	AdkTrace   *t = run->trace;
+	Span	   *p;
 	Span	   *s;
 
-	if (run->trace == NULL)
-		return;
-	s = push_span(run, SPAN_TOOL, psprintf("execute_tool %s", tool->name), "INTERNAL");
+	if (t == NULL || (p = find_span(t, parent)) == NULL)
+		return 0;
+	s = begin_span(run, p, SPAN_TOOL, psprintf("execute_tool %s", tool), "INTERNAL");
 	attr_str(s, "gen_ai.operation.name", "execute_tool");
-	attr_str(s, "gen_ai.tool.name", tool->name);
+	attr_str(s, "gen_ai.tool.name", tool);
 	attr_str(s, "gen_ai.tool.type", "function");
 	if (call_id)
 		attr_str(s, "gen_ai.tool.call.id", call_id);
-	if (tool->description)
-		attr_str(s, "gen_ai.tool.description", tool->description);
+	if (description)
+		attr_str(s, "gen_ai.tool.description", description);
 	if (adk_capture_message_content && args)
 		attr_str(s, "gen_ai.tool.call.arguments",
 				 JsonbToCString(NULL, &args->root, VARSIZE(args)));
-	set_current(run);
+	set_current(run, s);
+	return s->id;
 }
 
 /*
@@ -472,36 +551,70 @@ adk_span_tool_begin(AdkRun *run, AdkTool *tool, const char *call_id, Jsonb *args
  * failed.
  */
 void
-adk_span_tool_end(AdkRun *run, Jsonb *result)
+adk_span_tool_end(AdkRun *run, AdkSpanId span, Jsonb *result)
 {
 	AdkTrace   *t = run->trace;
 	Span	   *s;
+
+	if (t == NULL || (s = find_span(t, span)) == NULL || s->type != SPAN_TOOL)
+		return;
+	tool_result(t, s, result);
+	end_span(run, s, false);
+}
+
+/*
+ * An agent used as a tool (flow.c): "execute_tool {agent}", a child of
+ * parent, and in it the agent's own "invoke_agent {agent}", whose handle
+ * this is (the parent of the agent's model call).
+ */
+AdkSpanId
+adk_span_agent_tool_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent,
+						  const char *call_id, Jsonb *args)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *current;
+	Span	   *tool;
+	Span	   *s;
+
+	if (t == NULL)
+		return 0;
+	current = find_span(t, t->current);
+	tool = find_span(t, adk_span_tool_begin(run, parent, agent->name,
+											agent->description, call_id, args));
+	if (tool == NULL)
+		return 0;
+	s = agent_begin(run, tool, agent);
+	/* the calling agent's work goes on while the agent's model call is out */
+	set_current(run, current ? current : tool->parent);
+	return s->id;
+}
+
+/*
+ * The agent-tool's function response: its agent span ends, then the
+ * execute_tool span around it.
+ */
+void
+adk_span_agent_tool_end(AdkRun *run, AdkSpanId span, Jsonb *result)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *s;
+	Span	   *tool;
 	JsonbValue *err;
 
-	if (t == NULL || t->stack == NIL ||
-		((Span *) llast(t->stack))->type != SPAN_TOOL)
+	if (t == NULL || (s = find_span(t, span)) == NULL || s->type != SPAN_AGENT ||
+		(tool = s->parent) == NULL || tool->type != SPAN_TOOL)
 		return;
-	s = (Span *) llast(t->stack);
-	attr_float(s, "adk.tool.duration_ms", elapsed_ms(s->t0));
-	if (result == NULL)
+	if (result && (err = adk_jsonb_get(&result->root, "error")) != NULL)
 	{
+		/* the agent failed (its model call, its instruction) */
 		s->status = "ERROR";
-		s->status_message = "a plugin failed";
-		attr_str(s, "error.type", "PLUGIN_ERROR");
-	}
-	else if ((err = adk_jsonb_get(&result->root, "error")) != NULL)
-	{
-		s->status = "ERROR";
-		attr_str(s, "error.type", "tool_error");
 		if (err->type == jbvString)
 			s->status_message = MemoryContextStrdup(t->cxt,
 													pnstrdup(err->val.string.val, err->val.string.len));
 	}
-	if (adk_capture_message_content && result)
-		attr_str(s, "gen_ai.tool.call.result",
-				 JsonbToCString(NULL, &result->root, VARSIZE(result)));
-	end_span(run, s);
-	set_current(run);
+	end_span(run, s, false);
+	tool_result(t, tool, result);
+	end_span(run, tool, false);
 }
 
 void
@@ -512,7 +625,7 @@ adk_span_plugin_begin(AdkRun *run)
 }
 
 /*
- * One plugin callback: an event of the innermost span, with its duration.
+ * One plugin callback: an event of the span the work runs in.
  */
 void
 adk_span_plugin_end(AdkRun *run, const char *plugin, const char *callback,
@@ -524,9 +637,10 @@ adk_span_plugin_end(AdkRun *run, const char *plugin, const char *callback,
 	MemoryContext old;
 	TimestampTz now = GetCurrentTimestamp();
 
-	if (t == NULL || t->stack == NIL)
+	if (t == NULL)
 		return;
-	s = (Span *) llast(t->stack);
+	if ((s = find_span(t, t->current)) == NULL)
+		s = (Span *) linitial(t->open);
 	ms = elapsed_ms(t->plugin_t0);
 	s->plugin_ms += ms;
 	old = MemoryContextSwitchTo(t->cxt);
@@ -573,16 +687,19 @@ adk_current_trace(PG_FUNCTION_ARGS)
  */
 
 static Span *
-push_span(AdkRun *run, SpanType type, const char *name, const char *kind)
+begin_span(AdkRun *run, Span *parent, SpanType type, const char *name,
+		   const char *kind)
 {
 	AdkTrace   *t = run->trace;
 	MemoryContext old = MemoryContextSwitchTo(t->cxt);
 	Span	   *s = palloc0(sizeof(Span));
 
 	s->type = type;
+	s->id = t->next_id++;
+	s->parent = parent;
 	adk_random_hex_id(s->span_id, ADK_SPAN_ID_HEX / 2);
-	if (t->stack != NIL)
-		strlcpy(s->parent_id, ((Span *) llast(t->stack))->span_id, sizeof(s->parent_id));
+	if (parent)
+		strlcpy(s->parent_id, parent->span_id, sizeof(s->parent_id));
 	s->name = name ? pstrdup(name) : NULL;
 	s->kind = kind;
 	s->start = GetCurrentTimestamp();
@@ -591,24 +708,119 @@ push_span(AdkRun *run, SpanType type, const char *name, const char *kind)
 	s->status = "UNSET";
 	initStringInfo(&s->attrs);
 	initStringInfo(&s->events);
-	t->stack = lappend(t->stack, s);
+	t->open = lappend(t->open, s);
 	MemoryContextSwitchTo(old);
 	if (type == SPAN_AGENT)
 		attr_str(s, "gen_ai.conversation.id", run->session);
 	return s;
 }
 
+static Span *
+agent_begin(AdkRun *run, Span *parent, AdkAgent *agent)
+{
+	Span	   *s = begin_span(run, parent, SPAN_AGENT,
+							   psprintf("invoke_agent %s", agent->name), "INTERNAL");
+
+	attr_str(s, "gen_ai.operation.name",
+			 strcmp(agent->kind, "llm") == 0 ? "invoke_agent" : "invoke_workflow");
+	attr_str(s, "gen_ai.agent.name", agent->name);
+	attr_str(s, "adk.agent.kind", agent->kind);
+	return s;
+}
+
 /*
- * Pop s (the innermost span), finish its attributes and write it.
+ * The open span with this handle, or NULL: 0, a span that has ended, or
+ * no trace.  The open spans are few (the depth of the tree times what is
+ * in flight).
+ */
+static Span *
+find_span(AdkTrace *t, AdkSpanId id)
+{
+	ListCell   *lc;
+
+	if (t == NULL || id == 0)
+		return NULL;
+	foreach(lc, t->open)
+	{
+		Span	   *s = (Span *) lfirst(lc);
+
+		if (s->id == id)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * A tool span's outcome from the response object the model sees (NULL: a
+ * plugin failed).
  */
 static void
-end_span(AdkRun *run, Span *s)
+tool_result(AdkTrace *t, Span *s, Jsonb *result)
+{
+	JsonbValue *err;
+
+	attr_float(s, "adk.tool.duration_ms", elapsed_ms(s->t0));
+	if (result == NULL)
+	{
+		s->status = "ERROR";
+		s->status_message = "a plugin failed";
+		attr_str(s, "error.type", "PLUGIN_ERROR");
+	}
+	else if ((err = adk_jsonb_get(&result->root, "error")) != NULL)
+	{
+		s->status = "ERROR";
+		attr_str(s, "error.type", "tool_error");
+		if (err->type == jbvString)
+			s->status_message = MemoryContextStrdup(t->cxt,
+													pnstrdup(err->val.string.val, err->val.string.len));
+	}
+	if (adk_capture_message_content && result)
+		attr_str(s, "gen_ai.tool.call.result",
+				 JsonbToCString(NULL, &result->root, VARSIZE(result)));
+}
+
+/*
+ * s ends: first every span still open below it (the latest first), as
+ * abandoned -- the run stopped or failed, or the agent above them ended,
+ * before their work did; then s is written, and the work of its parent
+ * runs again.  abandoned: s itself is such a span.
+ */
+static void
+end_span(AdkRun *run, Span *s, bool abandoned)
 {
 	AdkTrace   *t = run->trace;
-	TimestampTz end = GetCurrentTimestamp();
+	TimestampTz end;
 
-	Assert(llast(t->stack) == s);
-	t->stack = list_delete_last(t->stack);
+	for (;;)
+	{
+		Span	   *child = NULL;
+		ListCell   *lc;
+
+		foreach(lc, t->open)
+		{
+			if (((Span *) lfirst(lc))->parent == s)
+				child = (Span *) lfirst(lc);
+		}
+		if (child == NULL)
+			break;
+		end_span(run, child, true);
+	}
+	end = GetCurrentTimestamp();
+	t->open = list_delete_ptr(t->open, s);
+	if (abandoned && s->type == SPAN_AGENT && s->model_failed && run->failed)
+	{
+		/* the agent whose failure ended the run (a parallel lane's) */
+		s->status = "ERROR";
+		s->status_message = run->error_message;
+		attr_str(s, "error.type", run->error_code ? run->error_code : "_OTHER");
+	}
+	else if (abandoned && strcmp(s->status, "ERROR") != 0)
+	{
+		/* the work was given up: by a failure elsewhere, a stop, a pause */
+		s->status = "ERROR";
+		s->status_message = "abandoned: the run ended before this work did";
+		attr_str(s, "error.type", "CANCELLED");
+	}
 	if (s->type == SPAN_AGENT)
 	{
 		attr_int(s, "gen_ai.usage.input_tokens", s->input_tokens);
@@ -620,6 +832,16 @@ end_span(AdkRun *run, Span *s)
 	if (s->plugin_ms > 0)
 		attr_float(s, "adk.plugins.duration_ms", s->plugin_ms);
 	write_span(run, s, end);
+	if (s->parent)
+	{
+		Span	   *c = find_span(t, t->current);
+
+		if (t->step == s->id)
+			t->step = s->parent->id;
+		set_current(run, c ? c : s->parent);
+	}
+	if (s->name)
+		pfree(s->name);
 	pfree(s->attrs.data);
 	pfree(s->events.data);
 	pfree(s);
@@ -700,18 +922,30 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 }
 
 /*
- * adk_trace_current: the innermost span of the run.
+ * Work runs in s now: plugin events go to it, and adk_trace_current (the
+ * traceparent a request is sent with, the span a ledger row names, what
+ * adk_current_trace() tells a tool) is it.
  */
 static void
-set_current(AdkRun *run)
+set_current(AdkRun *run, Span *s)
+{
+	run->trace->current = s->id;
+	point_trace(run, s);
+}
+
+/*
+ * adk_trace_current alone: a model request is started or finished in s
+ * while the work goes on in the span it was in.
+ */
+static void
+point_trace(AdkRun *run, Span *s)
 {
 	AdkTrace   *t = run->trace;
 
-	if (t == NULL || t->stack == NIL || run->invocation_id == NULL)
+	if (run->invocation_id == NULL)
 		adk_trace_set_current(NULL, NULL, NULL, 0);
 	else
-		adk_trace_set_current(run->invocation_id, t->trace_id,
-							  ((Span *) llast(t->stack))->span_id, t->flags);
+		adk_trace_set_current(run->invocation_id, t->trace_id, s->span_id, t->flags);
 }
 
 static void

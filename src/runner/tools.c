@@ -510,10 +510,13 @@ adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 				  AdkTool *tool, const char *call_id, Jsonb *args)
 {
 	Jsonb	   *result;
+	AdkSpanId	span;
 
-	adk_span_tool_begin(run, tool, call_id, args);
+	/* a child of the agent span of the frame being stepped */
+	span = adk_span_tool_begin(run, adk_span_step(run), tool->name,
+							   tool->description, call_id, args);
 	result = call_sql_tool(run, agent, branch, tool, call_id, args);
-	adk_span_tool_end(run, result);
+	adk_span_tool_end(run, span, result);
 	return result;
 }
 

@@ -568,7 +568,7 @@ cancel_jobs(void)
 		edata.sqlerrcode = ERRCODE_QUERY_CANCELED;
 		edata.message = "canceling statement due to user request";
 		if (job->run)
-			adk_agent_abandon(job->run);	/* its transfers stop now */
+			adk_run_abandon(job->run);	/* its transfers stop now */
 		job_error(job, &edata, true);
 		end_job(job);
 	}
@@ -593,7 +593,7 @@ step_jobs(void)
 
 		if (job->not_before != 0 && now < job->not_before)
 			continue;
-		if (job->waiting && !adk_agent_ready(job->run))
+		if (job->waiting && !adk_run_ready(job->run))
 			continue;
 		step_job(job);
 		progressed = true;

@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * prompt_sql.c
+ *	  adk_prompt(app, user_id, session_id, agent): the request body the
+ *	  next model call of a session would send, built as a run builds it
+ *	  (prompt.c, tools.c) but not sent.
+ *
+ * IDENTIFICATION
+ *	  src/runner/prompt_sql.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#define json_object pg_json_object_sqlfn
+#include "utils/builtins.h"
+#undef json_object
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+
+#include <json-c/json.h>
+
+#include "adk_runner.h"
+#include "common/ids.h"
+#include "common/json_bridge.h"
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "common/spi_plans.h"
+#include "model/llm.h"
+#include "model/model_def.h"
+#include "runner/runner.h"
+#include "store/owner.h"
+#include "store/tenancy.h"
+
+PG_FUNCTION_INFO_V1(adk_prompt);
+
+static char *arg_id(FunctionCallInfo fcinfo, int n, const char *what);
+static bool session_exists(AdkRun *run);
+static Jsonb *agent_config(AdkRun *run, AdkAgent *agent);
+static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
+						   Jsonb *config);
+
+/*
+ * The app (argument 0), the user id (argument 1: checking it also checks
+ * the app's tenancy) and the session id, as compaction_sql.c takes them.
+ */
+static char *
+arg_id(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
+								  ADK_MAX_ID_CHARS);
+
+	if (n == 1)
+		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
+	return id;
+}
+
+/*
+ * Whether the run's session exists (read as the owner of schema adk).
+ */
+static bool
+session_exists(AdkRun *run)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	AdkOwnerSave save;
+	bool		exists;
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	adk_become_owner(&save);
+	SPI_connect();
+	exists = adk_spi_exec("SELECT 1 FROM adk.sessions s"
+						  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
+						  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
+						  "   AND s.id OPERATOR(pg_catalog.=) $3",
+						  3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1;
+	SPI_finish();
+	adk_restore_user(&save);
+	return exists;
+}
+
+/*
+ * The generation config of a request of "agent", as flow.c builds it.
+ */
+static Jsonb *
+agent_config(AdkRun *run, AdkAgent *agent)
+{
+	JsonWriter	w;
+	char	   *instruction = adk_build_instruction(run, agent);
+	Jsonb	   *config;
+
+	if (run->instruction_error != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the instruction of agent \"%s\" cannot be built", agent->name),
+				 errdetail("%s", run->instruction_error)));
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	if (instruction)
+	{
+		jw_key(&w, "system_instruction");
+		jw_string(&w, instruction);
+	}
+	jw_end_object(&w);
+	config = jw_finish(&w);
+	if (agent->generate_config)
+		config = adk_jsonb_concat(agent->generate_config, config);
+	return config;
+}
+
+/*
+ * adk_prompt(app, user_id, session_id, agent): the body the next model
+ * call would send.
+ */
+Datum
+adk_prompt(PG_FUNCTION_ARGS)
+{
+	AdkRun	   *run = palloc0(sizeof(AdkRun));
+	AdkAgent   *agent;
+	bool		auto_create;
+	List	   *tools;
+
+	run->app = arg_id(fcinfo, 0, "app name");
+	run->user = arg_id(fcinfo, 1, "user id");
+	run->session = arg_id(fcinfo, 2, "session id");
+	run->max_llm_calls = -1;
+	run->invocation_id = "";
+	adk_load_definitions(run, &auto_create);
+	if (!session_exists(run))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",
+						run->session, run->app, run->user)));
+	if (!PG_ARGISNULL(3))
+	{
+		char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+		agent = adk_find_agent(run, name);
+		if (agent == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("agent \"%s\" is not part of app \"%s\"", name, run->app)));
+	}
+	else
+		agent = adk_agent_to_run(run, adk_text_content(""));
+	/* a workflow agent starts with its first sub-agent */
+	while (strcmp(agent->kind, "llm") != 0 && agent->sub_agents != NIL)
+		agent = (AdkAgent *) linitial(agent->sub_agents);
+	if (strcmp(agent->kind, "llm") != 0 || agent->model == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("agent \"%s\" makes no model calls", agent->name)));
+
+	tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
+	PG_RETURN_JSONB_P(request_body(agent->model,
+								   adk_build_contents(run, agent, NULL),
+								   adk_tool_declarations(run, agent, tools),
+								   agent_config(run, agent)));
+}
+
+/*
+ * The provider request body for a call, built as generate.c builds it but
+ * not sent; the model's key is redacted wherever it appears.
+ */
+static Jsonb *
+request_body(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config)
+{
+	AdkModelDef def;
+	Jsonb	   *options;
+	struct json_object *volatile jcontents = NULL;
+	struct json_object *volatile jtools = NULL;
+	struct json_object *volatile jconfig = NULL;
+	char	   *volatile body = NULL;
+	char	   *volatile err = NULL;
+	StringInfoData out;
+
+	adk_load_model(model, &def);
+	options = config ? adk_jsonb_concat(def.options, config) : def.options;
+	PG_TRY();
+	{
+		LlmRequestSpec spec;
+		struct json_object *si;
+
+		jcontents = adk_jsonb_to_jsonc(contents, "contents");
+		jtools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
+		jconfig = adk_jsonb_to_jsonc(options, "config");
+		memset(&spec, 0, sizeof(spec));
+		spec.provider = def.provider;
+		spec.model = def.model;
+		spec.contents = jcontents;
+		spec.tools = jtools;
+		spec.config = jconfig;
+		spec.stream = false;
+		if (json_object_object_get_ex(jconfig, "system_instruction", &si) &&
+			json_object_is_type(si, json_type_string))
+			spec.system_instruction = json_object_get_string(si);
+		{
+			char	   *e = NULL;
+
+			body = llm_build_request(&spec, &e);
+			err = e;
+		}
+	}
+	PG_FINALLY();
+	{
+		if (jcontents)
+			json_object_put(jcontents);
+		if (jtools)
+			json_object_put(jtools);
+		if (jconfig)
+			json_object_put(jconfig);
+	}
+	PG_END_TRY();
+	if (body == NULL)
+	{
+		char	   *msg = pstrdup(err ? err : "invalid request");
+
+		free(err);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid model request: %s", msg)));
+	}
+	initStringInfo(&out);
+	appendStringInfoString(&out, body);
+	free(body);
+	if (def.api_key && def.api_key[0] != '\0')
+	{
+		char	   *p;
+		StringInfoData clean;
+		size_t		klen = strlen(def.api_key);
+		char	   *s = out.data;
+
+		initStringInfo(&clean);
+		while ((p = strstr(s, def.api_key)) != NULL)
+		{
+			appendBinaryStringInfo(&clean, s, p - s);
+			appendStringInfoString(&clean, "[REDACTED]");
+			s = p + klen;
+		}
+		appendStringInfoString(&clean, s);
+		out = clean;
+	}
+	return adk_cstring_to_jsonb(out.data);
+}
