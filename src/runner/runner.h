@@ -14,8 +14,9 @@
  * -> emit.c (the one place events leave the runner) -> plugins.c -> defs.c
  * (definitions: loaders and lookups) -> the model layer and the store.
  * The runner reads its session only through the store
- * (store/session_read.c: the row lock and its holder, the history after a
- * seq, the state, the event that made a call, the recent authors) and
+ * (store/session_read.c: the row lock and its holder, whether it exists,
+ * the history after a seq, the state, the event that made a call, the
+ * recent authors, the last reported prompt size) and
  * writes it only through the store (store/append.c, from emit.c); nothing
  * in store/ calls or includes the runner.  A run's memory is its run
  * object's contexts (below); the event in event_data shape is what every

@@ -94,6 +94,31 @@ adk_session_lock(const char *app, const char *user, const char *session,
 }
 
 /*
+ * Whether the session exists (read, not locked).
+ */
+bool
+adk_session_exists(const char *app, const char *user, const char *session)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	AdkOwnerSave save;
+	bool		exists;
+
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	exists = adk_spi_exec("SELECT 1 FROM adk.sessions s"
+						  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
+						  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
+						  "   AND s.id OPERATOR(pg_catalog.=) $3",
+						  3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1;
+	SPI_finish();
+	adk_restore_user(&save);
+	return exists;
+}
+
+/*
  * The session's events in seq order, as AdkSessionEvent *: those after
  * after_seq, read through the (app, user, session, seq) index -- or, when
  * the session has been compacted (*compacted), all of it as a prompt sees
@@ -326,4 +351,50 @@ adk_session_recent_authors(const char *app, const char *user,
 	SPI_finish();
 	adk_restore_user(&save);
 	return result;
+}
+
+/*
+ * The prompt_token_count of the newest model response stored after the
+ * session's last compaction (usage_metadata), into *tokens.  false when
+ * there is none.
+ */
+bool
+adk_session_prompt_tokens(const char *app, const char *user,
+						  const char *session, int64 *tokens)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	AdkOwnerSave save;
+	bool		found = false;
+
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
+					 "  FROM adk.events e"
+					 " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND e.user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND e.session_id OPERATOR(pg_catalog.=) $3"
+					 "   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
+					 "   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
+					 "        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
+					 "          AND c.user_id OPERATOR(pg_catalog.=) $2"
+					 "          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
+					 " ORDER BY e.seq DESC LIMIT 1",
+					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  1, &isnull);
+
+		if (!isnull)
+		{
+			*tokens = DatumGetInt64(d);
+			found = true;
+		}
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return found;
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * session_read.h
- *	  Reading a session for the runner: its lock, its history, its state,
- *	  the event that made a call, its recent authors.
+ *	  Reading a session for the runner: its lock, its existence, its
+ *	  history, its state, the event that made a call, its recent authors,
+ *	  the last prompt size a model reported.
  *
  * IDENTIFICATION
  *	  src/store/session_read.h
@@ -24,6 +25,8 @@ typedef struct AdkSessionEvent
 
 extern bool adk_session_lock(const char *app, const char *user,
 							 const char *session, char **holder);
+extern bool adk_session_exists(const char *app, const char *user,
+							   const char *session);
 extern List *adk_session_history(const char *app, const char *user,
 								 const char *session, int64 after_seq,
 								 bool *compacted);
@@ -34,5 +37,7 @@ extern bool adk_session_call_event(const char *app, const char *user,
 								   char **author, char **invocation_id);
 extern List *adk_session_recent_authors(const char *app, const char *user,
 										const char *session);
+extern bool adk_session_prompt_tokens(const char *app, const char *user,
+									  const char *session, int64 *tokens);
 
 #endif							/* ADK_SESSION_READ_H */
