@@ -95,7 +95,8 @@ struct AdkRound
 	PartialCtx	pctx;
 	/* the model half */
 	AdkCompactionWait *compaction;	/* tail retention's summary, first */
-	Jsonb	   *contents;		/* ... and the request made before it */
+	AdkMemoryWait *memory;		/* ... preload_memory's query embedding */
+	Jsonb	   *contents;		/* ... and the request made before them */
 	Jsonb	   *decls;
 	AdkModelCall *call;			/* NULL: answered without a call */
 	AdkSpanId	span;			/* its span (spans.c) */
@@ -106,6 +107,7 @@ struct AdkRound
 	int			ncalls;
 	Jsonb	  **results;		/* per call, in call order */
 	AdkModelCall **agent_calls; /* per call: an agent-tool's model call */
+	AdkMemoryWait **memory_calls;	/* per call: load_memory's embedding */
 	AdkAgent  **agent_tools;
 	AdkSpanId  *agent_spans;	/* per call: the agent-tool's invoke_agent */
 	AdkSpanId  *model_spans;	/* ... and its model call's span */
@@ -126,7 +128,7 @@ static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
 						  Jsonb *response, List *calls, List *tools);
 static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 					   AdkAgent **transfer, bool *escalate,
-					   AdkAgent **agent_tool);
+					   AdkAgent **agent_tool, AdkMemoryWait **memory);
 static Jsonb *error_object(const char *message);
 static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 							   AdkModelCall **call, AdkSpanId *agent_span,
@@ -198,12 +200,17 @@ adk_round_ready(const AdkRound *round)
 
 	if (round->compaction != NULL && !adk_compaction_ready(round->compaction))
 		return false;
+	if (round->memory != NULL && !adk_memory_ready(round->memory))
+		return false;
 	if (round->call != NULL && !adk_model_call_ready(round->call))
 		return false;
 	for (i = 0; i < round->ncalls; i++)
 	{
 		if (round->agent_calls[i] != NULL &&
 			!adk_model_call_ready(round->agent_calls[i]))
+			return false;
+		if (round->memory_calls[i] != NULL &&
+			!adk_memory_ready(round->memory_calls[i]))
 			return false;
 	}
 	return true;
@@ -259,8 +266,10 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	contents = adk_build_contents(run, agent, branch);
 	round->compaction = adk_compaction_before_model(run, agent, branch,
 													contents, round->cxt);
+	/* preload_memory's embedding, alongside (builtin_tools.c) */
+	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	MemoryContextSwitchTo(caller);
-	if (round->compaction != NULL)
+	if (round->compaction != NULL || round->memory != NULL)
 	{
 		round->contents = contents;
 		round->decls = decls;
@@ -348,14 +357,18 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		return ROUND_DONE;
 	}
 	MemoryContextSwitchTo(round->cxt);
-	if (round->compaction != NULL)
+	if (round->compaction != NULL || round->memory != NULL)
 	{
 		AdkCompactionWait *compaction = round->compaction;
+		AdkMemoryWait *memory = round->memory;
 		Jsonb	   *contents = round->contents;
 		AdkRound   *again;
 
 		round->compaction = NULL;
-		if (adk_compaction_finish(compaction))
+		round->memory = NULL;
+		if (memory != NULL)
+			(void) adk_memory_finish(memory);
+		if (compaction != NULL && adk_compaction_finish(compaction))
 			contents = adk_build_contents(run, agent, branch);
 		MemoryContextSwitchTo(caller);
 		return request_start(run, agent, branch, round->decls, round,
@@ -407,6 +420,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round->ncalls = list_length(calls);
 	round->results = palloc0(sizeof(Jsonb *) * (round->ncalls + 1));
 	round->agent_calls = palloc0(sizeof(AdkModelCall *) * (round->ncalls + 1));
+	round->memory_calls = palloc0(sizeof(AdkMemoryWait *) * (round->ncalls + 1));
 	round->agent_tools = palloc0(sizeof(AdkAgent *) * (round->ncalls + 1));
 	round->agent_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
 	round->model_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
@@ -417,9 +431,13 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		AdkAgent   *as_tool = NULL;
 
 		round->results[i] = run_call(run, agent, call, tools, &round->transfer,
-									 &round->escalate, &as_tool);
+									 &round->escalate, &as_tool,
+									 &round->memory_calls[i]);
 		if (run->end_invocation)
 			break;
+		if (round->memory_calls[i] != NULL &&
+			!adk_memory_ready(round->memory_calls[i]))
+			waiting = true;
 		if (as_tool != NULL)
 		{
 			round->agent_tools[i] = as_tool;
@@ -476,6 +494,13 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 				round->results[i] = agent_tool_finish(run, round->agent_tools[i], c,
 													  round->agent_spans[i],
 													  round->model_spans[i]);
+			}
+			if (round->memory_calls[i] != NULL)
+			{
+				AdkMemoryWait *m = round->memory_calls[i];
+
+				round->memory_calls[i] = NULL;
+				round->results[i] = adk_memory_finish(m);
 			}
 		}
 		result = assemble_calls(run, agent, branch, calls, round, transfer_to);
@@ -1027,7 +1052,8 @@ agent_listed(AdkAgent *agent, const char *name)
  */
 static Jsonb *
 run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
-		 AdkAgent **transfer, bool *escalate, AdkAgent **agent_tool)
+		 AdkAgent **transfer, bool *escalate, AdkAgent **agent_tool,
+		 AdkMemoryWait **memory)
 {
 	AdkTool    *tool;
 	AdkAgent   *as_tool;
@@ -1069,7 +1095,11 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		*agent_tool = as_tool;
 		return NULL;
 	}
-	/* load_artifacts, load_memory (builtin_tools.c) */
+	/* load_memory: its query's embedding started, the search waits for it */
+	if ((*memory = adk_builtin_load_memory_start(run, agent, call->name, call->args,
+												 CurrentMemoryContext)) != NULL)
+		return NULL;
+	/* load_artifacts, a load_memory without a query (builtin_tools.c) */
 	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
 		return result;
 
