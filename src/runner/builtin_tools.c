@@ -927,7 +927,7 @@ adk_memory_finish(AdkMemoryWait *w)
 	{
 		char	   *error;
 
-		if (w->error == NULL && !adk_run_guarded(search_finish, w, &error))
+		if (w->ncalls > 0 && !adk_run_guarded(search_finish, w, &error))
 			w->error = error;
 		if (w->error != NULL)
 			ereport(WARNING,
