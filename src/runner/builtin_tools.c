@@ -27,6 +27,16 @@
  * SECURITY DEFINER themselves); adding to memory runs as the owner.
  * Model arguments are bound as parameters.
  *
+ * Memory's embeddings (an app with memory_embedding_model) wait in the
+ * run's steps, as its model calls do (issue 12 §2): an AdkMemoryWait
+ * holds the requests started in one step (embed.c), the run waits until
+ * adk_memory_ready, and adk_memory_finish consumes them in a later step --
+ * the entries added with their embeddings (run.c, at the end of the run),
+ * or the search made with the query's (flow.c: preload_memory in the
+ * round's first step, load_memory in the calls round).  Outside a round's
+ * steps (adk_prompt, an agent-tool's instruction) a search embeds its
+ * query in adk._memory_search, waiting in the call.
+ *
  * IDENTIFICATION
  *	  src/runner/builtin_tools.c
  *
