@@ -9,6 +9,8 @@
 #      before the model call; the semantic match is in the request;
 #  (c) load_memory: the same while the call's query is embedded; the
 #      function response has the semantic match;
+#  (d) an agent used as a tool that lists preload_memory: its model call
+#      waits for the user's message's embedding, in the calls round;
 #  - a failing embedding model: a foreground run warns and searches with
 #    full-text alone, as before;
 #  - adk_cancel of a run parked on its embeddings stops only it, and
@@ -56,21 +58,27 @@ $node->safe_psql(
 	SELECT adk_define_agent('ag2', model => 'slow2');
 	SELECT adk_define_agent('pre', model => 'fast', tools => ARRAY['preload_memory']);
 	SELECT adk_define_agent('lm', model => 'fast', tools => ARRAY['load_memory']);
+	SELECT adk_define_agent('helper', model => 'fast', description => 'Helps.',
+	                        tools => ARRAY['preload_memory']);
+	SELECT adk_define_agent('boss', model => 'fast', tools => ARRAY['helper']);
 	SELECT adk_define_app('fastapp', 'ag');
 	SELECT adk_define_app('app2000', 'ag2');
 	SELECT adk_define_app('addapp', 'ag');
 	SELECT adk_define_app('preapp', 'pre');
 	SELECT adk_define_app('lmapp', 'lm');
+	SELECT adk_define_app('toolapp', 'boss');
 	SELECT adk_define_app_memory('addapp', add_to_memory => true, embedding_model => 'emb_slow');
 	-- what the user said before, embedded by the fast model
-	SELECT adk_define_app_memory(a, embedding_model => 'emb_fast') FROM unnest(ARRAY['preapp', 'lmapp']) a;
-	SELECT adk_create_session(a, 'u', 'old') FROM unnest(ARRAY['preapp', 'lmapp']) a;
-	SELECT count(*) FROM unnest(ARRAY['preapp', 'lmapp']) a,
+	SELECT adk_define_app_memory(a, embedding_model => 'emb_fast') FROM unnest(ARRAY['preapp', 'lmapp', 'toolapp']) a;
+	SELECT adk_create_session(a, 'u', 'old') FROM unnest(ARRAY['preapp', 'lmapp', 'toolapp']) a;
+	SELECT count(*) FROM unnest(ARRAY['preapp', 'lmapp', 'toolapp']) a,
 	       unnest(ARRAY['My dog is called Rex', 'The weather is nice today']) t,
 	       LATERAL adk_append_event(a, 'u', 'old', jsonb_build_object('author', 'user',
 	                 'content', jsonb_build_object('role', 'user', 'parts', jsonb_build_array(jsonb_build_object('text', t)))));
-	SELECT adk_add_session_to_memory(a, 'u', 'old') FROM unnest(ARRAY['preapp', 'lmapp']) a;
+	SELECT adk_add_session_to_memory(a, 'u', 'old') FROM unnest(ARRAY['preapp', 'lmapp', 'toolapp']) a;
 	SELECT adk_define_app_memory(a, embedding_model => 'emb_slow') FROM unnest(ARRAY['preapp', 'lmapp']) a;
+	-- the agent-tool's query is the whole message: one word of five is "dog"
+	SELECT adk_define_app_memory('toolapp', embedding_model => 'emb_slow', min_similarity => 0.1);
 });
 
 sub wait_jobs_done
@@ -182,6 +190,19 @@ is( $node->safe_psql('postgres',
 is( $node->safe_psql('postgres',
 	"SELECT string_agg(author || ':' || text, ',') FROM adk_search_memory('lmapp', 'u', 'canine')"),
 	'user:My dog is called Rex', 'load_memory: adk_search_memory finds the same');
+
+# --- (d) an agent-tool with preload_memory
+$inv = submit_and_park('toolapp', 't1', 'call helper({"request": "canine"})', 1);
+others_go_on($inv, 'agent-tool preload_memory', 'f4_');
+ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'agent-tool preload_memory: the run ended');
+is(job_status($inv), 'completed/completed', 'agent-tool preload_memory: the run completed');
+is( $node->safe_psql('postgres', qq{
+	SELECT string_agg(model, ',' ORDER BY id) FROM adk.model_calls WHERE invocation_id = '$inv'}),
+	'fast,fast,fast', 'agent-tool preload_memory: the caller, the agent-tool, the caller again');
+like( $node->safe_psql('postgres', qq{
+	SELECT request::text FROM adk.model_calls WHERE invocation_id = '$inv' ORDER BY id OFFSET 1 LIMIT 1}),
+	qr/internal name is \\"helper\\".*<PAST_CONVERSATIONS>\\nTime: [^\\]+\\nuser: My dog is called Rex\\n<\/PAST_CONVERSATIONS>/,
+	'agent-tool preload_memory: the semantic match is in the agent-tool\'s request');
 
 # --- a failing embedding model: full-text search, with a warning
 $node->safe_psql('postgres', "SELECT adk_define_app_memory('preapp', embedding_model => 'emb_bad')");
