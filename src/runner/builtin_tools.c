@@ -33,9 +33,9 @@
  * adk_memory_ready, and adk_memory_finish consumes them in a later step --
  * the entries added with their embeddings (run.c, at the end of the run),
  * or the search made with the query's (flow.c: preload_memory in the
- * round's first step, load_memory in the calls round).  Outside a round's
- * steps (adk_prompt, an agent-tool's instruction) a search embeds its
- * query in adk._memory_search, waiting in the call.
+ * round's first step, load_memory and an agent-tool's preload_memory in
+ * the calls round).  Outside a run's steps (adk_prompt) a search embeds
+ * its query in adk._memory_search, waiting in the call.
  *
  * IDENTIFICATION
  *	  src/runner/builtin_tools.c
@@ -830,17 +830,22 @@ adk_builtin_preload_start(AdkRun *run, AdkAgent *agent, MemoryContext parent)
 	if (!lists(agent, PRELOAD_MEMORY) ||
 		(run->preload_known && run->preload_vector != NULL))
 		return NULL;
-	run->preload_known = false;
 	query = run->user_content ? user_text(run->user_content) : NULL;
 	if (query == NULL)
 		return NULL;
+
+	/*
+	 * Until the answer is in, an instruction built meanwhile (tail
+	 * retention's token estimate) searches with full text alone, never
+	 * waiting for an embedding of its own.
+	 */
+	run->preload_known = true;
+	run->preload_vector = NULL;
 	w = search_wait(run, parent, MW_PRELOAD, query);
 	if (w->ncalls == 0 && w->error == NULL)
 	{
-		/* full-text search alone */
+		/* no embedding model: full-text search alone */
 		MemoryContextDelete(w->cxt);
-		run->preload_known = true;
-		run->preload_vector = NULL;
 		return NULL;
 	}
 	return w;

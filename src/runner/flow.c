@@ -31,7 +31,11 @@
  * starts the summarizer instead of the model (the round waits for it,
  * ROUND_WAIT), and the step after its answer appends the summary, builds
  * the request again from the compacted history and starts the model call
- * (adk_llm_round_finish returns ROUND_WAIT once more).
+ * (adk_llm_round_finish returns ROUND_WAIT once more).  preload_memory's
+ * embedding of the user's message (builtin_tools.c) is started in that
+ * first step too, and waited for likewise; a load_memory call's query
+ * embedding waits in the calls round like an agent-tool's model call, its
+ * search made when the answer is in.
  *
  * Each half of a round works in a memory context of its own (AdkRound,
  * under the run's), deleted when it ends: the history read for the prompt,
@@ -264,10 +268,10 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
 	contents = adk_build_contents(run, agent, branch);
+	/* preload_memory's embedding (builtin_tools.c), tail retention's too */
+	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	round->compaction = adk_compaction_before_model(run, agent, branch,
 													contents, round->cxt);
-	/* preload_memory's embedding, alongside (builtin_tools.c) */
-	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	MemoryContextSwitchTo(caller);
 	if (round->compaction != NULL || round->memory != NULL)
 	{
@@ -441,12 +445,24 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (as_tool != NULL)
 		{
 			round->agent_tools[i] = as_tool;
-			round->results[i] = agent_tool_start(run, as_tool, call,
-												 &round->agent_calls[i],
-												 &round->agent_spans[i],
-												 &round->model_spans[i]);
-			if (round->agent_calls[i] != NULL)
+
+			/*
+			 * An agent-tool with preload_memory: its model call is started
+			 * once the user's message is embedded (adk_llm_calls_finish)
+			 */
+			round->memory_calls[i] = adk_builtin_preload_start(run, as_tool,
+															   round->cxt);
+			if (round->memory_calls[i] != NULL)
 				waiting = true;
+			else
+			{
+				round->results[i] = agent_tool_start(run, as_tool, call,
+													 &round->agent_calls[i],
+													 &round->agent_spans[i],
+													 &round->model_spans[i]);
+				if (round->agent_calls[i] != NULL)
+					waiting = true;
+			}
 		}
 		i++;
 	}
@@ -457,19 +473,24 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
 	}
-	if (waiting)
+	if (!waiting)
 	{
-		*round_out = round;
-		return ROUND_WAIT;
+		AdkRoundResult rr = adk_llm_calls_finish(run, agent, branch, tools,
+												 calls, round, transfer_to);
+
+		if (rr != ROUND_WAIT)
+			return rr;			/* the round is gone */
 	}
-	return adk_llm_calls_finish(run, agent, branch, tools, calls, round,
-								transfer_to);
+	*round_out = round;
+	return ROUND_WAIT;
 }
 
 /*
- * The second half of a round, last step: the agent-tools' answers, then
- * one event with every response in call order.  As adk_llm_calls_start
- * without ROUND_WAIT; the round is gone afterwards.
+ * The second half of a round, last step: the agent-tools' answers and
+ * load_memory's searches, then one event with every response in call
+ * order.  As adk_llm_calls_start; the round is gone afterwards -- unless
+ * an agent-tool's model call was started now, after the embedding its
+ * preload_memory waited for (ROUND_WAIT: the round waits again).
  */
 AdkRoundResult
 adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -478,6 +499,7 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 {
 	MemoryContext caller = CurrentMemoryContext;
 	AdkRoundResult result = ROUND_DONE;
+	bool		started = false;
 	int			i;
 
 	(void) tools;
@@ -486,7 +508,22 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		MemoryContextSwitchTo(round->cxt);
 		for (i = 0; i < round->ncalls; i++)
 		{
-			if (round->agent_calls[i] != NULL)
+			if (round->memory_calls[i] != NULL && round->agent_tools[i] != NULL)
+			{
+				AdkMemoryWait *m = round->memory_calls[i];
+
+				/* the agent-tool's preload_memory has its embedding */
+				round->memory_calls[i] = NULL;
+				(void) adk_memory_finish(m);
+				round->results[i] = agent_tool_start(run, round->agent_tools[i],
+													 (Call *) list_nth(calls, i),
+													 &round->agent_calls[i],
+													 &round->agent_spans[i],
+													 &round->model_spans[i]);
+				if (round->agent_calls[i] != NULL)
+					started = true;
+			}
+			else if (round->agent_calls[i] != NULL)
 			{
 				AdkModelCall *c = round->agent_calls[i];
 
@@ -502,6 +539,11 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 				round->memory_calls[i] = NULL;
 				round->results[i] = adk_memory_finish(m);
 			}
+		}
+		if (started)
+		{
+			MemoryContextSwitchTo(caller);
+			return ROUND_WAIT;
 		}
 		result = assemble_calls(run, agent, branch, calls, round, transfer_to);
 		MemoryContextSwitchTo(caller);

@@ -137,7 +137,8 @@ typedef struct AdkRun
 	/* builtin_tools.c: memory's embeddings */
 	struct AdkMemoryWait *memory_ending;	/* run.c: the end waits for the
 											 * new entries' embeddings */
-	bool		preload_known;	/* preload_vector is set for this round */
+	bool		preload_known;	/* instructions search with preload_vector
+								 * (else they embed the message themselves) */
 	ArrayType  *preload_vector; /* the user's message embedded (NULL:
 								 * full-text search alone) */
 
