@@ -57,6 +57,7 @@ OBJS = \
 	src/store/event_trigger.o \
 	src/store/notify.o \
 	src/store/owner.o \
+	src/store/session_read.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
 	src/store/artifacts.o \

@@ -110,6 +110,11 @@ push_frame(AdkRun *run, AdkAgent *agent, const char *branch, AdkSpanId parent)
 	f->span = adk_span_agent_begin(run, parent, agent);
 }
 
+/*
+ * The innermost frame is done: it goes, with what it owns in the run's
+ * memory (its tool declarations, its lanes' stacks; a run of many agents
+ * keeps none it finished).
+ */
 static void
 pop_frame(AdkRun *run)
 {
@@ -117,6 +122,10 @@ pop_frame(AdkRun *run)
 
 	*run->stack = list_delete_last(*run->stack);
 	adk_span_agent_end(run, f->span);
+	if (f->decls)
+		pfree(f->decls);
+	list_free_deep(f->lanes);
+	pfree(f);
 }
 
 /*

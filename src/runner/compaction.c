@@ -76,6 +76,7 @@
 #include "runner/runner.h"
 #include "store/append.h"
 #include "store/owner.h"
+#include "store/session_read.h"
 
 /* ADK Python's LlmEventSummarizer prompt */
 #define SUMMARY_PROMPT \
@@ -735,31 +736,14 @@ adk_compaction_append_summary(const char *app, const char *user,
 static int64
 estimate_tokens(AdkRun *run, AdkAgent *agent, Jsonb *contents)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
-	bool		isnull;
-	Datum		d;
+	int64		tokens;
 	char	   *instruction;
 	char	   *had_error;
 	int64		chars;
 
-	args[0] = CStringGetTextDatum(run->app);
-	args[1] = CStringGetTextDatum(run->user);
-	args[2] = CStringGetTextDatum(run->session);
-	d = adk_compaction_owner_query("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
-								   "  FROM adk.events e"
-								   " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
-								   "   AND e.user_id OPERATOR(pg_catalog.=) $2"
-								   "   AND e.session_id OPERATOR(pg_catalog.=) $3"
-								   "   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
-								   "   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
-								   "        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
-								   "          AND c.user_id OPERATOR(pg_catalog.=) $2"
-								   "          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
-								   " ORDER BY e.seq DESC LIMIT 1",
-								   3, types, args, NULL, 1, &isnull);
-	if (!isnull)
-		return DatumGetInt64(d);
+	/* store/session_read.c */
+	if (adk_session_prompt_tokens(run->app, run->user, run->session, &tokens))
+		return tokens;
 	chars = strlen(JsonbToCString(NULL, &contents->root, VARSIZE(contents)));
 	/*
 	 * Only the instruction's length counts here.  An instruction that

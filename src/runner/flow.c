@@ -43,8 +43,10 @@
  * before the next, so a run's memory is bounded by its current round, not
  * by how many it made.  Deleting it also stops its model calls if they are
  * still in flight.  What outlives a round lives in the run's context: the
- * calls for the next step (copied out here), returned rows (run.c copies
- * them), error codes, HITL and compaction state.
+ * calls for the next step (copied out here), the tool declarations of the
+ * agent's frame, returned rows (run.c copies them), error codes, HITL and
+ * compaction state.  The rest of a step -- outside its rounds -- works in
+ * the step's memory, emptied when the step returns (runner.h).
  *
  * What a tool returned that the store would refuse -- larger than
  * adk.max_event_size, or nested deeper than ADK_MAX_JSON_DEPTH once it sits
@@ -162,14 +164,26 @@ static AdkRoundResult request_start(AdkRun *run, AdkAgent *agent,
 
 /*
  * Before the first round: the agent's tools, and HITL's resumed calls.
- * false: the flow has nothing more to do.
+ * false: the flow has nothing more to do.  *tools and *decls are kept by
+ * the agent's frame for its later steps: in the run's memory (*decls is
+ * the frame's to free).
  */
 bool
 adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 			  List **tools, Jsonb **decls)
 {
+	MemoryContext caller = MemoryContextSwitchTo(run->run_cxt);
+	Jsonb	   *d;
+
 	*tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
-	*decls = adk_tool_declarations(run, agent, *tools);
+	MemoryContextSwitchTo(caller);
+	d = adk_tool_declarations(run, agent, *tools);
+	*decls = NULL;
+	if (d != NULL)
+	{
+		*decls = MemoryContextAlloc(run->run_cxt, VARSIZE(d));
+		memcpy(*decls, d, VARSIZE(d));
+	}
 
 	/* HITL (hitl.c): a resumed confirmation runs the confirmed calls first */
 	return adk_hitl_resume_flow(run, agent, branch, *tools);
@@ -177,15 +191,17 @@ adk_llm_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 
 /*
  * The memory of half a round, under the run's.  Not the sizes PostgreSQL
- * keeps freed contexts of for reuse: deleting it returns all of its memory
- * to malloc, so under valgrind anything kept past the round shows up as a
- * use after free.
+ * keeps freed contexts of for reuse (a minContextSize of 0 with the
+ * default initial block would be: deleted, it would keep its first 8 kB
+ * for the next context), and the smallest first block: deleting it
+ * returns nearly all of its memory to malloc, so under valgrind anything
+ * kept past the round shows up as a use after free.
  */
 static AdkRound *
 new_round(AdkRun *run)
 {
 	MemoryContext cxt = AllocSetContextCreate(run->run_cxt, "adk_runner round",
-											  0, ALLOCSET_DEFAULT_INITSIZE,
+											  1024, ALLOCSET_DEFAULT_INITSIZE,
 											  ALLOCSET_DEFAULT_MAXSIZE);
 	AdkRound   *round = MemoryContextAllocZero(cxt, sizeof(AdkRound));
 
@@ -335,7 +351,7 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 
 /*
  * The first half of a round, second step (the answer is in): the model
- * event.  ROUND_CALLS (with *calls, in the caller's memory) when the model
+ * event.  ROUND_CALLS (with *calls, in the run's memory) when the model
  * asked for function calls, which adk_llm_calls_start runs in the next
  * step -- after the caller has had the model's event, as ADK yields it
  * before running the tools (a caller that stops reading there runs no
@@ -387,9 +403,11 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (round_calls != NIL && !run->end_invocation)
 			result = ROUND_CALLS;
 	}
-	MemoryContextSwitchTo(caller);
+	/* the frame runs them in its next step: in the run's memory */
+	MemoryContextSwitchTo(run->run_cxt);
 	if (result == ROUND_CALLS)
 		*calls = copy_calls(round_calls);
+	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(round->cxt);
 	return result;
 }

@@ -412,8 +412,15 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 		if (strcmp(c->agent, agent->name) == 0)
 			mine = lappend(mine, c);
 		else
+		{
+			/* the other agents' turns come in later steps: the run's memory */
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(run));
+
 			others = lappend(others, c);
+			MemoryContextSwitchTo(old);
+		}
 	}
+	list_free(h->confirmed);
 	h->confirmed = others;
 
 	if (mine != NIL)

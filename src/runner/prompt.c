@@ -27,10 +27,11 @@
  *	- include_contents = 'none' keeps only the current turn: from the
  *	  latest user (or other agent's) event on -- from the call it answers
  *	  when that event is a function response.
- * The history is read in seq order through the (app, user, session, seq)
- * index, by adk._prompt_events (sql/install/65_compaction.sql): compaction
- * summaries stand in for the events they cover, and only the events after
- * the covered prefix are read.
+ * The history is read by the store (store/session_read.c), in seq order
+ * through the (app, user, session, seq) index, or by adk._prompt_events
+ * (sql/install/65_compaction.sql) once the session is compacted:
+ * compaction summaries stand in for the events they cover, and only the
+ * events after the covered prefix are read.
  *
  * IDENTIFICATION
  *	  src/runner/prompt.c
@@ -41,17 +42,14 @@
 
 #include <ctype.h>
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
-#include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
-#include "store/owner.h"
+#include "store/session_read.h"
 
 /* One event of the history, as prompt assembly sees it. */
 typedef struct HistEvent
@@ -201,8 +199,12 @@ typedef struct HistCache
 
 static HistEvent *hist_event(Jsonb *ev, const char *branch);
 
+/*
+ * The run's cache for branch; when it has none, a new one (create) or
+ * NULL.
+ */
 static HistCache *
-hist_cache(AdkRun *run, const char *branch)
+hist_cache(AdkRun *run, const char *branch, bool create)
 {
 	ListCell   *lc;
 	HistCache  *c;
@@ -215,6 +217,8 @@ hist_cache(AdkRun *run, const char *branch)
 			(c->branch != NULL && branch != NULL && strcmp(c->branch, branch) == 0))
 			return c;
 	}
+	if (!create)
+		return NULL;
 	old = MemoryContextSwitchTo(run->run_cxt);
 	c = palloc0(sizeof(HistCache));
 	c->branch = branch ? pstrdup(branch) : NULL;
@@ -333,75 +337,49 @@ static List *
 read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	List	   *result = NIL;
-	AdkOwnerSave save;
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT8OID};
-	Datum		args[4];
 	MemoryContext caller = CurrentMemoryContext;
-	HistCache  *cache = NULL;
+	/* a run object keeps what it read (adk_prompt's has none) */
+	HistCache  *cache = run->run_cxt ? hist_cache(run, branch, false) : NULL;
+	List	   *rows;
+	bool		compacted;
 	ListCell   *lc;
-	uint64		i;
 
-	args[0] = CStringGetTextDatum(run->app);
-	args[1] = CStringGetTextDatum(run->user);
-	args[2] = CStringGetTextDatum(run->session);
-	adk_become_owner(&save);
-	SPI_connect();
 	/*
 	 * Summaries in place of the events they cover (compaction.c); a session
 	 * that was never compacted is read directly, from where this run's read
-	 * of the branch stopped.
+	 * of the branch stopped (store/session_read.c).
 	 */
-	if (adk_spi_exec("SELECT 1 FROM adk.compactions"
-					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
-					 3, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed > 0)
+	rows = adk_session_history(run->app, run->user, run->session,
+							   cache ? cache->last_seq : 0, &compacted);
+	if (compacted)
 	{
 		list_free(run->history);	/* its contents go with the run's memory */
 		run->history = NIL;
-		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
-						 3, types, args, NULL, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the session's events");
+		cache = NULL;
 	}
-	else
+	else if (run->run_cxt)
+		cache = hist_cache(run, branch, true);
+	foreach(lc, rows)
 	{
-		/* a run object keeps what it read (adk_prompt's has none) */
-		cache = run->run_cxt ? hist_cache(run, branch) : NULL;
-		args[3] = Int64GetDatum(cache ? cache->last_seq : 0);
-		if (adk_spi_exec("SELECT event_data, seq FROM adk.events"
-						 " WHERE app_name OPERATOR(pg_catalog.=) $1"
-						 "   AND user_id OPERATOR(pg_catalog.=) $2"
-						 "   AND session_id OPERATOR(pg_catalog.=) $3"
-						 "   AND seq OPERATOR(pg_catalog.>) $4"
-						 " ORDER BY seq", 4, types, args, NULL, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the session's events");
-	}
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Jsonb	   *ev;
+		AdkSessionEvent *row = (AdkSessionEvent *) lfirst(lc);
 		HistEvent  *h;
-		MemoryContext spi;
-		int64		seq;
 
-		ev = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i],
-										  SPI_tuptable->tupdesc, 1, &isnull));
-		seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-										  SPI_tuptable->tupdesc, 2, &isnull));
-		spi = MemoryContextSwitchTo(cache ? run->run_cxt : caller);
-		h = hist_event(ev, branch);
+		MemoryContextSwitchTo(cache ? run->run_cxt : caller);
+		h = hist_event(row->event, branch);
 		if (cache)
 		{
-			cache->last_seq = Max(cache->last_seq, seq);
+			cache->last_seq = Max(cache->last_seq, row->seq);
 			if (h)
 				cache->events = lappend(cache->events, h);
 		}
 		else if (h)
 			result = lappend(result, h);
-		MemoryContextSwitchTo(spi);
+		MemoryContextSwitchTo(caller);
+		/* hist_event kept a copy of what it needs */
+		pfree(row->event);
+		pfree(row);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	list_free(rows);
 	if (cache == NULL)
 		return result;
 
@@ -414,7 +392,6 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 		h->consumed = false;
 		result = lappend(result, h);
 	}
-	(void) caller;
 	return result;
 }
 
@@ -929,39 +906,8 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 	initStringInfo(&out);
 	if (agent->instruction && strchr(agent->instruction, '{') != NULL)
 	{
-		Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-		Datum		args[3];
-		bool		isnull;
-		AdkOwnerSave save;
-		MemoryContext caller = CurrentMemoryContext;
-
-		args[0] = CStringGetTextDatum(run->app);
-		args[1] = CStringGetTextDatum(run->user);
-		args[2] = CStringGetTextDatum(run->session);
-		adk_become_owner(&save);
-		SPI_connect();
-		if (adk_spi_exec("SELECT s.state"
-								  " OPERATOR(pg_catalog.||) adk._prefixed(a.state, 'app:')"
-								  " OPERATOR(pg_catalog.||) adk._prefixed(u.state, 'user:')"
-								  " FROM adk.sessions s"
-								  " LEFT JOIN adk.app_states a ON a.app_name OPERATOR(pg_catalog.=) s.app_name"
-								  " LEFT JOIN adk.user_states u ON u.app_name OPERATOR(pg_catalog.=) s.app_name"
-								  "  AND u.user_id OPERATOR(pg_catalog.=) s.user_id"
-								  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-								  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-								  "   AND s.id OPERATOR(pg_catalog.=) $3",
-								  3, types, args, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										  1, &isnull);
-
-			if (!isnull)
-				state = DatumGetJsonbP(SPI_datumTransfer(d, false, -1));
-		}
-		SPI_finish();
-		adk_restore_user(&save);
-		MemoryContextSwitchTo(caller);
+		/* the session's state with app: and user: (store/session_read.c) */
+		state = adk_session_state(run->app, run->user, run->session);
 		if (state && run->temp_state)
 			state = adk_jsonb_concat(state, run->temp_state);
 

@@ -15,8 +15,6 @@
 #define json_object pg_json_object_sqlfn
 #include "utils/builtins.h"
 #undef json_object
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 
 #include <json-c/json.h>
@@ -26,17 +24,15 @@
 #include "common/json_bridge.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
-#include "common/spi_plans.h"
 #include "model/llm.h"
 #include "model/model_def.h"
 #include "runner/runner.h"
-#include "store/owner.h"
+#include "store/session_read.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_prompt);
 
 static char *arg_id(FunctionCallInfo fcinfo, int n, const char *what);
-static bool session_exists(AdkRun *run);
 static Jsonb *agent_config(AdkRun *run, AdkAgent *agent);
 static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
 						   Jsonb *config);
@@ -54,33 +50,6 @@ arg_id(FunctionCallInfo fcinfo, int n, const char *what)
 	if (n == 1)
 		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
 	return id;
-}
-
-/*
- * Whether the run's session exists (read as the owner of schema adk).
- */
-static bool
-session_exists(AdkRun *run)
-{
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
-	AdkOwnerSave save;
-	bool		exists;
-
-	args[0] = CStringGetTextDatum(run->app);
-	args[1] = CStringGetTextDatum(run->user);
-	args[2] = CStringGetTextDatum(run->session);
-	adk_become_owner(&save);
-	SPI_connect();
-	exists = adk_spi_exec("SELECT 1 FROM adk.sessions s"
-						  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-						  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-						  "   AND s.id OPERATOR(pg_catalog.=) $3",
-						  3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1;
-	SPI_finish();
-	adk_restore_user(&save);
-	return exists;
 }
 
 /*
@@ -131,7 +100,7 @@ adk_prompt(PG_FUNCTION_ARGS)
 	run->max_llm_calls = -1;
 	run->invocation_id = "";
 	adk_load_definitions(run, &auto_create);
-	if (!session_exists(run))
+	if (!adk_session_exists(run->app, run->user, run->session))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("session \"%s\" does not exist for app \"%s\" and user \"%s\"",

@@ -65,6 +65,7 @@
 #include "shared/registry.h"
 #include "store/append.h"
 #include "store/owner.h"
+#include "store/session_read.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_run_text);
@@ -93,13 +94,14 @@ static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
 static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						   bool foreground);
-static bool lock_unheld_session(AdkRun *run, Datum *args);
+static bool lock_unheld_session(AdkRun *run);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 							  List *artifact_delta);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
+static MemoryContext new_step_cxt(AdkRun *run);
 
 /*
  * adk_run(app, user_id, session_id, message text, state_delta, options)
@@ -257,6 +259,22 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 }
 
 /*
+ * The memory of one step (runner.h), under the run's, made anew after
+ * each step.  Not the sizes PostgreSQL keeps deleted contexts of for
+ * reuse, and the smallest first block AllocSet takes (1 kB, most of it the
+ * context's header): once deleted, nearly all of its memory is back with
+ * malloc, so under valgrind anything kept past its step shows up as a use
+ * after free.  (A context per step costs a malloc and a free.)
+ */
+static MemoryContext
+new_step_cxt(AdkRun *run)
+{
+	return AllocSetContextCreate(run->run_cxt, "adk_runner step",
+								 1024, ALLOCSET_DEFAULT_INITSIZE,
+								 ALLOCSET_DEFAULT_MAXSIZE);
+}
+
+/*
  * The run object, in a memory context of its own under the current one.
  */
 static AdkRun *
@@ -270,6 +288,7 @@ new_run(const char *app, const char *user, const char *session,
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
 	run->run_cxt = cxt;
+	run->step_cxt = new_step_cxt(run);
 	run->app = pstrdup(app);
 	run->user = pstrdup(user);
 	run->session = pstrdup(session);
@@ -374,7 +393,7 @@ adk_run_step(AdkRun *run)
 	adk_current_invocation_id = run->invocation_id;
 	PG_TRY();
 	{
-		MemoryContextSwitchTo(run->run_cxt);
+		MemoryContextSwitchTo(run->step_cxt);
 		if (run->ending != NULL)
 		{
 			/* step 7 waits for the sliding window's summarizer */
@@ -420,6 +439,11 @@ adk_run_step(AdkRun *run)
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	adk_current_invocation_id = NULL;
+
+	/* what the step allocated by the way goes (runner.h) */
+	MemoryContextDelete(run->step_cxt);
+	run->step_cxt = NULL;
+	run->step_cxt = new_step_cxt(run);
 	return r;
 }
 
@@ -740,12 +764,6 @@ close_run(AdkRun *run)
 	adk_run_registry_leave();
 }
 
-#define LOCK_SESSION_SQL \
-	"SELECT 1 FROM adk.sessions" \
-	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE"
-
 /*
  * The session exists (or is created now), and this transaction holds its
  * row lock from here on: a second adk_run on the same session waits for
@@ -759,22 +777,11 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 	bool		exists;
-	AdkOwnerSave save;
 
-	args[0] = CStringGetTextDatum(run->app);
-	args[1] = CStringGetTextDatum(run->user);
-	args[2] = CStringGetTextDatum(run->session);
 	if (foreground)
-		exists = lock_unheld_session(run, args);
+		exists = lock_unheld_session(run);
 	else
-	{
-		adk_become_owner(&save);
-		SPI_connect();
-		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1;
-		SPI_finish();
-		adk_restore_user(&save);
-	}
+		exists = adk_session_lock(run->app, run->user, run->session, NULL);
 	if (exists)
 		return;
 
@@ -785,29 +792,18 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						run->session, run->app, run->user),
 				 errhint("App \"%s\" does not create sessions itself; create it with adk_create_session().",
 						 run->app)));
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
 	SPI_connect();
 	if (SPI_execute_with_args(psprintf("SELECT %s.adk_create_session($1, $2, $3)",
 									   quote_identifier(extschema)),
 							  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not create the session");
 	SPI_finish();
-	adk_become_owner(&save);
-	SPI_connect();
-	if (adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT)
+	if (!adk_session_lock(run->app, run->user, run->session, NULL))
 		elog(ERROR, "could not lock the session");
-	SPI_finish();
-	adk_restore_user(&save);
 }
-
-#define SESSION_HOLDER_SQL \
-	"SELECT j.invocation_id FROM adk.jobs j" \
-	" WHERE j.app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND j.user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND j.session_id OPERATOR(pg_catalog.=) $3" \
-	"   AND j.status OPERATOR(pg_catalog.=) 'running'" \
-	"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a" \
-	"                WHERE a.pid OPERATOR(pg_catalog.=) j.worker_pid)" \
-	" LIMIT 1"
 
 /*
  * One run per session at a time, whoever drives it (issue 12 §6): a job
@@ -825,9 +821,8 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
  * whether the session exists (locked).
  */
 static bool
-lock_unheld_session(AdkRun *run, Datum *args)
+lock_unheld_session(AdkRun *run)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
@@ -835,24 +830,14 @@ lock_unheld_session(AdkRun *run, Datum *args)
 	{
 		MemoryContext cxt = CurrentMemoryContext;
 		ResourceOwner owner = CurrentResourceOwner;
-		AdkOwnerSave save;
 		bool		exists;
-		char	   *holder = NULL;
+		char	   *holder;
 		instr_time	now;
 
 		BeginInternalSubTransaction(NULL);
 		MemoryContextSwitchTo(cxt);
-		adk_become_owner(&save);
-		SPI_connect();
-		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1;
-		if (exists &&
-			adk_spi_exec(SESSION_HOLDER_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-			holder = MemoryContextStrdup(cxt, SPI_getvalue(SPI_tuptable->vals[0],
-														  SPI_tuptable->tupdesc, 1));
-		SPI_finish();
-		adk_restore_user(&save);
+		/* the row lock, and the job holding the session (session_read.c) */
+		exists = adk_session_lock(run->app, run->user, run->session, &holder);
 		if (holder == NULL)
 		{
 			ReleaseCurrentSubTransaction();

@@ -13,8 +13,14 @@
  * run's end for the sliding window's) -> tools.c / prompt.c / route.c
  * -> emit.c (the one place events leave the runner) -> plugins.c -> defs.c
  * (definitions: loaders and lookups) -> the model layer and the store.
- * A run's memory is its run object's context (below); the event in
- * event_data shape is what every step speaks.
+ * The runner reads its session only through the store
+ * (store/session_read.c: the row lock and its holder, whether it exists,
+ * the history after a seq, the state, the event that made a call, the
+ * recent authors, the last reported prompt size) and
+ * writes it only through the store (store/append.c, from emit.c); nothing
+ * in store/ calls or includes the runner.  A run's memory is its run
+ * object's contexts (below); the event in event_data shape is what every
+ * step speaks.
  *
  * IDENTIFICATION
  *	  src/runner/runner.h
@@ -86,17 +92,42 @@ typedef struct AdkTool
 } AdkTool;
 
 /*
- * One invocation: the run object.  It lives in run_cxt, a memory context
- * of its own made when the run starts (under the caller's: adk_run's
- * per-query memory, a job's context in a worker) and deleted with it; each
- * step works in memory of its own under it (flow.c's rounds), deleted when
- * the step's work is done, so a run's memory is bounded by its current
- * step.  The definitions it started with are pinned (defs.c); the frames
- * (agents.c) are its position.
+ * One invocation: the run object.  Its memory, and who owns what:
+ *
+ * run_cxt, made when the run starts (under the caller's context: adk_run's
+ * per-query memory, a job's context in a worker) and deleted with the run
+ * (adk_run_free), owns this struct and everything it points to: the
+ * definitions' pin (defs.c; the definitions themselves are the cache's),
+ * the frames and lanes (agents.c: a frame, and its tool declarations, are
+ * freed when it is popped), the model's calls a frame runs next step
+ * (flow.c), HITL's, compaction's and the spans' state (each allocates in
+ * GetMemoryChunkContext(run)), the error code, and the history read so
+ * far (prompt.c's cache, O(what it read), the one part that grows with
+ * the session).  adk_run_begin works in run_cxt: what it does happens
+ * once per run.
+ *
+ * step_cxt, a child of run_cxt, is the current memory of every
+ * adk_run_step: a step allocates "by the way" there -- the session reads,
+ * plugin calls and their function caches, SPI results copied out, JSON
+ * temporaries, events built, stored and handed to the sink (the sink
+ * copies what it keeps) -- and it is emptied when the step returns (made
+ * anew: all of its memory goes back to malloc, so under valgrind a pointer
+ * kept past its step is a use after free).  So a run's memory is bounded
+ * by its current step, not by how many it made.  Nothing that outlives a
+ * step may point into it: what a step hands to a later one is allocated
+ * in run_cxt explicitly.
+ *
+ * What waits for the network has a context of its own under run_cxt,
+ * since it outlives the step that started it: half a round in flight
+ * (flow.c's AdkRound, with tail retention's summarizer in it), and the
+ * sliding window's summarizer at the run's end (compaction.c's
+ * AdkCompactionWait, run->ending).  Each goes when the step that consumes
+ * its answer is done with it, or when the run is abandoned or freed.
  */
 typedef struct AdkRun
 {
 	MemoryContext run_cxt;		/* owns this struct and all it points to */
+	MemoryContext step_cxt;		/* the current step's; emptied after it */
 	char	   *app;
 	char	   *user;
 	char	   *session;

@@ -6,7 +6,10 @@
 #   bash test/scripts/regress_valgrind.sh [test ...]
 #
 # The default tests keep a cursor over adk_run open while other runs,
-# definition changes and big allocations happen in the same backend.
+# definition changes and big allocations happen in the same backend, and
+# step workflow agents, plugins and HITL pauses and resumes: each step of
+# a run works in a context deleted when the step returns (runner.h), so a
+# pointer kept past its step is a use after free here.
 # PostgreSQL's packages are built without USE_VALGRIND, so palloc'd memory
 # that is freed back to a context stays invisible; what valgrind sees is
 # malloc-level: libcurl/json-c use, and memory of contexts that were
@@ -17,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PG_CONFIG=${PG_CONFIG:-pg_config}
-TESTS=${*:-"00_install 60_models 80_run 86_run_hardening"}
+TESTS=${*:-"00_install 60_models 80_run 81_agents 82_plugins 83_hitl 86_run_hardening"}
 command -v valgrind >/dev/null || { echo "valgrind is not installed"; echo "test valgrind ... FAILED"; exit 1; }
 : "${ADK_TEST_MODEL_CONF:?start the model server first (test/scripts/model_server.sh)}"
 

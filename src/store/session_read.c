@@ -1,0 +1,400 @@
+/*-------------------------------------------------------------------------
+ *
+ * session_read.c
+ *	  Every read the runner makes of a session: its row lock (and whether a
+ *	  queued run holds it), its history for a prompt, its state for an
+ *	  instruction, the event that made a function call, the authors of its
+ *	  latest events.
+ *
+ * Identities in, palloc'd copies out: each function takes the session's
+ * app, user and session id, runs its fixed SQL (plans kept by
+ * adk_spi_exec) as the owner of schema adk with the pinned search_path,
+ * and returns what it read copied into the caller's memory context, so
+ * nothing points into SPI's memory once it returns.  The policy of what a
+ * read means -- which agent an input goes to, what a prompt keeps of the
+ * history, how a placeholder is filled -- stays with the runner, which
+ * calls down into this file; nothing here knows the runner.
+ *
+ * IDENTIFICATION
+ *	  src/store/session_read.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "common/json_writer.h"
+#include "common/spi_plans.h"
+#include "store/owner.h"
+#include "store/session_read.h"
+
+static void session_args(Datum *args, const char *app, const char *user,
+						 const char *session);
+
+#define LOCK_SESSION_SQL \
+	"SELECT 1 FROM adk.sessions" \
+	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE"
+
+#define SESSION_HOLDER_SQL \
+	"SELECT j.invocation_id FROM adk.jobs j" \
+	" WHERE j.app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND j.user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND j.session_id OPERATOR(pg_catalog.=) $3" \
+	"   AND j.status OPERATOR(pg_catalog.=) 'running'" \
+	"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a" \
+	"                WHERE a.pid OPERATOR(pg_catalog.=) j.worker_pid)" \
+	" LIMIT 1"
+
+static void
+session_args(Datum *args, const char *app, const char *user,
+			 const char *session)
+{
+	args[0] = CStringGetTextDatum(app);
+	args[1] = CStringGetTextDatum(user);
+	args[2] = CStringGetTextDatum(session);
+}
+
+/*
+ * Take the session row's lock (FOR UPDATE: until the transaction, or the
+ * subtransaction the caller opened, ends).  Returns whether the session
+ * exists.  holder, when not NULL: the invocation id of the queued run
+ * whose live job worker holds the session (a job 'running' in a worker
+ * that is still there), or NULL when none does -- what run.c waits on.
+ */
+bool
+adk_session_lock(const char *app, const char *user, const char *session,
+				 char **holder)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	MemoryContext caller = CurrentMemoryContext;
+	AdkOwnerSave save;
+	bool		exists;
+
+	if (holder)
+		*holder = NULL;
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1;
+	if (exists && holder &&
+		adk_spi_exec(SESSION_HOLDER_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		*holder = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	adk_restore_user(&save);
+	return exists;
+}
+
+/*
+ * Whether the session exists (read, not locked).
+ */
+bool
+adk_session_exists(const char *app, const char *user, const char *session)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	AdkOwnerSave save;
+	bool		exists;
+
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	exists = adk_spi_exec("SELECT 1 FROM adk.sessions s"
+						  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
+						  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
+						  "   AND s.id OPERATOR(pg_catalog.=) $3",
+						  3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1;
+	SPI_finish();
+	adk_restore_user(&save);
+	return exists;
+}
+
+/*
+ * The session's events in seq order, as AdkSessionEvent *: those after
+ * after_seq, read through the (app, user, session, seq) index -- or, when
+ * the session has been compacted (*compacted), all of it as a prompt sees
+ * it, read through adk._prompt_events (sql/install/65_compaction.sql):
+ * summaries in place of the events they cover, seq 0 for every entry, and
+ * after_seq ignored.
+ */
+List *
+adk_session_history(const char *app, const char *user, const char *session,
+					int64 after_seq, bool *compacted)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT8OID};
+	Datum		args[4];
+	MemoryContext caller = CurrentMemoryContext;
+	AdkOwnerSave save;
+	List	   *result = NIL;
+	uint64		i;
+
+	session_args(args, app, user, session);
+	args[3] = Int64GetDatum(after_seq);
+	adk_become_owner(&save);
+	SPI_connect();
+	*compacted = adk_spi_exec("SELECT 1 FROM adk.compactions"
+							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+							  "   AND user_id OPERATOR(pg_catalog.=) $2"
+							  "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
+							  3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed > 0;
+	if (*compacted)
+	{
+		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
+						 3, types, args, NULL, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the session's events");
+	}
+	else if (adk_spi_exec("SELECT event_data, seq FROM adk.events"
+						  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+						  "   AND user_id OPERATOR(pg_catalog.=) $2"
+						  "   AND session_id OPERATOR(pg_catalog.=) $3"
+						  "   AND seq OPERATOR(pg_catalog.>) $4"
+						  " ORDER BY seq", 4, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the session's events");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		ev = SPI_getbinval(row, desc, 1, &isnull);
+		int64		seq = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		AdkSessionEvent *e = palloc(sizeof(AdkSessionEvent));
+
+		e->event = DatumGetJsonbPCopy(ev);
+		e->seq = seq;
+		result = lappend(result, e);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}
+
+/*
+ * The state an instruction's {key} placeholders see: the session's state,
+ * the app's state under "app:" and the user's under "user:".  NULL when
+ * the session does not exist (or its state is null).
+ */
+Jsonb *
+adk_session_state(const char *app, const char *user, const char *session)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	MemoryContext caller = CurrentMemoryContext;
+	AdkOwnerSave save;
+	Jsonb	   *state = NULL;
+
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT s.state"
+					 " OPERATOR(pg_catalog.||) adk._prefixed(a.state, 'app:')"
+					 " OPERATOR(pg_catalog.||) adk._prefixed(u.state, 'user:')"
+					 " FROM adk.sessions s"
+					 " LEFT JOIN adk.app_states a ON a.app_name OPERATOR(pg_catalog.=) s.app_name"
+					 " LEFT JOIN adk.user_states u ON u.app_name OPERATOR(pg_catalog.=) s.app_name"
+					 "  AND u.user_id OPERATOR(pg_catalog.=) s.user_id"
+					 " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND s.user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND s.id OPERATOR(pg_catalog.=) $3",
+					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  1, &isnull);
+
+		/* into the caller's memory (SPI's upper executor context) */
+		if (!isnull)
+			state = DatumGetJsonbP(SPI_datumTransfer(d, false, -1));
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	MemoryContextSwitchTo(caller);
+	return state;
+}
+
+/*
+ * The newest event of the session that made function call call_id -- not
+ * one the store appended itself (custom_metadata.adk_appended_by): its
+ * author and invocation id (either out-pointer may be NULL).  false when
+ * there is none.
+ */
+bool
+adk_session_call_event(const char *app, const char *user, const char *session,
+					   const char *call_id, char **author,
+					   char **invocation_id)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	JsonWriter	w;
+	MemoryContext caller = CurrentMemoryContext;
+	AdkOwnerSave save;
+	bool		found = false;
+
+	/* {"content": {"parts": [{"function_call": {"id": call_id}}]}} */
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "content");
+	jw_begin_object(&w);
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "function_call");
+	jw_begin_object(&w);
+	jw_key(&w, "id");
+	jw_string(&w, call_id);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	session_args(args, app, user, session);
+	args[3] = CStringGetTextDatum(w.buf.data);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
+					 "  FROM adk.events"
+					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND session_id OPERATOR(pg_catalog.=) $3"
+					 "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
+					 "   AND (event_data OPERATOR(pg_catalog.#>)"
+					 "        '{custom_metadata,adk_appended_by}'::pg_catalog.text[]) IS NULL"
+					 " ORDER BY seq DESC LIMIT 1",
+					 4, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		if (author)
+			*author = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (invocation_id)
+			*invocation_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		MemoryContextSwitchTo(spi);
+		found = true;
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return found;
+}
+
+/*
+ * The authors of the session's newest 200 events, newest first, each once
+ * (at its newest event; events without an author are left out), as
+ * char *.  Authors are compared as stored, and only a new one is copied:
+ * the newest events of a session are mostly by a few authors.
+ */
+List *
+adk_session_recent_authors(const char *app, const char *user,
+						   const char *session)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	MemoryContext caller = CurrentMemoryContext;
+	AdkOwnerSave save;
+	List	   *result = NIL;
+	uint64		i;
+
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND session_id OPERATOR(pg_catalog.=) $3"
+					 " ORDER BY seq DESC LIMIT 200",
+					 3, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the session's events");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+									  1, &isnull);
+		text	   *t;
+		int			len;
+		bool		seen = false;
+		ListCell   *lc;
+
+		if (isnull)
+			continue;
+		t = DatumGetTextPP(d);
+		len = VARSIZE_ANY_EXHDR(t);
+		foreach(lc, result)
+		{
+			const char *name = (const char *) lfirst(lc);
+
+			if (strncmp(name, VARDATA_ANY(t), len) == 0 && name[len] == '\0')
+			{
+				seen = true;
+				break;
+			}
+		}
+		if (!seen)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			result = lappend(result, text_to_cstring(t));
+			MemoryContextSwitchTo(spi);
+		}
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return result;
+}
+
+/*
+ * The prompt_token_count of the newest model response stored after the
+ * session's last compaction (usage_metadata), into *tokens.  false when
+ * there is none.
+ */
+bool
+adk_session_prompt_tokens(const char *app, const char *user,
+						  const char *session, int64 *tokens)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	AdkOwnerSave save;
+	bool		found = false;
+
+	session_args(args, app, user, session);
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
+					 "  FROM adk.events e"
+					 " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND e.user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND e.session_id OPERATOR(pg_catalog.=) $3"
+					 "   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
+					 "   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
+					 "        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
+					 "          AND c.user_id OPERATOR(pg_catalog.=) $2"
+					 "          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
+					 " ORDER BY e.seq DESC LIMIT 1",
+					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  1, &isnull);
+
+		if (!isnull)
+		{
+			*tokens = DatumGetInt64(d);
+			found = true;
+		}
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return found;
+}

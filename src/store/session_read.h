@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * session_read.h
+ *	  Reading a session for the runner: its lock, its existence, its
+ *	  history, its state, the event that made a call, its recent authors,
+ *	  the last prompt size a model reported.
+ *
+ * IDENTIFICATION
+ *	  src/store/session_read.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_SESSION_READ_H
+#define ADK_SESSION_READ_H
+
+#include "nodes/pg_list.h"
+#include "utils/jsonb.h"
+
+/* One event of a session's history, as read */
+typedef struct AdkSessionEvent
+{
+	Jsonb	   *event;			/* event_data */
+	int64		seq;			/* 0: read through the compaction summaries */
+} AdkSessionEvent;
+
+extern bool adk_session_lock(const char *app, const char *user,
+							 const char *session, char **holder);
+extern bool adk_session_exists(const char *app, const char *user,
+							   const char *session);
+extern List *adk_session_history(const char *app, const char *user,
+								 const char *session, int64 after_seq,
+								 bool *compacted);
+extern Jsonb *adk_session_state(const char *app, const char *user,
+								const char *session);
+extern bool adk_session_call_event(const char *app, const char *user,
+								   const char *session, const char *call_id,
+								   char **author, char **invocation_id);
+extern List *adk_session_recent_authors(const char *app, const char *user,
+										const char *session);
+extern bool adk_session_prompt_tokens(const char *app, const char *user,
+									  const char *session, int64 *tokens);
+
+#endif							/* ADK_SESSION_READ_H */
