@@ -18,7 +18,11 @@
 -- 1 / (60 + rank) summed over both.  Embeddings are ranked in C
 -- (adk._cosine) over the user's entries: pgvector is not packaged for
 -- Debian 12's PostgreSQL.  A query whose embedding fails falls back to
--- full-text search alone, with a warning.
+-- full-text search alone, with a warning.  Inside a run the embeddings are
+-- requested in one of its steps and consumed in a later one, so the run
+-- waits for them without holding its process (src/runner/builtin_tools.c:
+-- adk._memory_pending, then adk._memory_insert; adk._memory_search_vec);
+-- called from SQL, these functions wait inside their own call.
 -- ---------------------------------------------------------------------
 
 -- App options: the text search configuration of its memory, and whether

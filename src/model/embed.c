@@ -213,13 +213,6 @@ adk_embed_finish(AdkEmbedCall *c)
 	return result;
 }
 
-/* Stop a request that has not ended (its owner no longer wants it) */
-void
-adk_embed_abandon(AdkEmbedCall *c)
-{
-	adk_http_abort(c->transfer);
-}
-
 /*
  * adk._embed(model text, texts text[]) RETURNS SETOF real[]: one vector per
  * text, in order -- the request started and waited for in the call.

@@ -2,7 +2,9 @@
  *
  * embed.h
  *	  Embeddings for memory's semantic search, started and consumed in
- *	  steps: one request in flight per call (http.c's multi handle).
+ *	  steps: one request in flight per call (http.c's multi handle).  A
+ *	  call belongs to the memory context current at adk_embed_start:
+ *	  deleting that context stops its request.
  *
  * IDENTIFICATION
  *	  src/model/embed.h
@@ -21,6 +23,5 @@ extern AdkEmbedCall *adk_embed_start(const char *model, int ntexts,
 									 char **texts);
 extern bool adk_embed_ready(const AdkEmbedCall *c);
 extern ArrayType **adk_embed_finish(AdkEmbedCall *c);
-extern void adk_embed_abandon(AdkEmbedCall *c);
 
 #endif							/* ADK_EMBED_H */
