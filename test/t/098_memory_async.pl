@@ -13,11 +13,15 @@
 #      waits for the user's message's embedding, in the calls round;
 #  - a failing embedding model: a foreground run warns and searches with
 #    full-text alone, as before;
+#  - preload_memory embeds the user's message once per invocation, however
+#    many model calls it makes;
 #  - adk_cancel of a run parked on its embeddings stops only it, and
 #    nothing of it is added to memory.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
+use HTTP::Tiny;
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -29,7 +33,17 @@ use AdkTest;
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 END { $server->kill_kill if $server; }
+my $base = $url;
 $url .= "/v1";
+
+# how many requests the model server had for a model
+sub server_requests
+{
+	my ($model) = @_;
+	my $r = HTTP::Tiny->new(timeout => 10)->get("$base/_stats");
+	die "GET /_stats: $r->{status}" unless $r->{success};
+	return decode_json($r->{content})->{models}{$model} // 0;
+}
 
 my $node = PostgreSQL::Test::Cluster->new('memory_async');
 $node->init;
@@ -215,6 +229,27 @@ like( $node->safe_psql('postgres', qq{
 	SELECT request::text FROM adk.model_calls WHERE model = 'fast'
 	   AND invocation_id = (SELECT invocation_id FROM adk.invocations WHERE session_id = 'p2')}),
 	qr/user: My dog is called Rex/, 'failing embeddings: the full-text match is in the request');
+
+# --- preload_memory: one embedding of the message for all the model calls
+# (its load_memory call embeds its own query: two embedding requests)
+$node->safe_psql('postgres', q{
+	SELECT adk_define_agent('pre2', model => 'fast', tools => ARRAY['preload_memory', 'load_memory']);
+	SELECT adk_define_app('preapp2', 'pre2');
+	SELECT adk_define_app_memory('preapp2', embedding_model => 'emb_fast', min_similarity => 0.1);
+	SELECT adk_create_session('preapp2', 'u', 'old');
+	SELECT adk_append_event('preapp2', 'u', 'old', '{"author": "user", "content": {"role": "user", "parts": [{"text": "My dog is called Rex"}]}}');
+	SELECT adk_add_session_to_memory('preapp2', 'u', 'old');
+});
+my $before = server_requests('emb-test');
+$node->safe_psql('postgres',
+	q{SELECT count(*) FROM adk_run('preapp2', 'u', 'p3', 'call load_memory({"query": "canine"})')});
+is( $node->safe_psql('postgres', qq{
+	SELECT count(*) FILTER (WHERE request::text LIKE '%<PAST_CONVERSATIONS>%user: My dog is called Rex%') || '/' || count(*)
+	  FROM adk.model_calls
+	 WHERE invocation_id = (SELECT invocation_id FROM adk.invocations WHERE session_id = 'p3')}),
+	'2/2', 'preload once: both model calls have the semantic match');
+is(server_requests('emb-test') - $before, 2,
+	'preload once: the message was embedded once (and load_memory\'s query once)');
 
 # --- cancel a run parked on its embeddings
 $node->safe_psql('postgres',
