@@ -34,7 +34,11 @@
  * subtransaction), the run returns ADK_STEP_WAIT while the summarizer's
  * request is in flight -- a job worker steps its other runs meanwhile --
  * and the step after its answer came consumes it and appends the summary
- * (adk_compaction_finish, in a subtransaction of its own).  The wait
+ * (adk_compaction_finish: the answer, then the append, each in a
+ * subtransaction of its own).  Each summarizer call of a run is a model
+ * span of its own (spans.c), with adk.compaction.kind: tail retention's
+ * under the agent span of the frame whose round it precedes, the sliding
+ * window's under the run's root; its ledger row names it.  The wait
  * (AdkCompactionWait) lives in memory under its owner's: the round's for
  * tail retention (flow.c starts the agent's model call after it), the
  * run's for the sliding window (run.c's end of the run); deleting that
@@ -74,6 +78,7 @@
 #include "runner/budget.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/append.h"
 #include "store/owner.h"
 #include "store/session_read.h"
@@ -85,7 +90,11 @@
 	"as well as any unresolved questions or tasks. The summary should be concise and " \
 	"capture the essence of the interaction.\n\n"
 
-/* One summarizer call: taken from the budgets, started, then consumed */
+/*
+ * One summarizer call: taken from the budgets, started, then consumed.  A
+ * run's has a span (spans.c), a child of parent_span; adk_compact's
+ * (run NULL) is outside any run and trace.
+ */
 typedef struct Summarizer
 {
 	const char *app;
@@ -93,6 +102,10 @@ typedef struct Summarizer
 	const char *model;
 	TimestampTz taken_at;		/* the budgets' take (budget.c) */
 	AdkModelCall *call;			/* in flight; NULL once consumed */
+	AdkRun	   *run;			/* a run's compaction, or NULL */
+	const char *kind;			/* its adk.compaction.kind */
+	AdkSpanId	parent_span;
+	AdkSpanId	span;			/* open while the call is; else 0 */
 } Summarizer;
 
 /*
@@ -108,6 +121,7 @@ struct AdkCompactionWait
 	Jsonb	   *plan;			/* what adk._compaction_read read */
 	const char *kind;			/* tail_retention, sliding_window */
 	const char *what;			/* names the compaction in compaction_error */
+	char	   *summary;		/* the summarizer's answer */
 	bool		done;			/* a summary was appended */
 };
 
@@ -128,7 +142,9 @@ static void tail_start(void *arg);
 static void sliding_start(void *arg);
 static void start_summary(AdkCompactionWait *w, AdkCompaction *cfg,
 						  Jsonb *plan);
-static void finish_step(void *arg);
+static void answer_step(void *arg);
+static void append_step(void *arg);
+static void summary_span_failed(Summarizer *s, const char *error);
 static bool summary_start(Summarizer *s, Jsonb *config, Jsonb *plan,
 						  char **error);
 static char *summary_finish(Summarizer *s, char **error);
@@ -160,6 +176,8 @@ adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
 	if (!cfg->enabled || cfg->threshold <= 0)
 		return NULL;
 	w = new_wait(run, parent, "tail_retention", "tail retention");
+	/* the step works for the frame whose round this is: its agent span */
+	w->sum.parent_span = adk_span_step(run);
 	memset(&s, 0, sizeof(s));
 	s.w = w;
 	s.agent = agent;
@@ -188,6 +206,8 @@ adk_compaction_after_run(AdkRun *run, MemoryContext parent)
 		return NULL;
 	memset(&s, 0, sizeof(s));
 	s.w = new_wait(run, parent, "sliding_window", "sliding window compaction");
+	/* part of the run's end, outside its agents: under the root */
+	s.w->sum.parent_span = adk_span_root(run);
 	return start_guarded(s.w, sliding_start, &s);
 }
 
@@ -201,11 +221,13 @@ adk_compaction_ready(const AdkCompactionWait *w)
 }
 
 /*
- * The summarizer has answered: append its summary under the check
- * (adk._compaction_check), in a subtransaction of its own; a failure or a
- * refused summary is recorded on the invocation.  w is gone afterwards.
- * true when a summary was appended (tail retention: build the contents
- * again).
+ * The summarizer has answered: take its answer (the ledger row, the
+ * budgets' charge, its span), then append the summary under the check
+ * (adk._compaction_check), each in a subtransaction of its own -- an
+ * append that fails takes neither the ledger row nor the span with it; a
+ * failure or a refused summary is recorded on the invocation.  w is gone
+ * afterwards.  true when a summary was appended (tail retention: build
+ * the contents again).
  */
 bool
 adk_compaction_finish(AdkCompactionWait *w)
@@ -219,7 +241,12 @@ adk_compaction_finish(AdkCompactionWait *w)
 	Assert(adk_compaction_ready(w));
 	memset(&s, 0, sizeof(s));
 	s.w = w;
-	if (!adk_run_guarded(finish_step, &s, &error))
+	if (!adk_run_guarded(answer_step, &s, &error))
+	{
+		summary_span_failed(&w->sum, error);
+		record_problem(run, psprintf("%s failed", w->what), error);
+	}
+	else if (w->summary != NULL && !adk_run_guarded(append_step, &s, &error))
 		record_problem(run, psprintf("%s failed", w->what), error);
 	MemoryContextSwitchTo(old);
 	done = w->done;
@@ -234,7 +261,9 @@ adk_compaction_finish(AdkCompactionWait *w)
 
 /*
  * The run ended while its compaction waited: the summarizer's transfer
- * stops, nothing is recorded (no ledger row, no budget charge).
+ * stops, nothing is recorded (no ledger row, no budget charge).  Its span
+ * stays open and ends, abandoned, with the span it is in (spans.c), as an
+ * abandoned round's model span does.
  */
 void
 adk_compaction_abandon(AdkCompactionWait *w)
@@ -253,6 +282,8 @@ new_wait(AdkRun *run, MemoryContext parent, const char *kind, const char *what)
 	w->run = run;
 	w->kind = kind;
 	w->what = what;
+	w->sum.run = run;
+	w->sum.kind = kind;
 	return w;
 }
 
@@ -268,7 +299,10 @@ start_guarded(AdkCompactionWait *w, AdkGuardedFn fn, Step *s)
 	char	   *error;
 
 	if (!adk_run_guarded(fn, s, &error))
+	{
+		summary_span_failed(&w->sum, error);
 		record_problem(w->run, psprintf("%s failed", w->what), error);
+	}
 	MemoryContextSwitchTo(old);
 	if (w->sum.call != NULL)
 		return w;
@@ -367,26 +401,33 @@ start_summary(AdkCompactionWait *w, AdkCompaction *cfg, Jsonb *plan)
 }
 
 /*
- * The summarizer's answer, and the summary appended as a compaction of
- * w's kind; a failure or a refused append is recorded on the invocation.
+ * The summarizer's answer (w->summary); a failure is recorded on the
+ * invocation.
  */
 static void
-finish_step(void *arg)
+answer_step(void *arg)
+{
+	AdkCompactionWait *w = ((Step *) arg)->w;
+	char	   *error;
+
+	w->summary = summary_finish(&w->sum, &error);
+	if (w->summary == NULL)
+		record_problem(w->run, psprintf("%s failed", w->what), error);
+}
+
+/*
+ * The summary appended as a compaction of w's kind; a refused append is
+ * recorded on the invocation.
+ */
+static void
+append_step(void *arg)
 {
 	AdkCompactionWait *w = ((Step *) arg)->w;
 	AdkRun	   *run = w->run;
-	char	   *summary;
-	char	   *error;
 	char	   *refused;
 
-	summary = summary_finish(&w->sum, &error);
-	if (summary == NULL)
-	{
-		record_problem(run, psprintf("%s failed", w->what), error);
-		return;
-	}
 	if (adk_compaction_append_summary(run->app, run->user, run->session,
-									  w->plan, summary, w->kind,
+									  w->plan, w->summary, w->kind,
 									  run->invocation_id, &refused) == 0)
 	{
 		record_problem(run, psprintf("%s summary refused", w->what), refused);
@@ -567,6 +608,7 @@ summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 	char	   *prior = plan_text(plan, "prior_summary");
 	char	   *transcript = plan_text(plan, "transcript");
 	JsonWriter	w;
+	Jsonb	   *contents;
 	char	   *refused;
 
 	refused = adk_budget_try(s->app, s->user, &s->taken_at);
@@ -585,10 +627,29 @@ summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 	jw_begin_array(&w);
 	jw_jsonb(&w, adk_text_content(prompt.data));
 	jw_end_array(&w);
-	s->call = adk_model_start(s->model, jw_finish(&w), NULL, config, false,
+	contents = jw_finish(&w);
+	/* begun first: the request is sent with its span as traceparent */
+	if (s->run)
+		s->span = adk_span_compaction_begin(s->run, s->parent_span, s->kind,
+											s->model, contents);
+	s->call = adk_model_start(s->model, contents, NULL, config, false,
 							  NULL, NULL);
 	*error = NULL;
 	return true;
+}
+
+/*
+ * The summarizer call raised before its answer was taken (its model
+ * cannot be loaded, its answer cannot be made): its span, if still open,
+ * ends with the error (error.type _OTHER, OpenTelemetry's fallback).
+ */
+static void
+summary_span_failed(Summarizer *s, const char *error)
+{
+	if (s->run == NULL || s->span == 0)
+		return;
+	adk_span_model_fail(s->run, s->span, "_OTHER", error ? error : "unknown error");
+	s->span = 0;
 }
 
 /*
@@ -608,7 +669,13 @@ summary_finish(Summarizer *s, char **error)
 	StringInfoData text;
 
 	s->call = NULL;				/* adk_model_finish consumes it, or drops it */
+	/* its ledger row names its span */
+	if (s->run)
+		adk_span_model_finishing(s->run, s->span);
 	response = adk_model_finish(call);
+	if (s->run)
+		adk_span_model_end(s->run, s->span, response);
+	s->span = 0;
 	adk_budget_charge_to(s->app, s->user, s->taken_at,
 						 adk_response_tokens(response));
 

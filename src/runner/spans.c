@@ -15,7 +15,10 @@
  * agent that made it; each SQL tool call is "execute_tool {tool}", a child
  * of the agent whose model asked for it, and so is an agent used as a tool
  * ("execute_tool {agent}"), with that agent's own invoke_agent span in it
- * and its model request in that.  Plugin callbacks are span events, with
+ * and its model request in that.  A compaction's summarizer call is a
+ * model span too, with adk.compaction.kind: under the agent whose model
+ * call tail retention precedes, under the root for the sliding window
+ * (adk_span_compaction_begin).  Plugin callbacks are span events, with
  * their duration, of the span their work runs in (a tool's, else the agent
  * the step runs for); an agent span carries the time its events took to
  * store.  Message content (prompts, answers, tool arguments and results) is
@@ -105,6 +108,7 @@ typedef struct Span
 	bool		has_cached;
 	bool		claimed;		/* the root: its agent's frame is on */
 	bool		model_failed;	/* agents: a model call of its own failed */
+	bool		compaction;		/* models: a compaction's summarizer */
 	StringInfoData attrs;		/* JSON members: "key": value, ... */
 	StringInfoData events;		/* JSON array elements */
 	const char *status;			/* UNSET, OK, ERROR */
@@ -314,6 +318,20 @@ adk_span_step(AdkRun *run)
 }
 
 /*
+ * The run's root span, "invoke_agent {first agent}": the parent of what
+ * the run does outside its agents (the sliding window's summarizer).
+ */
+AdkSpanId
+adk_span_root(AdkRun *run)
+{
+	AdkTrace   *t = run->trace;
+
+	if (t == NULL)
+		return 0;
+	return ((Span *) linitial(t->open))->id;
+}
+
+/*
  * A frame for agent is pushed, by the agent that runs it (parent; 0 for
  * the run's first frame, which is the root's).  Its handle.
  */
@@ -383,6 +401,31 @@ adk_span_model_begin(AdkRun *run, AdkSpanId parent, const char *model,
 	/* the request's traceparent header; work goes on where it was */
 	point_trace(run, s);
 	return s->id;
+}
+
+/*
+ * A compaction's summarizer call (compaction.c), a child of parent: the
+ * agent span of the frame whose model call tail retention precedes, or
+ * the root for the sliding window.  A model request like any other --
+ * named "{operation} {model}" when it ends, its ledger row naming it (the
+ * caller uses adk_span_model_finishing and adk_span_model_end), its tokens
+ * in the usage of every agent span above it -- and adk.compaction.kind
+ * (tail_retention, sliding_window: adk.compactions.kind) says what it is.
+ * Its failure is the compaction's, never its agent's: a compaction never
+ * fails the run.
+ */
+AdkSpanId
+adk_span_compaction_begin(AdkRun *run, AdkSpanId parent, const char *kind,
+						  const char *model, Jsonb *contents)
+{
+	AdkSpanId	id = adk_span_model_begin(run, parent, model, contents);
+	Span	   *s;
+
+	if ((s = find_span(run->trace, id)) == NULL)
+		return 0;
+	s->compaction = true;
+	attr_str(s, "adk.compaction.kind", kind);
+	return id;
 }
 
 /*
@@ -496,7 +539,8 @@ adk_span_model_end(AdkRun *run, AdkSpanId span, Jsonb *response)
 	{
 		s->status = "ERROR";
 		attr_str(s, "error.type", str);
-		s->parent->model_failed = true;
+		if (!s->compaction)
+			s->parent->model_failed = true;
 		s->status_message = MemoryContextStrdup(t->cxt,
 												(str = jsonb_str(&response->root, "error_message")) ? str : "");
 	}
@@ -514,6 +558,27 @@ adk_span_model_end(AdkRun *run, AdkSpanId span, Jsonb *response)
 		appendStringInfoChar(&s->attrs, ']');
 		MemoryContextSwitchTo(old);
 	}
+	end_span(run, s, false);
+}
+
+/*
+ * A model request that raised before it had an answer (a compaction's
+ * summarizer whose model cannot be loaded): ERROR with error_type and
+ * message.  Like an abandoned request it has no answer to be named after:
+ * "unknown", with its adk.model.name.
+ */
+void
+adk_span_model_fail(AdkRun *run, AdkSpanId span, const char *error_type,
+					const char *message)
+{
+	AdkTrace   *t = run->trace;
+	Span	   *s;
+
+	if (t == NULL || (s = find_span(t, span)) == NULL || s->type != SPAN_MODEL)
+		return;
+	s->status = "ERROR";
+	s->status_message = MemoryContextStrdup(t->cxt, message ? message : "");
+	attr_str(s, "error.type", error_type);
 	end_span(run, s, false);
 }
 

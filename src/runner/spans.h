@@ -47,15 +47,21 @@ extern void adk_span_run_end(struct AdkRun *run, bool waiting);
 
 extern void adk_span_step_begin(struct AdkRun *run, AdkSpanId span);
 extern AdkSpanId adk_span_step(struct AdkRun *run);
+extern AdkSpanId adk_span_root(struct AdkRun *run);
 
 extern AdkSpanId adk_span_agent_begin(struct AdkRun *run, AdkSpanId parent,
 									  struct AdkAgent *agent);
 extern void adk_span_agent_end(struct AdkRun *run, AdkSpanId span);
 extern AdkSpanId adk_span_model_begin(struct AdkRun *run, AdkSpanId parent,
 									  const char *model, Jsonb *contents);
+extern AdkSpanId adk_span_compaction_begin(struct AdkRun *run, AdkSpanId parent,
+										   const char *kind, const char *model,
+										   Jsonb *contents);
 extern void adk_span_model_finishing(struct AdkRun *run, AdkSpanId span);
 extern void adk_span_model_end(struct AdkRun *run, AdkSpanId span,
 							   Jsonb *response);
+extern void adk_span_model_fail(struct AdkRun *run, AdkSpanId span,
+								const char *error_type, const char *message);
 extern AdkSpanId adk_span_tool_begin(struct AdkRun *run, AdkSpanId parent,
 									 const char *tool, const char *description,
 									 const char *call_id, Jsonb *args);
