@@ -8,7 +8,10 @@
 #    the trace is whole, the spans that transaction had written included;
 #  - adk.tool_timeout: the tool's span fails, the run and its trace go on;
 #  - a run that raises out of its step: the attempt's trace ends ERROR with
-#    the SQLSTATE; a retry is a trace of its own, the same invocation.
+#    the SQLSTATE; a retry is a trace of its own, the same invocation
+#    (under a traceparent: a root of its own in the caller's trace);
+#  - the worker terminated with runs in flight: their traces end
+#    WORKER_LOST, as their jobs do.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -213,6 +216,43 @@ is( $node->safe_psql('postgres', qq{
 	 WHERE j.invocation_id = '$br'}),
 	'failed,ERROR,57P01,broken went away', 'the failed job\'s root span says why');
 is(trace_faults("invocation_id = '$br'"), '', 'its trace is whole');
+
+# --- the same under a traceparent: both roots children of the caller's span
+$node->safe_psql('postgres', "SELECT setval('flaky_calls', 1, false)");
+my $tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+$fl = $node->safe_psql('postgres',
+	qq{SELECT adk_submit('flaky_app', 'u', 'f2', 'call flaky({})', NULL,
+	                     '{"retries": 1, "traceparent": "$tp"}')});
+ok(wait_jobs_done("invocation_id = '$fl'", 30), 'the flaky run under a traceparent ended');
+is( $node->safe_psql('postgres', qq{
+	SELECT string_agg(trace_id || ':' || coalesce(parent_span_id, '-') || ':' || status_code, ','
+	                  ORDER BY start_time)
+	  FROM adk.spans WHERE invocation_id = '$fl' AND name = 'invoke_agent flake'}),
+	'0af7651916cd43dd8448eb211c80319c:b7ad6b7169203331:ERROR,'
+	  . '0af7651916cd43dd8448eb211c80319c:b7ad6b7169203331:UNSET',
+	'under a traceparent each attempt is a root of its own under the caller\'s span');
+
+# --- the worker terminated with two runs in flight
+$node->safe_psql('postgres',
+	"SELECT adk_submit('slow_app', 'u', 'k' || i, 'wait ' || i) FROM generate_series(1, 2) i");
+$node->poll_query_until('postgres', q{
+	SELECT count(*) = 2 FROM adk.jobs j WHERE session_id LIKE 'k%' AND status = 'running'
+	   AND EXISTS (SELECT 1 FROM adk.events e WHERE e.invocation_id = j.invocation_id)})
+  or die 'the 2 runs did not start';
+my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM adk.jobs WHERE session_id = 'k1'");
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)"), 't', 'worker terminated');
+ok(wait_jobs_done("session_id LIKE 'k%'", 30), 'its runs ended');
+is( $node->safe_psql('postgres', qq{
+	SELECT string_agg(j.status || ',' || i.error_code || ',' || r.status_code || ',' ||
+	                  (r.attributes ->> 'error.type') || ',' || m.name || ',' ||
+	                  (m.attributes ->> 'error.type'), ' ' ORDER BY j.session_id)
+	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id)
+	  JOIN adk.spans r ON r.invocation_id = j.invocation_id AND r.parent_span_id IS NULL
+	  JOIN adk.spans m ON m.parent_span_id = r.span_id AND m.kind = 'CLIENT'
+	 WHERE j.session_id LIKE 'k%'}),
+	'failed,WORKER_LOST,ERROR,WORKER_LOST,unknown,CANCELLED failed,WORKER_LOST,ERROR,WORKER_LOST,unknown,CANCELLED',
+	'the terminated worker\'s runs have their traces: ERROR, WORKER_LOST');
+is(trace_faults("session_id LIKE 'k%'"), '', 'their traces are whole');
 
 $node->stop;
 done_testing();
