@@ -1024,7 +1024,8 @@ abort_spans(AdkJob *job, bool cancelled, const char *error_type,
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
 		adk_tenancy_pin_user(NULL);
 		ereport(WARNING,
-				(errmsg("could not write the spans of adk_runner job %lld: %s",
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not write the spans of adk_runner job %lld: %s",
 						(long long) job->id, edata->message)));
 		FreeErrorData(edata);
 	}
