@@ -18,7 +18,11 @@
 -- 1 / (60 + rank) summed over both.  Embeddings are ranked in C
 -- (adk._cosine) over the user's entries: pgvector is not packaged for
 -- Debian 12's PostgreSQL.  A query whose embedding fails falls back to
--- full-text search alone, with a warning.
+-- full-text search alone, with a warning.  Inside a run the embeddings are
+-- requested in one of its steps and consumed in a later one, so the run
+-- waits for them without holding its process (src/runner/builtin_tools.c:
+-- adk._memory_pending, then adk._memory_insert; adk._memory_search_vec);
+-- called from SQL, these functions wait inside their own call.
 -- ---------------------------------------------------------------------
 
 -- App options: the text search configuration of its memory, and whether
@@ -86,50 +90,96 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
        AND coalesce(p.part OPERATOR(pg_catalog.->) 'thought', 'false') OPERATOR(pg_catalog.<>) 'true'
 $$;
 
+-- The events with text of a session (of one invocation when given) that
+-- are not in memory yet, in order: what adding them adds.
+CREATE FUNCTION adk._memory_pending(app_name text, user_id text, session_id text,
+                                    invocation_id text DEFAULT NULL)
+RETURNS TABLE (event_id text, text text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT e.id, t.text
+      FROM adk.events e
+     CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
+     WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+       AND e.session_id OPERATOR(pg_catalog.=) $3
+       AND ($4 IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) $4)
+       AND t.text IS NOT NULL
+       AND coalesce(e.event_data OPERATOR(pg_catalog.->) 'partial', 'false') OPERATOR(pg_catalog.<>) 'true'
+       AND NOT EXISTS (SELECT 1 FROM adk.memory m
+                        WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
+                          AND m.session_id OPERATOR(pg_catalog.=) $3 AND m.event_id OPERATOR(pg_catalog.=) e.id)
+     ORDER BY e.seq
+$$;
+
+-- Add those events of a session to memory, in the order of event_ids;
+-- embeddings: NULL, or one row per event (a two-dimensional real[], row i
+-- the embedding of event_ids[i]).  Entries added meanwhile are skipped;
+-- returns how many were added.
+CREATE FUNCTION adk._memory_insert(app_name text, user_id text, session_id text,
+                                   event_ids text[], embeddings real[])
+RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    cfg regconfig := adk._memory_config(app_name);
+    n integer;
+BEGIN
+    IF embeddings IS NOT NULL AND (pg_catalog.array_ndims(embeddings) OPERATOR(pg_catalog.<>) 2
+            OR pg_catalog.array_length(embeddings, 1) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(event_ids)) THEN
+        RAISE EXCEPTION 'memory embeddings must be one row per event' USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO adk.memory AS m (app_name, user_id, session_id, event_id, author,
+                                 "timestamp", text, search_config, embedding)
+    SELECT e.app_name, e.user_id, e.session_id, e.id, e.event_data OPERATOR(pg_catalog.->>) 'author',
+           e."timestamp", t.text, cfg,
+           CASE WHEN embeddings IS NOT NULL
+                THEN ARRAY(SELECT pg_catalog.unnest(embeddings[p.i:p.i])) END
+      FROM pg_catalog.unnest(event_ids) WITH ORDINALITY AS p(event_id, i)
+      JOIN adk.events e
+        ON e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+       AND e.session_id OPERATOR(pg_catalog.=) $3 AND e.id OPERATOR(pg_catalog.=) p.event_id
+     CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
+     WHERE t.text IS NOT NULL
+     ORDER BY p.i
+    ON CONFLICT ON CONSTRAINT memory_source_key DO NOTHING;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
 -- Add the events with text of a session (of one invocation when given)
--- that are not in memory yet; returns how many were added.
+-- that are not in memory yet, with their embeddings when the app has an
+-- embedding model (100 texts a request, waited for here: a run starts
+-- them in one step and adds the entries in a later one, builtin_tools.c);
+-- returns how many were added.  An embedding failure raises: nothing is
+-- added.
 CREATE FUNCTION adk._memory_add(app_name text, user_id text, session_id text,
                                 invocation_id text DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    cfg regconfig := adk._memory_config(app_name);
     model text := (SELECT a.memory_embedding_model FROM adk.apps a
                     WHERE a.name OPERATOR(pg_catalog.=) $1);
-    ids bigint[];
+    ids text[];
     texts text[];
+    embeddings real[];
     n integer;
     b integer;
 BEGIN
-    WITH added AS (
-        INSERT INTO adk.memory AS m (app_name, user_id, session_id, event_id, author,
-                                     "timestamp", text, search_config)
-        SELECT e.app_name, e.user_id, e.session_id, e.id, e.event_data OPERATOR(pg_catalog.->>) 'author',
-               e."timestamp", t.text, cfg
-          FROM adk.events e
-         CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
-         WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
-           AND e.session_id OPERATOR(pg_catalog.=) $3
-           AND ($4 IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) $4)
-           AND t.text IS NOT NULL
-           AND coalesce(e.event_data OPERATOR(pg_catalog.->) 'partial', 'false') OPERATOR(pg_catalog.<>) 'true'
-         ORDER BY e.seq
-        ON CONFLICT ON CONSTRAINT memory_source_key DO NOTHING
-        RETURNING m.id, m.text)
-    SELECT pg_catalog.array_agg(x.id ORDER BY x.id), pg_catalog.array_agg(x.text ORDER BY x.id)
-      INTO ids, texts FROM added x;
+    SELECT pg_catalog.array_agg(p.event_id ORDER BY p.n), pg_catalog.array_agg(p.text ORDER BY p.n)
+      INTO ids, texts
+      FROM adk._memory_pending($1, $2, $3, $4) WITH ORDINALITY AS p(event_id, text, n);
     n := coalesce(pg_catalog.cardinality(ids), 0);
-    -- the new entries' embeddings, 100 texts a request
-    IF model IS NOT NULL AND n OPERATOR(pg_catalog.>) 0 THEN
+    IF n OPERATOR(pg_catalog.=) 0 THEN
+        RETURN 0;
+    END IF;
+    IF model IS NOT NULL THEN
         FOR b IN 0 .. (n OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) 100 LOOP
-            UPDATE adk.memory m SET embedding = v.embedding
-              FROM adk._embed(model, texts[b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) 1
-                                           : b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) 100])
-                   WITH ORDINALITY AS v(embedding, i)
-             WHERE m.id OPERATOR(pg_catalog.=) ids[b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) v.i::integer];
+            embeddings := embeddings OPERATOR(pg_catalog.||) ARRAY(
+                SELECT v FROM adk._embed(model, texts[b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) 1
+                                                     : b OPERATOR(pg_catalog.*) 100 OPERATOR(pg_catalog.+) 100])
+                       WITH ORDINALITY AS x(v, i) ORDER BY x.i);
         END LOOP;
     END IF;
-    RETURN n;
+    RETURN adk._memory_insert($1, $2, $3, ids, embeddings);
 END
 $$;
 
@@ -169,20 +219,18 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
       FROM pg_catalog.unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector(config, query))) AS l(lexeme)
 $$;
 
--- The query is parsed once, before the scan (a variable, so the planner
--- can use the GIN index and never re-parses it per row).
+-- The query's embedding (NULL: search without, with a warning when the
+-- embedding failed); a run computes it in its steps instead
+-- (builtin_tools.c) and calls adk._memory_search_vec itself.
 CREATE FUNCTION adk._memory_search(app_name text, user_id text, query text, max_results integer)
 RETURNS SETOF adk.memory_match
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    q tsquery := adk._any_word_query(adk._memory_config(app_name), query);
     model text;
-    min_similarity real;
     qv real[];
-    k integer := GREATEST(max_results, 20) OPERATOR(pg_catalog.*) 3;
     msg text;
 BEGIN
-    SELECT a.memory_embedding_model, a.memory_min_similarity INTO model, min_similarity
+    SELECT a.memory_embedding_model INTO model
       FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1;
     IF model IS NOT NULL AND query OPERATOR(pg_catalog.~) '[[:alnum:]]' THEN
         BEGIN
@@ -193,6 +241,24 @@ BEGIN
             qv := NULL;
         END;
     END IF;
+    RETURN QUERY SELECT * FROM adk._memory_search_vec($1, $2, $3, $4, qv);
+END
+$$;
+
+-- The search itself, given the query's embedding qv (NULL: full-text
+-- only).  The query is parsed once, before the scan (a variable, so the
+-- planner can use the GIN index and never re-parses it per row).
+CREATE FUNCTION adk._memory_search_vec(app_name text, user_id text, query text,
+                                       max_results integer, qv real[])
+RETURNS SETOF adk.memory_match
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    q tsquery := adk._any_word_query(adk._memory_config(app_name), query);
+    min_similarity real;
+    k integer := GREATEST(max_results, 20) OPERATOR(pg_catalog.*) 3;
+BEGIN
+    SELECT a.memory_min_similarity INTO min_similarity
+      FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1;
     IF qv IS NULL THEN
         IF q IS NULL THEN
             RETURN;

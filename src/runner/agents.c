@@ -263,6 +263,8 @@ step_stack(AdkRun *run, List **stack)
 				return ADK_STEP_WAIT;
 			rr = adk_llm_calls_finish(run, f->agent, f->branch, f->tools,
 									  f->calls, f->round, &transfer);
+			if (rr == ROUND_WAIT)
+				break;			/* agent-tools started after their embedding */
 			f->round = NULL;
 			calls_result(run, f, rr, transfer);
 			break;

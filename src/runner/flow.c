@@ -31,7 +31,11 @@
  * starts the summarizer instead of the model (the round waits for it,
  * ROUND_WAIT), and the step after its answer appends the summary, builds
  * the request again from the compacted history and starts the model call
- * (adk_llm_round_finish returns ROUND_WAIT once more).
+ * (adk_llm_round_finish returns ROUND_WAIT once more).  preload_memory's
+ * embedding of the user's message (builtin_tools.c) is started in that
+ * first step too, and waited for likewise; a load_memory call's query
+ * embedding waits in the calls round like an agent-tool's model call, its
+ * search made when the answer is in.
  *
  * Each half of a round works in a memory context of its own (AdkRound,
  * under the run's), deleted when it ends: the history read for the prompt,
@@ -97,7 +101,8 @@ struct AdkRound
 	PartialCtx	pctx;
 	/* the model half */
 	AdkCompactionWait *compaction;	/* tail retention's summary, first */
-	Jsonb	   *contents;		/* ... and the request made before it */
+	AdkMemoryWait *memory;		/* ... preload_memory's query embedding */
+	Jsonb	   *contents;		/* ... and the request made before them */
 	Jsonb	   *decls;
 	AdkModelCall *call;			/* NULL: answered without a call */
 	AdkSpanId	span;			/* its span (spans.c) */
@@ -108,6 +113,7 @@ struct AdkRound
 	int			ncalls;
 	Jsonb	  **results;		/* per call, in call order */
 	AdkModelCall **agent_calls; /* per call: an agent-tool's model call */
+	AdkMemoryWait **memory_calls;	/* per call: load_memory's embedding */
 	AdkAgent  **agent_tools;
 	AdkSpanId  *agent_spans;	/* per call: the agent-tool's invoke_agent */
 	AdkSpanId  *model_spans;	/* ... and its model call's span */
@@ -128,7 +134,7 @@ static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
 						  Jsonb *response, List *calls, List *tools);
 static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 					   AdkAgent **transfer, bool *escalate,
-					   AdkAgent **agent_tool);
+					   AdkAgent **agent_tool, AdkMemoryWait **memory);
 static Jsonb *error_object(const char *message);
 static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 							   AdkModelCall **call, AdkSpanId *agent_span,
@@ -214,12 +220,17 @@ adk_round_ready(const AdkRound *round)
 
 	if (round->compaction != NULL && !adk_compaction_ready(round->compaction))
 		return false;
+	if (round->memory != NULL && !adk_memory_ready(round->memory))
+		return false;
 	if (round->call != NULL && !adk_model_call_ready(round->call))
 		return false;
 	for (i = 0; i < round->ncalls; i++)
 	{
 		if (round->agent_calls[i] != NULL &&
 			!adk_model_call_ready(round->agent_calls[i]))
+			return false;
+		if (round->memory_calls[i] != NULL &&
+			!adk_memory_ready(round->memory_calls[i]))
 			return false;
 	}
 	return true;
@@ -273,10 +284,12 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
 	contents = adk_build_contents(run, agent, branch);
+	/* preload_memory's embedding (builtin_tools.c), tail retention's too */
+	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	round->compaction = adk_compaction_before_model(run, agent, branch,
 													contents, round->cxt);
 	MemoryContextSwitchTo(caller);
-	if (round->compaction != NULL)
+	if (round->compaction != NULL || round->memory != NULL)
 	{
 		round->contents = contents;
 		round->decls = decls;
@@ -364,14 +377,18 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		return ROUND_DONE;
 	}
 	MemoryContextSwitchTo(round->cxt);
-	if (round->compaction != NULL)
+	if (round->compaction != NULL || round->memory != NULL)
 	{
 		AdkCompactionWait *compaction = round->compaction;
+		AdkMemoryWait *memory = round->memory;
 		Jsonb	   *contents = round->contents;
 		AdkRound   *again;
 
 		round->compaction = NULL;
-		if (adk_compaction_finish(compaction))
+		round->memory = NULL;
+		if (memory != NULL)
+			(void) adk_memory_finish(memory);
+		if (compaction != NULL && adk_compaction_finish(compaction))
 			contents = adk_build_contents(run, agent, branch);
 		MemoryContextSwitchTo(caller);
 		return request_start(run, agent, branch, round->decls, round,
@@ -425,6 +442,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	round->ncalls = list_length(calls);
 	round->results = palloc0(sizeof(Jsonb *) * (round->ncalls + 1));
 	round->agent_calls = palloc0(sizeof(AdkModelCall *) * (round->ncalls + 1));
+	round->memory_calls = palloc0(sizeof(AdkMemoryWait *) * (round->ncalls + 1));
 	round->agent_tools = palloc0(sizeof(AdkAgent *) * (round->ncalls + 1));
 	round->agent_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
 	round->model_spans = palloc0(sizeof(AdkSpanId) * (round->ncalls + 1));
@@ -435,18 +453,34 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		AdkAgent   *as_tool = NULL;
 
 		round->results[i] = run_call(run, agent, call, tools, &round->transfer,
-									 &round->escalate, &as_tool);
+									 &round->escalate, &as_tool,
+									 &round->memory_calls[i]);
 		if (run->end_invocation)
 			break;
+		if (round->memory_calls[i] != NULL &&
+			!adk_memory_ready(round->memory_calls[i]))
+			waiting = true;
 		if (as_tool != NULL)
 		{
 			round->agent_tools[i] = as_tool;
-			round->results[i] = agent_tool_start(run, as_tool, call,
-												 &round->agent_calls[i],
-												 &round->agent_spans[i],
-												 &round->model_spans[i]);
-			if (round->agent_calls[i] != NULL)
+
+			/*
+			 * An agent-tool with preload_memory: its model call is started
+			 * once the user's message is embedded (adk_llm_calls_finish)
+			 */
+			round->memory_calls[i] = adk_builtin_preload_start(run, as_tool,
+															   round->cxt);
+			if (round->memory_calls[i] != NULL)
 				waiting = true;
+			else
+			{
+				round->results[i] = agent_tool_start(run, as_tool, call,
+													 &round->agent_calls[i],
+													 &round->agent_spans[i],
+													 &round->model_spans[i]);
+				if (round->agent_calls[i] != NULL)
+					waiting = true;
+			}
 		}
 		i++;
 	}
@@ -457,19 +491,24 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
 	}
-	if (waiting)
+	if (!waiting)
 	{
-		*round_out = round;
-		return ROUND_WAIT;
+		AdkRoundResult rr = adk_llm_calls_finish(run, agent, branch, tools,
+												 calls, round, transfer_to);
+
+		if (rr != ROUND_WAIT)
+			return rr;			/* the round is gone */
 	}
-	return adk_llm_calls_finish(run, agent, branch, tools, calls, round,
-								transfer_to);
+	*round_out = round;
+	return ROUND_WAIT;
 }
 
 /*
- * The second half of a round, last step: the agent-tools' answers, then
- * one event with every response in call order.  As adk_llm_calls_start
- * without ROUND_WAIT; the round is gone afterwards.
+ * The second half of a round, last step: the agent-tools' answers and
+ * load_memory's searches, then one event with every response in call
+ * order.  As adk_llm_calls_start; the round is gone afterwards -- unless
+ * an agent-tool's model call was started now, after the embedding its
+ * preload_memory waited for (ROUND_WAIT: the round waits again).
  */
 AdkRoundResult
 adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -478,6 +517,7 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 {
 	MemoryContext caller = CurrentMemoryContext;
 	AdkRoundResult result = ROUND_DONE;
+	bool		started = false;
 	int			i;
 
 	(void) tools;
@@ -486,7 +526,22 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		MemoryContextSwitchTo(round->cxt);
 		for (i = 0; i < round->ncalls; i++)
 		{
-			if (round->agent_calls[i] != NULL)
+			if (round->memory_calls[i] != NULL && round->agent_tools[i] != NULL)
+			{
+				AdkMemoryWait *m = round->memory_calls[i];
+
+				/* the agent-tool's preload_memory has its embedding */
+				round->memory_calls[i] = NULL;
+				(void) adk_memory_finish(m);
+				round->results[i] = agent_tool_start(run, round->agent_tools[i],
+													 (Call *) list_nth(calls, i),
+													 &round->agent_calls[i],
+													 &round->agent_spans[i],
+													 &round->model_spans[i]);
+				if (round->agent_calls[i] != NULL)
+					started = true;
+			}
+			else if (round->agent_calls[i] != NULL)
 			{
 				AdkModelCall *c = round->agent_calls[i];
 
@@ -495,6 +550,18 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 													  round->agent_spans[i],
 													  round->model_spans[i]);
 			}
+			if (round->memory_calls[i] != NULL)
+			{
+				AdkMemoryWait *m = round->memory_calls[i];
+
+				round->memory_calls[i] = NULL;
+				round->results[i] = adk_memory_finish(m);
+			}
+		}
+		if (started)
+		{
+			MemoryContextSwitchTo(caller);
+			return ROUND_WAIT;
 		}
 		result = assemble_calls(run, agent, branch, calls, round, transfer_to);
 		MemoryContextSwitchTo(caller);
@@ -1045,7 +1112,8 @@ agent_listed(AdkAgent *agent, const char *name)
  */
 static Jsonb *
 run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
-		 AdkAgent **transfer, bool *escalate, AdkAgent **agent_tool)
+		 AdkAgent **transfer, bool *escalate, AdkAgent **agent_tool,
+		 AdkMemoryWait **memory)
 {
 	AdkTool    *tool;
 	AdkAgent   *as_tool;
@@ -1087,7 +1155,11 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		*agent_tool = as_tool;
 		return NULL;
 	}
-	/* load_artifacts, load_memory (builtin_tools.c) */
+	/* load_memory: its query's embedding started, the search waits for it */
+	if ((*memory = adk_builtin_load_memory_start(run, agent, call->name, call->args,
+												 CurrentMemoryContext)) != NULL)
+		return NULL;
+	/* load_artifacts, a load_memory without a query (builtin_tools.c) */
 	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
 		return result;
 

@@ -80,7 +80,8 @@ typedef struct QueuedRow QueuedRow;
 static void start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 					  const char *extschema, const char *invocation_id);
 static AdkStepResult finish_run(AdkRun *run);
-static void end_run(AdkRun *run);
+static AdkStepResult end_run(AdkRun *run);
+static void close_run(AdkRun *run);
 static AdkRun *new_run(const char *app, const char *user, const char *session,
 					   Jsonb *state_delta, Jsonb *options, AdkEventSink sink,
 					   void *sink_arg);
@@ -404,7 +405,21 @@ adk_run_step(AdkRun *run)
 
 				run->ending = NULL;
 				(void) adk_compaction_finish(w);
-				end_run(run);
+				r = end_run(run);
+			}
+		}
+		else if (run->memory_ending != NULL)
+		{
+			/* the end waits for the new memory entries' embeddings */
+			if (!adk_memory_ready(run->memory_ending))
+				r = ADK_STEP_WAIT;
+			else
+			{
+				AdkMemoryWait *w = run->memory_ending;
+
+				run->memory_ending = NULL;
+				(void) adk_memory_finish(w);
+				close_run(run);
 				r = ADK_STEP_DONE;
 			}
 		}
@@ -443,6 +458,8 @@ adk_run_ready(AdkRun *run)
 {
 	if (run->ending != NULL)
 		return adk_compaction_ready(run->ending);
+	if (run->memory_ending != NULL)
+		return adk_memory_ready(run->memory_ending);
 	return adk_agent_ready(run);
 }
 
@@ -457,6 +474,9 @@ adk_run_abandon(AdkRun *run)
 	if (run->ending != NULL)
 		adk_compaction_abandon(run->ending);
 	run->ending = NULL;
+	if (run->memory_ending != NULL)
+		adk_memory_abandon(run->memory_ending);
+	run->memory_ending = NULL;
 }
 
 /*
@@ -714,19 +734,32 @@ finish_run(AdkRun *run)
 		if (run->ending != NULL)
 			return ADK_STEP_WAIT;
 	}
-	end_run(run);
-	return ADK_STEP_DONE;
+	return end_run(run);
 }
 
 /*
  * The rest of step 7, after the sliding window: the memory tools'
- * after_run, the invocation's row.
+ * after_run (adk.apps.add_to_memory) -- ADK_STEP_WAIT while the new
+ * entries' embeddings are in flight, the step after their answer adds the
+ * entries and closes the run -- else close_run now, ADK_STEP_DONE.
  */
-static void
+static AdkStepResult
 end_run(AdkRun *run)
 {
 	if (!run->failed)
-		adk_builtin_after_run(run); /* adk.apps.add_to_memory */
+	{
+		run->memory_ending = adk_builtin_after_run(run, run->run_cxt);
+		if (run->memory_ending != NULL)
+			return ADK_STEP_WAIT;
+	}
+	close_run(run);
+	return ADK_STEP_DONE;
+}
+
+/* The invocation's row, and the run registry left */
+static void
+close_run(AdkRun *run)
+{
 	invocation_end(run);
 	adk_run_registry_leave();
 }

@@ -165,6 +165,14 @@ typedef struct AdkRun
 	struct AdkCompactionWait *ending;	/* run.c: the end waits for the
 										 * sliding window's summary */
 
+	/* builtin_tools.c: memory's embeddings */
+	struct AdkMemoryWait *memory_ending;	/* run.c: the end waits for the
+											 * new entries' embeddings */
+	bool		preload_known;	/* instructions search with preload_vector
+								 * (else they embed the message themselves) */
+	ArrayType  *preload_vector; /* the user's message embedded (NULL:
+								 * full-text search alone) */
+
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
 	List	  **stack;			/* agents.c: the frame stack being stepped */

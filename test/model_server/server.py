@@ -1280,6 +1280,11 @@ class Handler(BaseHTTPRequestHandler):
             STATE.models[model or "-"] += 1
         status = "-"
         try:
+            # latency: only a per-model token (e.g. emb-latency-3000), so the
+            # default latency of chat calls leaves embeddings instant
+            m = LATENCY_RE.search(model or "")
+            if m and int(m.group(1)) > 0:
+                time.sleep(int(m.group(1)) / 1000.0)
             denied = self._auth(provider, query)
             if denied:
                 st, kind, msg, code, details = denied
