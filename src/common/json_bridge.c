@@ -3,8 +3,11 @@
  * json_bridge.c
  *	  Moving JSON between PostgreSQL's jsonb and json-c.
  *
- * jsonb -> json-c goes through JSON text; json-c -> jsonb (every model
- * response) is built directly.  Text from json-c can hold what
+ * Both directions are built directly, not through JSON text: jsonb ->
+ * json-c runs for every prompt (its contents, tools and config) and
+ * json-c -> jsonb for every model response.  A number jsonb -> json-c is
+ * read from its text by the shared parse (adk_json_parse), so it is the
+ * very json-c value the text would give.  Text from json-c can hold what
  * jsonb refuses -- "\u0000" escapes -- so it is cleaned first: a NUL
  * becomes U+FFFD.  json-c has already refused invalid UTF-8 (the adapters
  * parse with JSON_TOKENER_VALIDATE_UTF8).
@@ -34,6 +37,9 @@ static void push_jsonc_value(JsonbParseState **st, struct json_object *val,
 							 JsonbIteratorToken as);
 static void jsonc_scalar(struct json_object *obj, JsonbValue *v);
 static char *without_nul(const char *s, size_t len, int *outlen);
+static struct json_object *jsonb_scalar_to_jsonc(JsonbValue *v, bool *ok);
+static bool add_jsonb_container(struct json_object *to, JsonbContainer *c,
+								int depth);
 
 /*
  * jsonb -> new json-c object (caller puts it).  "what" names the argument
@@ -42,9 +48,40 @@ static char *without_nul(const char *s, size_t len, int *outlen);
 struct json_object *
 adk_jsonb_to_jsonc(Jsonb *jb, const char *what)
 {
-	char	   *text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+	char	   *text;
 	struct json_object *obj;
 	AdkJsonParseError err;
+
+	/*
+	 * An object or array is copied node by node; a scalar at the top, or a
+	 * value nested nearly as deeply as the limit allows, goes through text
+	 * (which also gives the errors).
+	 */
+	if (!JB_ROOT_IS_SCALAR(jb))
+	{
+		bool		done = false;
+
+		obj = JB_ROOT_IS_OBJECT(jb) ? json_object_new_object() : json_object_new_array();
+		if (obj == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		PG_TRY();
+		{
+			done = add_jsonb_container(obj, &jb->root, 1);
+		}
+		PG_CATCH();
+		{
+			json_object_put(obj);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		if (done)
+			return obj;
+		json_object_put(obj);
+	}
+
+	text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
 
 	/* the shared parse: big integers keep their digits */
 	obj = adk_json_parse(text, strlen(text), ADK_MAX_JSON_DEPTH, 0, &err, NULL);
@@ -62,6 +99,113 @@ adk_jsonb_to_jsonc(Jsonb *jb, const char *what)
 	if (obj == NULL)
 		elog(ERROR, "could not read %s back from jsonb (error %d)", what, (int) err);
 	return obj;
+}
+
+/*
+ * Add the members of jsonb container c (an object or array at nesting
+ * level depth, the top being 1) to the json-c object or array "to", which
+ * owns every value added as soon as it is made (one json_object_put of the
+ * top frees all on error).  false: nested too deeply, or a value the text
+ * path must give (its error) -- the caller starts over through text.
+ */
+static bool
+add_jsonb_container(struct json_object *to, JsonbContainer *c, int depth)
+{
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	v;
+	char	   *key = NULL;
+	bool		is_object = JsonContainerIsObject(c);
+
+	/* adk_json_parse refuses more than ADK_MAX_JSON_DEPTH levels */
+	if (depth >= ADK_MAX_JSON_DEPTH)
+		return false;
+	check_stack_depth();
+	it = JsonbIteratorInit(c);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		struct json_object *val;
+		bool		ok = true;
+
+		if (tok == WJB_KEY)
+		{
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+			continue;
+		}
+		if (tok != WJB_VALUE && tok != WJB_ELEM)
+			continue;			/* the container's own begin and end */
+		if (v.type == jbvBinary)
+			val = JsonContainerIsObject(v.val.binary.data) ?
+				json_object_new_object() : json_object_new_array();
+		else
+			val = jsonb_scalar_to_jsonc(&v, &ok);
+		if (!ok)
+			return false;
+		if (val == NULL && v.type != jbvNull)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		if (is_object)
+		{
+			if (json_object_object_add(to, key, val) != 0)
+			{
+				json_object_put(val);
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of memory")));
+			}
+			pfree(key);
+			key = NULL;
+		}
+		else if (json_object_array_add(to, val) != 0)
+		{
+			json_object_put(val);
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		}
+		if (v.type == jbvBinary &&
+			!add_jsonb_container(val, v.val.binary.data, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A jsonb scalar as a new json-c value (NULL for JSON null, as json-c has
+ * it; NULL with *ok still true and a non-null type means no memory).  A
+ * number is what adk_json_parse makes of its text; *ok = false when that
+ * fails (the caller goes through text for the error).
+ */
+static struct json_object *
+jsonb_scalar_to_jsonc(JsonbValue *v, bool *ok)
+{
+	*ok = true;
+	switch (v->type)
+	{
+		case jbvNull:
+			return NULL;
+		case jbvBool:
+			return json_object_new_boolean(v->val.boolean);
+		case jbvString:
+			return json_object_new_string_len(v->val.string.val, v->val.string.len);
+		case jbvNumeric:
+			{
+				char	   *t = DatumGetCString(DirectFunctionCall1(numeric_out,
+																	NumericGetDatum(v->val.numeric)));
+				struct json_object *n;
+				AdkJsonParseError err;
+
+				n = adk_json_parse(t, strlen(t), 1, 0, &err, NULL);
+				pfree(t);
+				if (n == NULL)
+					*ok = false;
+				return n;
+			}
+		default:
+			*ok = false;
+			return NULL;
+	}
 }
 
 /*

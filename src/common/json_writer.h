@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * json_writer.h
- *	  Building JSON text in palloc'd memory, then jsonb.
+ *	  Building jsonb in palloc'd memory, value by value.
  *
  * IDENTIFICATION
  *	  src/common/json_writer.h
@@ -12,6 +12,7 @@
 #define ADK_JSON_WRITER_H
 
 #include "lib/stringinfo.h"
+#include "utils/palloc.h"
 #include "utils/jsonb.h"
 
 #include "common/json_limits.h"
@@ -21,9 +22,15 @@
 
 typedef struct JsonWriter
 {
-	StringInfoData buf;
+	MemoryContext cxt;			/* where everything written lives */
+	JsonbParseState *state;		/* the open containers */
+	JsonbValue *done;			/* the top-level container, once closed */
+	JsonbValue	top;			/* a top-level scalar */
+	Jsonb	   *top_jsonb;		/* a top-level jsonb written as it is */
+	bool		has_top;
+	bool		key_pending;	/* a key was written, its value not yet */
 	int			depth;
-	bool		first[JW_MAX_DEPTH];
+	bool		in_object[JW_MAX_DEPTH];
 } JsonWriter;
 
 extern void jw_init(JsonWriter *w);
@@ -40,5 +47,6 @@ extern void jw_jsonb(JsonWriter *w, Jsonb *value);
 extern void jw_container(JsonWriter *w, JsonbContainer *c);
 extern void jw_value(JsonWriter *w, JsonbValue *v);
 extern Jsonb *jw_finish(JsonWriter *w);
+extern char *jw_finish_text(JsonWriter *w);
 
 #endif							/* ADK_JSON_WRITER_H */

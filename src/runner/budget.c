@@ -13,6 +13,13 @@
  * charge and no other run can pass a check on the same remaining budget
  * in between.
  *
+ * Most apps have no budget: a kept plan first looks whether any budget
+ * covers the call (the same rows adk._budget_take would lock, read as the
+ * same role) and, when none does, neither function is called -- nothing
+ * was taken, so nothing is charged either (taken_at = NOT_TAKEN).  A
+ * budget defined while the call is in flight counts from the next call
+ * on, as it would had it committed a moment later.
+ *
  * IDENTIFICATION
  *	  src/runner/budget.c
  *
@@ -29,8 +36,20 @@
 #include "utils/timestamp.h"
 
 #include "common/jsonb_util.h"
+#include "common/spi_plans.h"
 #include "runner/budget.h"
 #include "store/owner.h"
+
+/* taken_at of a call no budget covered: adk_budget_charge_to does nothing */
+#define NOT_TAKEN DT_NOBEGIN
+
+#define ANY_BUDGET_SQL \
+	"SELECT FROM adk.budgets x" \
+	" WHERE x.app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND (x.user_id IS NULL OR x.user_id OPERATOR(pg_catalog.=) $2)" \
+	"   AND (x.role_name IS NULL OR x.role_name OPERATOR(pg_catalog.=) $3)" \
+	"   AND (x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL)" \
+	" LIMIT 1"
 
 char *
 adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
@@ -50,6 +69,15 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 	*taken_at = GetCurrentTimestamp();
 	adk_become_owner(&save);
 	SPI_connect();
+	if (adk_spi_exec(ANY_BUDGET_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the token budgets");
+	if (SPI_processed == 0)
+	{
+		*taken_at = NOT_TAKEN;
+		SPI_finish();
+		adk_restore_user(&save);
+		return NULL;
+	}
 	if (SPI_execute_with_args("SELECT adk._budget_take($1, $2, $3)", 3, types, args, NULL,
 							  false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not check the token budgets");
@@ -70,7 +98,7 @@ adk_budget_charge_to(const char *app, const char *user, TimestampTz taken_at,
 	NameData	role;
 	AdkOwnerSave save;
 
-	if (tokens <= 0)
+	if (tokens <= 0 || taken_at == NOT_TAKEN)
 		return;
 	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
 	args[0] = CStringGetTextDatum(app);

@@ -733,18 +733,27 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	JsonWriter	w;
 	Jsonb	   *response;
 
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "model");
-	jw_string(&w, agent->model);
-	jw_key(&w, "contents");
-	jw_jsonb(&w, contents);
-	jw_key(&w, "tools");
-	jw_jsonb(&w, decls);
-	jw_key(&w, "config");
-	jw_jsonb(&w, config);
-	jw_end_object(&w);
-	round->request = jw_finish(&w);
+	/*
+	 * The request as plugins see it: only when one listens (it holds the
+	 * whole history; nothing else reads it).
+	 */
+	round->request = NULL;
+	if (adk_plugins_have(run, CB_BEFORE_MODEL) ||
+		adk_plugins_have(run, CB_ON_MODEL_ERROR))
+	{
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "model");
+		jw_string(&w, agent->model);
+		jw_key(&w, "contents");
+		jw_jsonb(&w, contents);
+		jw_key(&w, "tools");
+		jw_jsonb(&w, decls);
+		jw_key(&w, "config");
+		jw_jsonb(&w, config);
+		jw_end_object(&w);
+		round->request = jw_finish(&w);
+	}
 
 	if (!adk_plugins_hook(run, CB_BEFORE_MODEL, agent->name, branch,
 						  "request", round->request, NULL, NULL, &response))

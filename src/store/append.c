@@ -32,6 +32,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -41,6 +42,7 @@
 #include "model/ledger.h"
 #include "store/append.h"
 #include "store/event.h"
+#include "store/event_time.h"
 #include "store/owner.h"
 #include "store/place.h"
 #include "store/tenancy.h"
@@ -54,6 +56,26 @@ static SPIPlanPtr distributed_plan = NULL;
 static SPIPlanPtr layout_plan = NULL;
 
 static Jsonb *mark_appended_by(Jsonb *event);
+static TimestampTz predicted_time(const char *app, const char *user,
+								  const char *session, TimestampTz proposed);
+static void remember_placed(const char *app, const char *user,
+							const char *session, TimestampTz ts);
+
+/*
+ * The session this backend last placed an event in, and that event's time.
+ * The next event appended to it is built with the time it will get (1 ms
+ * later, unless it proposes a later one), so adk._event_at finds nothing to
+ * change in it.  Only a guess: when another writer's event came in between
+ * (or the transaction rolled back), adk._event_at sets the time the event
+ * does get, as it would without a guess.
+ */
+static struct
+{
+	char	   *app;
+	char	   *user;
+	char	   *session;
+	TimestampTz time;
+}			last_placed;
 
 /*
  * How an event is stored (all three are statements the executor runs):
@@ -313,8 +335,14 @@ adk_store_append(const char *app, const char *user, const char *session,
 	}
 
 	adk_event_state_delta(event, &split);
-	/* everything but the time, which the statement sets */
-	event = adk_event_finish(event, &keys, 0, split.had_temp);
+	/*
+	 * With the time it is likely to get (predicted_time): the statement
+	 * sets the time it does get, and leaves the event as it is when that is
+	 * the same (adk._event_at).
+	 */
+	event = adk_event_finish(event, &keys,
+							 predicted_time(app, user, session, keys.proposed_time),
+							 split.had_temp);
 
 	args[0] = CStringGetTextDatum(app);
 	args[1] = CStringGetTextDatum(user);
@@ -382,6 +410,7 @@ adk_store_append(const char *app, const char *user, const char *session,
 											 false, -1));
 	SPI_finish();
 	adk_check_placed_time(ts);
+	remember_placed(app, user, session, ts);
 	/* adk_place_event merged them already */
 	if (path != TWO_STATEMENTS)
 		adk_merge_scope_states(args, &split, ts);
@@ -399,4 +428,45 @@ adk_store_append(const char *app, const char *user, const char *session,
 	/* LISTEN adk_events sees it at commit */
 	adk_notify_event(app, user, session, stored->seq, stored->invocation_id,
 					 stored->event);
+}
+
+/*
+ * The time adk._next_event_time will give an event proposing "proposed",
+ * if the session's last event is the one this backend placed last.
+ */
+static TimestampTz
+predicted_time(const char *app, const char *user, const char *session,
+			   TimestampTz proposed)
+{
+	TimestampTz t = adk_truncate_to_ms(proposed);
+
+	if (last_placed.session != NULL &&
+		strcmp(last_placed.session, session) == 0 &&
+		strcmp(last_placed.user, user) == 0 &&
+		strcmp(last_placed.app, app) == 0 &&
+		last_placed.time + 1000 > t)
+		t = last_placed.time + 1000;
+	return t;
+}
+
+static void
+remember_placed(const char *app, const char *user, const char *session,
+				TimestampTz ts)
+{
+	if (last_placed.session == NULL ||
+		strcmp(last_placed.session, session) != 0 ||
+		strcmp(last_placed.user, user) != 0 ||
+		strcmp(last_placed.app, app) != 0)
+	{
+		if (last_placed.session != NULL)
+		{
+			pfree(last_placed.app);
+			pfree(last_placed.user);
+			pfree(last_placed.session);
+		}
+		last_placed.app = MemoryContextStrdup(TopMemoryContext, app);
+		last_placed.user = MemoryContextStrdup(TopMemoryContext, user);
+		last_placed.session = MemoryContextStrdup(TopMemoryContext, session);
+	}
+	last_placed.time = ts;
 }

@@ -60,10 +60,12 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "common/compat.h"
+#include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
 #include "store/event.h"
 #include "store/event_time.h"
@@ -103,6 +105,8 @@ static void bump_by_update(Datum *ids, TimestampTz proposed,
 						   AdkStateDelta *split, int64 *seq, TimestampTz *ts,
 						   bool on_shard);
 static void no_session(Datum *ids) pg_attribute_noreturn();
+static Jsonb *event_at(Jsonb *event, TimestampTz ts);
+static Jsonb *with_top_field(Jsonb *event, const char *key, int64 v);
 static void check_scoped_keys(JsonbContainer *delta);
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
 static SPIPlanPtr prepare_plan(const char *sql, int nargs, Oid *types);
@@ -312,11 +316,71 @@ adk_next_event_time(PG_FUNCTION_ARGS)
 Datum
 adk_event_at(PG_FUNCTION_ARGS)
 {
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(1);
+	PG_RETURN_JSONB_P(event_at(PG_GETARG_JSONB_P(0), PG_GETARG_TIMESTAMPTZ(1)));
+}
 
-	PG_RETURN_JSONB_P(adk_jsonb_concat(PG_GETARG_JSONB_P(0),
-									   adk_jsonb_one_int("timestamp",
-														 adk_timestamp_to_epoch_ms(ts))));
+/*
+ * event with "timestamp" set to ts in epoch milliseconds.  adk_store_append
+ * builds the event with the time it proposes, which is the time it gets
+ * unless the session's last event is as late: then the event is returned
+ * as it is, not rebuilt.  "As it is" means the same bytes a rebuild would
+ * give (an integer numeric of the same digits, no scale).
+ */
+static Jsonb *
+event_at(Jsonb *event, TimestampTz ts)
+{
+	int64		ms = adk_timestamp_to_epoch_ms(ts);
+	JsonbValue *cur = adk_jsonb_get(&event->root, "timestamp");
+
+	if (cur != NULL && cur->type == jbvNumeric)
+	{
+		Numeric		want = int64_to_numeric(ms);
+
+		if (VARSIZE_ANY(cur->val.numeric) == VARSIZE_ANY(want) &&
+			memcmp(VARDATA_ANY(cur->val.numeric), VARDATA_ANY(want),
+				   VARSIZE_ANY_EXHDR(want)) == 0)
+			return event;
+	}
+	return with_top_field(event, "timestamp", ms);
+}
+
+/*
+ * event (an object) with the top-level field key set to the integer v:
+ * the same jsonb as event || {key: v}, built from the top-level fields
+ * with the nested values' bytes copied (common/jsonb_build.c) instead of
+ * decoding and encoding all of them.
+ */
+static Jsonb *
+with_top_field(Jsonb *event, const char *key, int64 v)
+{
+	AdkJsonbField *f;
+	int			n = 0;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	k;
+	JsonbValue	val;
+
+	if (!JB_ROOT_IS_OBJECT(event))
+		return adk_jsonb_concat(event, adk_jsonb_one_int(key, v));
+	f = palloc((JB_ROOT_COUNT(event) + 1) * sizeof(AdkJsonbField));
+	it = JsonbIteratorInit(&event->root);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		(void) JsonbIteratorNext(&it, &val, true);
+		f[n].key = k.val.string.val;
+		f[n].keylen = k.val.string.len;
+		f[n].value = val;
+		n++;
+	}
+	/* the last of equal keys wins */
+	f[n].key = key;
+	f[n].keylen = strlen(key);
+	f[n].value.type = jbvNumeric;
+	f[n].value.val.numeric = int64_to_numeric(v);
+	n++;
+	return adk_jsonb_build_object(f, n);
 }
 
 /*
@@ -674,9 +738,7 @@ rewrite_event_data(Jsonb *event, TimestampTz ts, bool strip_temp)
 {
 	Jsonb	   *result;
 
-	result = adk_jsonb_concat(event,
-							  adk_jsonb_one_int("timestamp",
-												adk_timestamp_to_epoch_ms(ts)));
+	result = event_at(event, ts);
 	if (strip_temp)
 	{
 		JsonbValue *actions = adk_jsonb_get(&result->root, "actions");

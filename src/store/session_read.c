@@ -260,7 +260,7 @@ adk_session_call_event(const char *app, const char *user, const char *session,
 	jw_end_object(&w);
 	jw_end_object(&w);
 	session_args(args, app, user, session);
-	args[3] = CStringGetTextDatum(w.buf.data);
+	args[3] = CStringGetTextDatum(jw_finish_text(&w));
 	adk_become_owner(&save);
 	SPI_connect();
 	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
