@@ -10,8 +10,12 @@ use PostgreSQL::Test::Cluster;
 use Test::More;
 use Time::HiRes ();
 
-our @EXPORT = qw(start_model_server adk_node adk_install wait_jobs_done
-  cancel_and_time cancel_among_others others_end_first agent_usage_mismatches);
+our @EXPORT = qw(start_model_server adk_node adk_install cancel_and_time
+  cancel_among_others others_end_first agent_usage_mismatches);
+
+# on request only (use AdkTest qw(:DEFAULT wait_jobs_done)): some tests
+# still have a wait_jobs_done($where, $timeout) of their own
+our @EXPORT_OK = qw(wait_jobs_done);
 
 # Every server started here is stopped when the test ends, however it ends
 # (a die, BAIL_OUT, a failed poll), so no test leaves one running.

@@ -20,7 +20,7 @@ use Test::More;
 use Time::HiRes qw(time);
 use FindBin;
 use lib "$FindBin::Bin/../perl";
-use AdkTest;
+use AdkTest qw(:DEFAULT wait_jobs_done);
 
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
