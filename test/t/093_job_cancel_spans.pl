@@ -21,28 +21,15 @@ use Test::More;
 use Time::HiRes qw(time);
 use FindBin;
 use lib "$FindBin::Bin/../perl";
-use AdkTest;
+use AdkTest qw(:DEFAULT wait_jobs_done);
 
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('job_cancel_spans');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 1
-});
-$node->start;
-
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+my $node = adk_node('job_cancel_spans', 'adk.max_workers' => 1);
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('m0', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
 	SELECT adk_define_model('m1500', 'openai', '$url', 'gpt-latency-1500', api_key_secret => 'k');
 	SELECT adk_define_model('m5000', 'openai', '$url', 'gpt-latency-5000', api_key_secret => 'k');
@@ -75,20 +62,6 @@ $node->safe_psql(
 	SELECT adk_define_agent('breaker', model => 'm0', tools => ARRAY['broken']);
 	SELECT adk_define_app('broken_app', 'breaker');
 });
-
-sub wait_jobs_done
-{
-	my ($where, $timeout) = @_;
-	my $t0 = time;
-	while (time - $t0 < $timeout)
-	{
-		my $left = $node->safe_psql('postgres',
-			"SELECT count(*) FROM adk.jobs WHERE ($where) AND status IN ('queued', 'running')");
-		return 1 if $left eq '0';
-		select(undef, undef, undef, 0.05);
-	}
-	return 0;
-}
 
 # what is wrong with the traces of the invocations $where picks: a span
 # without its parent (but the root), a span outside its parent's interval,
@@ -126,7 +99,7 @@ is($node->safe_psql('postgres', "SELECT count(DISTINCT worker_pid) FROM adk.jobs
 	'1', 'one worker holds the five runs');
 my $victim = $node->safe_psql('postgres', "SELECT invocation_id FROM adk.jobs WHERE session_id = 'c3'");
 is($node->safe_psql('postgres', "SELECT adk_cancel('$victim')"), 't', 'adk_cancel of one run');
-ok(wait_jobs_done("app_name = 'slow_app'", 30), 'the five runs ended');
+ok(wait_jobs_done($node, "app_name = 'slow_app'", 30), 'the five runs ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(j.status, ',' ORDER BY j.session_id) FROM adk.jobs j WHERE app_name = 'slow_app'}),
 	'completed,completed,cancelled,completed,completed', 'only the cancelled run stopped');
@@ -161,7 +134,7 @@ $node->poll_query_until('postgres', q{
 	                WHERE backend_type = 'adk_runner job worker' AND wait_event = 'PgSleep')})
   or die 'the tool never ran';
 is($node->safe_psql('postgres', "SELECT adk_cancel('$tv')"), 't', 'adk_cancel of a run in its tool');
-ok(wait_jobs_done("invocation_id = '$tv'", 30), 'the run ended');
+ok(wait_jobs_done($node, "invocation_id = '$tv'", 30), 'the run ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(name || ':' || status_code || ':' || coalesce(attributes ->> 'error.type', ''), ','
 	                  ORDER BY start_time, kind DESC)
@@ -173,7 +146,7 @@ is(trace_faults("invocation_id = '$tv'"), '', 'its trace is whole');
 # --- adk.tool_timeout: the tool fails, the run goes on
 $node->safe_psql('postgres', "ALTER SYSTEM SET adk.tool_timeout = '300ms'; SELECT pg_reload_conf();");
 my $to = $node->safe_psql('postgres', "SELECT adk_submit('sleep_app', 'u', 't2', 'call slow_tool({})')");
-ok(wait_jobs_done("invocation_id = '$to'", 30), 'the run with a timed-out tool ended');
+ok(wait_jobs_done($node, "invocation_id = '$to'", 30), 'the run with a timed-out tool ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(name || ':' || status_code || ':' || coalesce(attributes ->> 'error.type', ''), ','
 	                  ORDER BY start_time, kind DESC)
@@ -186,7 +159,7 @@ $node->safe_psql('postgres', "ALTER SYSTEM RESET adk.tool_timeout; SELECT pg_rel
 # --- a run that raises out of its step, retried once: two traces
 my $fl = $node->safe_psql('postgres',
 	q{SELECT adk_submit('flaky_app', 'u', 'f1', 'call flaky({})', NULL, '{"retries": 1}')});
-ok(wait_jobs_done("invocation_id = '$fl'", 30), 'the flaky run ended');
+ok(wait_jobs_done($node, "invocation_id = '$fl'", 30), 'the flaky run ended');
 is($node->safe_psql('postgres', "SELECT status || ',' || attempts FROM adk.jobs WHERE invocation_id = '$fl'"),
 	'completed,2', 'it completed on its second attempt');
 is( $node->safe_psql('postgres', qq{
@@ -208,7 +181,7 @@ is(trace_faults("invocation_id = '$fl'"), '', 'both traces are whole');
 
 # --- a run that raises out of its step, no retries: failed
 my $br = $node->safe_psql('postgres', q{SELECT adk_submit('broken_app', 'u', 'b1', 'call broken({})')});
-ok(wait_jobs_done("invocation_id = '$br'", 30), 'the broken run ended');
+ok(wait_jobs_done($node, "invocation_id = '$br'", 30), 'the broken run ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT j.status || ',' || r.status_code || ',' || (r.attributes ->> 'error.type') || ',' ||
 	       r.status_message
@@ -223,7 +196,7 @@ my $tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 $fl = $node->safe_psql('postgres',
 	qq{SELECT adk_submit('flaky_app', 'u', 'f2', 'call flaky({})', NULL,
 	                     '{"retries": 1, "traceparent": "$tp"}')});
-ok(wait_jobs_done("invocation_id = '$fl'", 30), 'the flaky run under a traceparent ended');
+ok(wait_jobs_done($node, "invocation_id = '$fl'", 30), 'the flaky run under a traceparent ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(trace_id || ':' || coalesce(parent_span_id, '-') || ':' || status_code, ','
 	                  ORDER BY start_time)
@@ -241,7 +214,7 @@ $node->poll_query_until('postgres', q{
   or die 'the 2 runs did not start';
 my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM adk.jobs WHERE session_id = 'k1'");
 is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)"), 't', 'worker terminated');
-ok(wait_jobs_done("session_id LIKE 'k%'", 30), 'its runs ended');
+ok(wait_jobs_done($node, "session_id LIKE 'k%'", 30), 'its runs ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(j.status || ',' || i.error_code || ',' || r.status_code || ',' ||
 	                  (r.attributes ->> 'error.type') || ',' || m.name || ',' ||
