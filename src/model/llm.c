@@ -188,6 +188,12 @@ llm_set_errmsg(char **errmsg, const char *fmt,...)
  * ----------------------------------------------------------------
  */
 
+int
+llm_reuses_contents(LlmProvider p)
+{
+	return p == LLM_OPENAI;
+}
+
 char *
 llm_build_request(const LlmRequestSpec *spec, char **errmsg)
 {
