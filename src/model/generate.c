@@ -87,6 +87,7 @@ struct AdkModelCall
 	struct json_object *tools;
 	struct json_object *config;
 	struct json_object *result;
+	struct json_object *request;	/* the body in json-c, for the ledger */
 	StreamState st;				/* its stream and pending partials */
 	MemoryContextCallback cb;
 };
@@ -274,7 +275,8 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 
 	spec.reuse = reuse;
 
-	body = llm_build_request(&spec, &build_err);
+	body = llm_build_request_keep(&spec, &build_err,
+								  adk_model_calls_bodies ? &c->request : NULL);
 	if (reuse != NULL)
 		keep_made(def->provider, reuse, keys, ncontents);
 	if (body == NULL)
@@ -482,6 +484,7 @@ finish_call(AdkModelCall *c)
 	rec.attempts = resp->attempts;
 	rec.latency_ms = resp->latency_ms;
 	rec.request_body = c->body;
+	rec.request = c->request;
 	/* the raw body of a complete HTTP response (streams: error bodies) */
 	if (resp->error_code == NULL && (!stream || resp->status >= 300))
 	{
@@ -512,11 +515,13 @@ free_call_objects(void *arg)
 		json_object_put(c->config);
 	if (c->result)
 		json_object_put(c->result);
+	if (c->request)
+		json_object_put(c->request);
 	if (c->st.stream)
 		llm_stream_free(c->st.stream);
 	foreach(lc, c->st.pending)
 		json_object_put((struct json_object *) lfirst(lc));
-	c->contents = c->tools = c->config = c->result = NULL;
+	c->contents = c->tools = c->config = c->result = c->request = NULL;
 	c->st.stream = NULL;
 	c->st.pending = NIL;
 }

@@ -197,6 +197,13 @@ llm_reuses_contents(LlmProvider p)
 char *
 llm_build_request(const LlmRequestSpec *spec, char **errmsg)
 {
+	return llm_build_request_keep(spec, errmsg, NULL);
+}
+
+char *
+llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
+					   struct json_object **obj)
+{
 	const LlmAdapter *ad;
 	struct json_object *body;
 	char	   *out;
@@ -232,7 +239,10 @@ llm_build_request(const LlmRequestSpec *spec, char **errmsg)
 		return NULL;
 	}
 	out = llm_json_compact(body);
-	json_object_put(body);
+	if (out != NULL && obj != NULL)
+		*obj = body;
+	else
+		json_object_put(body);
 	if (out == NULL)
 		llm_set_errmsg(errmsg, "out of memory");
 	return out;

@@ -133,6 +133,13 @@ extern char *llm_request_url(LlmProvider p, const char *endpoint,
 extern char *llm_build_request(const LlmRequestSpec *spec, char **errmsg);
 
 /*
+ * The same; when it succeeds and obj is not NULL, *obj is set to the body
+ * as a json-c object (the caller puts it), the text being its compact form.
+ */
+extern char *llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
+									struct json_object **obj);
+
+/*
  * Parse a complete non-streaming HTTP response into a new LlmResponse.
  * Never returns NULL except when out of memory.  Errors are reported in the
  * object: HTTP status >= 400 or a provider error body give the provider's
