@@ -79,6 +79,12 @@ DATA_built   = $(EXTENSION)--$(EXTVERSION).sql
 PG_CPPFLAGS  = -I$(srcdir)/src $(shell pkg-config --cflags json-c libcurl)
 SHLIB_LINK   = $(shell pkg-config --libs json-c libcurl)
 PG_CFLAGS    = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+# Header dependencies: gcc writes src/<dir>/<file>.d beside each object
+# (Debian's PGXS is built without autodepend), so changing a header
+# rebuilds what includes it; a stale object with an old struct layout
+# otherwise links and misbehaves.  In CFLAGS, not CPPFLAGS: the bitcode
+# compile must not overwrite the .d with its own target.
+PG_CFLAGS   += -MMD -MP
 
 # Regression tests: every sql/*.sql file, in name order.
 REGRESS      = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/*.sql)))
@@ -92,11 +98,13 @@ TAP_TESTS    = 1
 PROVE_TESTS  = $(wildcard test/t/*.pl)
 
 EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs regression.out log \
-	tmp_regress_vg output_vg
+	tmp_regress_vg output_vg $(OBJS:.o=.d)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+-include $(OBJS:.o=.d)
 
 $(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PIECES)
 	cat $^ > $@

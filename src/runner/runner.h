@@ -181,6 +181,7 @@ typedef struct AdkRun
 
 	/* spans.c: the run's trace, or NULL; options.traceparent */
 	struct AdkTrace *trace;
+	struct AdkTrace *kept_trace;	/* a job's (adk_span_keep_written) */
 	char	   *traceparent;
 
 	/* output: every stored (or partial) event goes to the sink */

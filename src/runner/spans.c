@@ -44,6 +44,14 @@
  * the run's memory context (the flow's rounds are freed as they end; they
  * hold only handles), and each span's memory is freed when it is written.
  *
+ * A job's run (worker/job.c) commits step by step, and a step's
+ * transaction can roll back -- a cancel in a SQL tool, an ERROR -- taking
+ * the spans it wrote with it.  So a job keeps each span it wrote until its
+ * transaction commits (adk_span_keep_written, adk_span_committed), and a
+ * run that ends early writes them again, in the transaction that records
+ * the job's end, with the spans still open ended as abandoned and the root
+ * saying why (adk_span_run_abort): the attempt's trace is whole.
+ *
  * IDENTIFICATION
  *	  src/runner/spans.c
  *
@@ -99,6 +107,7 @@ typedef struct Span
 	char	   *name;
 	const char *kind;
 	TimestampTz start;
+	TimestampTz end;			/* when it ended: set as it is written */
 	instr_time	t0;
 	double		store_ms0;		/* run->store_ms when it started */
 	double		plugin_ms;		/* plugin callbacks in it */
@@ -126,6 +135,8 @@ typedef struct AdkTrace
 	AdkSpanId	step;			/* the agent span the current step works for */
 	AdkSpanId	current;		/* the span work runs in now: plugin events */
 	instr_time	plugin_t0;
+	bool		keep;			/* a job's: keep what is written (unsaved) */
+	List	   *unsaved;		/* Span *, written in the current transaction */
 } AdkTrace;
 
 static uint64 writes = 0;
@@ -137,6 +148,7 @@ static Span *agent_begin(AdkRun *run, Span *parent, AdkAgent *agent);
 static void end_span(AdkRun *run, Span *s, bool abandoned);
 static void tool_result(AdkTrace *t, Span *s, Jsonb *result);
 static void write_span(AdkRun *run, Span *s, TimestampTz end);
+static void free_span(Span *s);
 static void set_current(AdkRun *run, Span *s);
 static void point_trace(AdkRun *run, Span *s);
 static void attr_key(Span *s, const char *key);
@@ -282,6 +294,81 @@ adk_span_run_end(AdkRun *run, bool waiting)
 			 waiting ? "waiting" : "completed");
 	end_span(run, root, false);
 	run->trace = NULL;
+	adk_trace_set_current(NULL, NULL, NULL, 0);
+}
+
+/*
+ * The run's transactions may roll back after its spans were written (a
+ * job's steps, each committed on its own): every span written from now on
+ * is kept until adk_span_committed, so that adk_span_run_abort can write it
+ * again.
+ */
+void
+adk_span_keep_written(AdkRun *run)
+{
+	if (run->trace == NULL)
+		return;
+	run->trace->keep = true;
+	run->kept_trace = run->trace;
+}
+
+/*
+ * The transaction that wrote the kept spans committed: they are durable.
+ */
+void
+adk_span_committed(AdkRun *run)
+{
+	AdkTrace   *t = run->kept_trace;
+	ListCell   *lc;
+
+	if (t == NULL)
+		return;
+	foreach(lc, t->unsaved)
+		free_span((Span *) lfirst(lc));
+	list_free(t->unsaved);
+	t->unsaved = NIL;
+}
+
+/*
+ * A job's run ends before its steps did (worker/job.c: a cancel, an ERROR
+ * that rolled its step back), in the transaction that records the end:
+ * the spans the rolled-back transaction had written are written again,
+ * every span still open ends as abandoned, and the root with status ERROR,
+ * error.type error_type (CANCELLED, or the ERROR's SQLSTATE) and message.
+ * The run is not stepped again.
+ */
+void
+adk_span_run_abort(AdkRun *run, bool cancelled, const char *error_type,
+				   const char *message)
+{
+	AdkTrace   *t = run->kept_trace;
+	ListCell   *lc;
+	Span	   *root;
+
+	if (t == NULL)
+		return;
+	/* written as they were (write_span reads the trace from the run) */
+	run->trace = t;
+	foreach(lc, t->unsaved)
+	{
+		Span	   *s = (Span *) lfirst(lc);
+
+		write_span(run, s, s->end);
+	}
+	if (t->open != NIL)
+	{
+		root = (Span *) linitial(t->open);
+		Assert(root->parent == NULL);
+		root->status = "ERROR";
+		root->status_message = MemoryContextStrdup(t->cxt, message);
+		attr_str(root, "error.type", error_type);
+		attr_str(root, "adk.invocation.status", cancelled ? "cancelled" : "failed");
+		end_span(run, root, false);
+	}
+	adk_span_committed(run);	/* nothing left to write again */
+	t->keep = false;
+	run->trace = NULL;
+	run->kept_trace = NULL;
 	adk_trace_set_current(NULL, NULL, NULL, 0);
 }
 
@@ -896,6 +983,7 @@ end_span(AdkRun *run, Span *s, bool abandoned)
 	}
 	if (s->plugin_ms > 0)
 		attr_float(s, "adk.plugins.duration_ms", s->plugin_ms);
+	s->end = end;
 	write_span(run, s, end);
 	if (s->parent)
 	{
@@ -905,6 +993,22 @@ end_span(AdkRun *run, Span *s, bool abandoned)
 			t->step = s->parent->id;
 		set_current(run, c ? c : s->parent);
 	}
+	if (t->keep)
+	{
+		/* until its transaction commits; its parent pointer is not used */
+		MemoryContext old = MemoryContextSwitchTo(t->cxt);
+
+		s->parent = NULL;
+		t->unsaved = lappend(t->unsaved, s);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		free_span(s);
+}
+
+static void
+free_span(Span *s)
+{
 	if (s->name)
 		pfree(s->name);
 	pfree(s->attrs.data);

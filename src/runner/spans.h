@@ -44,6 +44,10 @@ extern char *adk_span_traceparent_option(JsonbValue *v);
 
 extern void adk_span_run_begin(struct AdkRun *run);
 extern void adk_span_run_end(struct AdkRun *run, bool waiting);
+extern void adk_span_keep_written(struct AdkRun *run);
+extern void adk_span_committed(struct AdkRun *run);
+extern void adk_span_run_abort(struct AdkRun *run, bool cancelled,
+							   const char *error_type, const char *message);
 
 extern void adk_span_step_begin(struct AdkRun *run, AdkSpanId span);
 extern AdkSpanId adk_span_step(struct AdkRun *run);

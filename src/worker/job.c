@@ -34,7 +34,8 @@
  * 'cancelled' (adk_cancel, adk_interrupt, a query cancel), queued again
  * (attempts left) or 'failed', with the message -- the worker's other runs
  * go on.  Events committed before stay.  A worker that dies leaves its
- * jobs to the launcher's recovery.
+ * jobs to the launcher's recovery.  Each early end ends the run's trace
+ * too (abort_spans; terminated: spans_at_exit).
  *
  * Cancel: adk_cancel sets the run entry's flag and the worker's latch; the
  * worker ends that run before its next step or within ADK_HTTP_POLL_MS of
@@ -70,6 +71,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
+#include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -86,6 +88,7 @@
 #include "model/http.h"
 #include "model/ledger.h"
 #include "runner/runner.h"
+#include "runner/spans.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
@@ -126,6 +129,7 @@ static Oid	worker_user = InvalidOid;
 static int	worker_sec_context = 0;
 
 static void worker_detach(int code, Datum arg);
+static void spans_at_exit(int code, Datum arg);
 static void set_slot(AdkSlotState state, int64 job_id);
 static void set_stepping(int entry);
 static bool wait_for_work(void);
@@ -148,6 +152,8 @@ static bool lock_session(AdkJob *job);
 static Jsonb *sink_every_event(Jsonb *options);
 static void finish_job(AdkJob *job);
 static void job_error(AdkJob *job, ErrorData *edata, bool cancelled);
+static void abort_spans(AdkJob *job, bool cancelled, const char *error_type,
+						const char *message);
 static void reset_session(void);
 static void start_xact(void);
 static void commit_xact(void);
@@ -171,6 +177,8 @@ adk_job_worker_main(Datum arg)
 	pgstat_report_appname("adk_runner job worker");
 	GetUserIdAndSecContext(&worker_user, &worker_sec_context);
 	adk_run_registry_spans_transactions();
+	/* after the connection's own callbacks: run before them */
+	before_shmem_exit(spans_at_exit, (Datum) 0);
 
 	worker_cxt = AllocSetContextCreate(TopMemoryContext, "adk_runner job worker",
 									   ALLOCSET_DEFAULT_SIZES);
@@ -249,6 +257,43 @@ worker_detach(int code, Datum arg)
 	}
 	LWLockRelease(adk_workers->lock);
 	/* the launcher looks at the jobs again (bgw_notify_pid does too) */
+}
+
+/*
+ * The worker leaves with runs held (terminated: pg_terminate_backend, a
+ * fast shutdown): the launcher's recovery records their jobs' end
+ * (WORKER_LOST, or queued again), and their traces end here as a failed
+ * step's do (abort_spans), with error.type WORKER_LOST, in one transaction
+ * before the backend's own exit callbacks abort it (as namespace.c's
+ * RemoveTempRelationsCallback does).  A crash (SIGKILL, a server restart,
+ * the postmaster's death) leaves them as their steps committed them.
+ */
+static void
+spans_at_exit(int code, Datum arg)
+{
+	ListCell   *lc;
+	char	   *message;
+
+	/* no postmaster: nothing is to be written any more */
+	if (held == NIL || !PostmasterIsAlive())
+		return;
+	HOLD_INTERRUPTS();
+	AbortOutOfAnyTransaction();
+	MemoryContextSwitchTo(worker_cxt);
+	SetUserIdAndSecContext(worker_user, worker_sec_context);
+	adk_tenancy_pin_user(NULL);
+	message = psprintf("the worker running the job (pid %d) stopped before the job ended",
+					   MyProcPid);
+	start_xact();
+	foreach(lc, held)
+	{
+		AdkJob	   *job = (AdkJob *) lfirst(lc);
+
+		if (job->run)
+			abort_spans(job, false, "WORKER_LOST", message);
+	}
+	commit_xact();
+	RESUME_INTERRUPTS();
 }
 
 static void
@@ -695,6 +740,8 @@ step_job(AdkJob *job)
 									 job_sink, job);
 			/* nobody reads a job's partial events: whole responses */
 			job->run->stream = false;
+			/* a step's transaction may roll back: see abort_spans */
+			adk_span_keep_written(job->run);
 			r = ADK_STEP_RAN;
 		}
 		else
@@ -715,6 +762,7 @@ step_job(AdkJob *job)
 		if (r == ADK_STEP_DONE)
 			finish_job(job);
 		commit_xact();
+		adk_span_committed(job->run);
 		RESUME_INTERRUPTS();
 		job->waiting = r == ADK_STEP_WAIT;
 		MemoryContextSwitchTo(TopMemoryContext);
@@ -903,6 +951,10 @@ job_error(AdkJob *job, ErrorData *edata, bool cancelled)
 								   job->attempts, job->max_attempts) : 0));
 
 	start_xact();
+	if (job->run)
+		abort_spans(job, cancelled,
+					cancelled ? "CANCELLED" : unpack_sql_state(edata->sqlerrcode),
+					cancelled ? "cancelled" : message);
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(status);
 	args[2] = CStringGetTextDatum(cancelled ? "cancelled" : message);
@@ -930,6 +982,56 @@ job_error(AdkJob *job, ErrorData *edata, bool cancelled)
 	if (!retry)
 		adk_notify_job(job->id, job->invocation_id, status);
 	commit_xact();
+}
+
+/*
+ * The run's trace, in job_error's transaction (spans.c: adk_span_run_abort):
+ * what the rolled-back step had written, the spans still open as
+ * abandoned, the root ERROR with error_type -- written as the job's role,
+ * as its steps write them.  A retry is a new run, with a trace (or, under
+ * a traceparent, a root) of its own.  Spans are observability: if they
+ * cannot be written, the job's end is still recorded.
+ */
+static void
+abort_spans(AdkJob *job, bool cancelled, const char *error_type,
+			const char *message)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		as_role = SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(job->role));
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		if (as_role)
+		{
+			adk_tenancy_pin_user(job->user);
+			SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
+		}
+		adk_span_run_abort(job->run, cancelled, error_type, message);
+		SetUserIdAndSecContext(worker_user, worker_sec_context);
+		adk_tenancy_pin_user(NULL);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		SetUserIdAndSecContext(worker_user, worker_sec_context);
+		adk_tenancy_pin_user(NULL);
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not write the spans of adk_runner job %lld: %s",
+						(long long) job->id, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
 }
 
 /*

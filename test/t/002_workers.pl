@@ -22,23 +22,10 @@ my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('workers');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 4
-max_worker_processes = 16
-});
-$node->start;
+my $node = adk_node('workers', 'adk.max_workers' => 4, max_worker_processes => 16);
 
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('m', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
 	SELECT adk_define_model('m100', 'openai', '$url', 'gpt-latency-100', api_key_secret => 'k');
 	SELECT adk_define_agent('echo', model => 'm');

@@ -21,17 +21,11 @@ my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('failures');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 4
-max_worker_processes = 16
-restart_after_crash = on
-});
-$node->start;
+my $node = adk_node(
+	'failures',
+	'adk.max_workers' => 4,
+	max_worker_processes => 16,
+	restart_after_crash => 'on');
 $node->safe_psql(
 	'postgres', qq{
 	CREATE EXTENSION adk_runner;
@@ -80,20 +74,7 @@ sub session_consistent
 my $inv = $node->safe_psql('postgres',
 	"SELECT adk_submit('slow_app', 'u', 'c1', 'take your time')");
 wait_in_model_call($inv);
-my ($ret, $out, $err) = $node->psql(
-	'postgres', qq{
-	DO \$\$
-	DECLARE t0 timestamptz := clock_timestamp(); ok boolean;
-	BEGIN
-		ok := adk_cancel('$inv');
-		LOOP
-			EXIT WHEN (SELECT status FROM adk.jobs WHERE invocation_id = '$inv') <> 'running'
-			       OR clock_timestamp() - t0 > interval '30 s';
-			PERFORM pg_sleep(0.005);
-		END LOOP;
-		RAISE NOTICE 'cancelled=% cancel_ms=%', ok, round(extract(epoch FROM clock_timestamp() - t0) * 1000);
-	END \$\$;});
-my ($cancelled, $cancel_ms) = $err =~ /cancelled=(\w+) cancel_ms=(\d+)/;
+my ($cancelled, $cancel_ms) = cancel_and_time($node, $inv);
 is($cancelled, 't', 'adk_cancel of a running job returns true');
 ok(defined $cancel_ms && $cancel_ms < 1000,
 	"the job stopped within a fraction of a second of adk_cancel (${cancel_ms} ms; the model call takes 4 s)");
@@ -119,7 +100,7 @@ my $second = $node->safe_psql('postgres',
 wait_in_model_call($first);
 is($node->safe_psql('postgres', "SELECT status FROM adk.jobs WHERE invocation_id = '$second'"),
 	'queued', 'the second job of a session waits for the first');
-($ret, $out, $err) = $node->psql('postgres', "SET ROLE outsider; SELECT adk_cancel('$second')");
+my ($ret, $out, $err) = $node->psql('postgres', "SET ROLE outsider; SELECT adk_cancel('$second')");
 like($err, qr/permission denied to cancel run/, 'another role may not cancel the job');
 is($node->safe_psql('postgres', "SELECT adk_cancel('$second')"),
 	't', 'adk_cancel of a queued job');

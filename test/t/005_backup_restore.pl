@@ -19,15 +19,7 @@ use AdkTest;
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 
-my $node = PostgreSQL::Test::Cluster->new('backup');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 2
-});
-$node->start;
+my $node = adk_node('backup', 'adk.max_workers' => 2);
 
 # data of every kind
 $node->safe_psql(

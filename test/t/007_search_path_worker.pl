@@ -25,15 +25,7 @@ my ($server, $url) = start_model_server($tmp);
 END { $server->kill_kill if $server; }
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('search_path_worker');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 2
-});
-$node->start;
+my $node = adk_node('search_path_worker', 'adk.max_workers' => 2);
 
 # the shadows of sql/52_search_path.sql, from "the shadows" to "shadows end"
 my $regress = slurp_file("$FindBin::Bin/../../sql/52_search_path.sql");

@@ -16,23 +16,10 @@ my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 my $key = 'sk-tap-009-ECHOED-9876543210';
 
-my $node = PostgreSQL::Test::Cluster->new('key_echo');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 2
-max_worker_processes = 16
-});
-$node->start;
+my $node = adk_node('key_echo', 'adk.max_workers' => 2, max_worker_processes => 16);
 
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', '$key', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, $key, qq{
 	CREATE TABLE lookup_args (q text);
 	CREATE FUNCTION lookup(q text) RETURNS jsonb LANGUAGE sql AS
 	  \$\$ INSERT INTO lookup_args VALUES (q) RETURNING jsonb_build_object('found', q) \$\$;

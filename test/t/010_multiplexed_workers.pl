@@ -28,25 +28,15 @@ my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('multiplexed');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 2
-max_worker_processes = 16
-max_connections = 40
-restart_after_crash = on
-});
-$node->start;
+my $node = adk_node(
+	'multiplexed',
+	'adk.max_workers' => 2,
+	max_worker_processes => 16,
+	max_connections => 40,
+	restart_after_crash => 'on');
 
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('m0', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
 	SELECT adk_define_model('m200', 'openai', '$url', 'gpt-latency-200', api_key_secret => 'k');
 	SELECT adk_define_model('m500', 'openai', '$url', 'gpt-latency-500', api_key_secret => 'k');
@@ -87,7 +77,10 @@ sub sessions_consistent
 	   WHERE s.app_name = '$app' GROUP BY s.id, s.last_seq) c});
 }
 
-sub wait_jobs_done
+# AdkTest's wait_jobs_done, but through a crash restart: a query error
+# (the server restarting after the kill -9 below) means "not yet", and it
+# polls every 50 ms.
+sub wait_jobs_settled
 {
 	my ($where, $timeout) = @_;
 	my $t0 = time;
@@ -156,27 +149,14 @@ $node->poll_query_until('postgres', qq{
 is($node->safe_psql('postgres', "SELECT count(DISTINCT worker_pid) FROM adk.jobs WHERE app_name = 'app3000'"),
 	'1', 'one worker holds the 50 runs');
 my $victim = $node->safe_psql('postgres', "SELECT invocation_id FROM adk.jobs WHERE session_id = 'c17'");
-my ($ret, $out, $err) = $node->psql(
-	'postgres', qq{
-	DO \$\$
-	DECLARE t0 timestamptz := clock_timestamp(); ok boolean;
-	BEGIN
-		ok := adk_cancel('$victim');
-		LOOP
-			EXIT WHEN (SELECT status FROM adk.jobs WHERE invocation_id = '$victim') <> 'running'
-			       OR clock_timestamp() - t0 > interval '30 s';
-			PERFORM pg_sleep(0.005);
-		END LOOP;
-		RAISE NOTICE 'cancelled=% cancel_ms=%', ok, round(extract(epoch FROM clock_timestamp() - t0) * 1000);
-	END \$\$;});
-my ($cancelled, $cancel_ms) = $err =~ /cancelled=(\w+) cancel_ms=(\d+)/;
+my ($cancelled, $cancel_ms) = cancel_and_time($node, $victim);
 is($cancelled, 't', 'adk_cancel of one run among 50 returns true');
 ok(defined $cancel_ms && $cancel_ms < 1000,
 	"it stopped within a fraction of a second (" . ($cancel_ms // '?') . " ms; its model call takes 3 s)");
 is($node->safe_psql('postgres', qq{
 	SELECT count(*) FROM adk.jobs WHERE app_name = 'app3000' AND status = 'running'}),
 	'49', 'the other 49 runs go on');
-ok(defined wait_jobs_done("app_name = 'app3000'", 30), 'the other 49 end');
+ok(defined wait_jobs_settled("app_name = 'app3000'", 30), 'the other 49 end');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(DISTINCT j.status || '/' || i.status, ',')
 	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id)
@@ -232,8 +212,8 @@ $node->safe_psql('postgres', qq{
 	SET ROLE other_role; SELECT adk_submit('app200', 'u', 'other', 'me too');});
 $node->safe_psql('postgres', qq{
 	SET ROLE busy_role; SELECT adk_submit('app500', 'u', 'other_app', 'another app');});
-ok(defined wait_jobs_done("role_name = 'other_role'", 60), 'the second role\'s job ran');
-ok(defined wait_jobs_done("session_id = 'other_app'", 60), 'the first role\'s job of another app ran');
+ok(defined wait_jobs_settled("role_name = 'other_role'", 60), 'the second role\'s job ran');
+ok(defined wait_jobs_settled("session_id = 'other_app'", 60), 'the first role\'s job of another app ran');
 my $before = $node->safe_psql('postgres', qq{
 	SELECT count(*) FROM adk.jobs a
 	 WHERE a.role_name = 'busy_role' AND a.started_at <
@@ -247,7 +227,7 @@ $before = $node->safe_psql('postgres', qq{
 ok($before <= 8,
 	"a job of another app of the same role started within one scheduling round: after $before of the 2,000");
 $node->safe_psql('postgres', "UPDATE adk.jobs SET status = 'cancelled' WHERE status = 'queued'");
-wait_jobs_done('true', 30);
+wait_jobs_settled('true', 30);
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET adk.worker_concurrency; SELECT pg_reload_conf();');
 
 # --- a foreground adk_run and a queued job on one session, 20 rounds
@@ -261,7 +241,7 @@ for my $r (1 .. 20)
 	$node->safe_psql('postgres',
 		"SELECT count(*) FROM adk_run('tool_app', 'u', 'shared', 'call note({\"x\": \"fg $r\"})')");
 }
-ok(defined wait_jobs_done("session_id = 'shared'", 30), 'the 20 jobs ended');
+ok(defined wait_jobs_settled("session_id = 'shared'", 30), 'the 20 jobs ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT count(*) FILTER (WHERE n = max_seq - min_seq + 1) || '/' || count(*)
 	  FROM (SELECT invocation_id, count(*) AS n, min(seq) AS min_seq, max(seq) AS max_seq
@@ -276,7 +256,7 @@ is(sessions_consistent('tool_app'), 't', 'the session is consistent');
 $node->safe_psql('postgres', "ALTER SYSTEM SET adk.tool_timeout = '300ms'; SELECT pg_reload_conf();");
 my $slow = $node->safe_psql('postgres', "SELECT adk_submit('sleep_app', 'u', 'zz', 'call slow_tool({})')");
 $t0 = time;
-my $took = wait_jobs_done("invocation_id = '$slow'", 30);
+my $took = wait_jobs_settled("invocation_id = '$slow'", 30);
 ok(defined $took && $took < 3, sprintf('the 5 s tool was stopped after adk.tool_timeout (run took %.1f s)', $took // -1));
 like( $node->safe_psql('postgres', qq{
 	SELECT j.status || ': ' || (e.event_data #>> '{content,parts,0,function_response,response,error}')
@@ -297,11 +277,11 @@ sub worker_rss_kb
 }
 $node->safe_psql('postgres',
 	"SELECT adk_submit('app0', 'u', 'mem' || i, 'hi') FROM generate_series(1, 200) i");
-wait_jobs_done("app_name = 'app0'", 60);
+wait_jobs_settled("app_name = 'app0'", 60);
 my ($p1, $rss1) = worker_rss_kb();
 $node->safe_psql('postgres',
 	"SELECT adk_submit('app0', 'u', 'mem' || (i % 200), 'again') FROM generate_series(1, 1000) i");
-ok(defined wait_jobs_done("app_name = 'app0'", 120), '1,000 more runs through one worker ended');
+ok(defined wait_jobs_settled("app_name = 'app0'", 120), '1,000 more runs through one worker ended');
 my ($p2, $rss2) = worker_rss_kb();
 diag "job worker RssAnon after 200 runs: $rss1 kB, after 1,200: $rss2 kB";
 ok(defined $rss2 && $p1 == $p2 && $rss2 - $rss1 < 5 * 1024,

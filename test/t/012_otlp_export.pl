@@ -70,19 +70,13 @@ sub received
 
 start_receiver();
 
-my $node = PostgreSQL::Test::Cluster->new('otlp');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.otlp_endpoint = 'http://127.0.0.1:$rport'
-adk.otlp_secret = 'otlp'
-adk.otlp_interval = '100ms'
-adk.otlp_batch_size = 5
-max_worker_processes = 16
-});
-$node->start;
+my $node = adk_node(
+	'otlp',
+	'adk.otlp_endpoint' => qq{'http://127.0.0.1:$rport'},
+	'adk.otlp_secret' => q{'otlp'},
+	'adk.otlp_interval' => q{'100ms'},
+	'adk.otlp_batch_size' => 5,
+	max_worker_processes => 16);
 $node->safe_psql(
 	'postgres', qq{
 	CREATE EXTENSION adk_runner;

@@ -17,16 +17,7 @@ use AdkTest;
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 
-my $node = PostgreSQL::Test::Cluster->new('model_output_workers');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 2
-max_worker_processes = 16
-});
-$node->start;
+my $node = adk_node('model_output_workers', 'adk.max_workers' => 2, max_worker_processes => 16);
 
 $node->safe_psql(
 	'postgres', qq{

@@ -20,30 +20,17 @@ use Test::More;
 use Time::HiRes qw(time);
 use FindBin;
 use lib "$FindBin::Bin/../perl";
-use AdkTest;
+use AdkTest qw(:DEFAULT wait_jobs_done);
 
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('compaction_async');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 1
-max_worker_processes = 16
-});
-$node->start;
+my $node = adk_node('compaction_async', 'adk.max_workers' => 1, max_worker_processes => 16);
 
 my $long = 'tell me about compaction ' . ('and more words ' x 12);
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('fast', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
 	SELECT adk_define_model('slow2', 'openai', '$url', 'gpt-latency-2000', api_key_secret => 'k');
 	SELECT adk_define_model('summ_slow', 'openai', '$url', 'gpt-summ-latency-3000', api_key_secret => 'k');
@@ -60,20 +47,6 @@ $node->safe_psql(
 	SELECT adk_define_app('badslide', 'ag',
 	       compaction => '{"compaction_interval": 1, "summarizer_model": "summ_bad"}');
 });
-
-sub wait_jobs_done
-{
-	my ($where, $timeout) = @_;
-	my $t0 = time;
-	while (time - $t0 < $timeout)
-	{
-		my $out = $node->safe_psql('postgres',
-			"SELECT count(*) FROM adk.jobs WHERE ($where) AND status IN ('queued', 'running')");
-		return time - $t0 if $out eq '0';
-		select(undef, undef, undef, 0.02);
-	}
-	return undef;
-}
 
 # Submit a job, wait until its agent has answered (its summarizer is then
 # in flight), return its invocation id.
@@ -96,28 +69,20 @@ sub submit_and_park
 sub others_go_on
 {
 	my ($inv, $what, $tag) = @_;
-	my $t0 = time;
-	$node->safe_psql('postgres',
-		"SELECT adk_submit('fastapp', 'u', '$tag' || i, 'hi ' || i) FROM generate_series(1, 5) i");
-	my $took = wait_jobs_done("app_name = 'fastapp' AND session_id LIKE '$tag%'", 30);
-	my $status = $node->safe_psql('postgres',
-		"SELECT status FROM adk.jobs WHERE invocation_id = '$inv'");
-	ok(defined $took && $took < 2.5,
-		"$what: 5 other runs ended while the summarizer answered ("
-		  . sprintf('%.2f', $took // -1) . ' s; it takes 3 s)');
-	is($status, 'running', "$what: the run waiting for its summarizer was still running then");
-	is( $node->safe_psql('postgres', qq{
-		SELECT count(*) FROM adk.jobs o, adk.jobs w
-		 WHERE o.app_name = 'fastapp' AND o.session_id LIKE '$tag%'
-		   AND w.invocation_id = '$inv'
-		   AND o.status = 'completed' AND o.finished_at < coalesce(w.finished_at, 'infinity')}),
-		'5', "$what: all 5 finished before it");
+	others_end_first(
+		$node, $inv,
+		app => 'fastapp',
+		tag => $tag,
+		what => $what,
+		waiting_for => 'its summarizer',
+		while => 'the summarizer answered',
+		latency => 'it takes 3 s');
 }
 
 # --- the sliding window, after the run
 my $inv = submit_and_park('slide', 's1', 'hello slide');
 others_go_on($inv, 'sliding window', 'f1_');
-ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'sliding window: the run ended');
+ok(defined wait_jobs_done($node, "invocation_id = '$inv'", 30), 'sliding window: the run ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT j.status || '/' || i.status || '/' || coalesce(i.compaction_error, 'no error')
 	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE j.invocation_id = '$inv'}),
@@ -143,7 +108,7 @@ $node->poll_query_until('postgres', qq{
   or die 'the tail run did not start';
 select(undef, undef, undef, 0.3);
 others_go_on($inv, 'tail retention', 'f2_');
-ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'tail retention: the run ended');
+ok(defined wait_jobs_done($node, "invocation_id = '$inv'", 30), 'tail retention: the run ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT j.status || '/' || i.status || '/' || coalesce(i.compaction_error, 'no error')
 	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE j.invocation_id = '$inv'}),
@@ -170,8 +135,8 @@ is( $node->safe_psql('postgres', qq{
 $inv = submit_and_park('badslide', 'b1', 'hello bad');
 $node->safe_psql('postgres',
 	"SELECT adk_submit('fastapp', 'u', 'f3_' || i, 'hi ' || i) FROM generate_series(1, 5) i");
-ok(defined wait_jobs_done("app_name = 'fastapp' AND session_id LIKE 'f3_%'", 30)
-	  && defined wait_jobs_done("invocation_id = '$inv'", 30),
+ok(defined wait_jobs_done($node, "app_name = 'fastapp' AND session_id LIKE 'f3_%'", 30)
+	  && defined wait_jobs_done($node, "invocation_id = '$inv'", 30),
 	'failing summarizer: every run ended');
 is( $node->safe_psql('postgres', qq{
 	SELECT count(*) FROM adk.jobs o, adk.jobs w
@@ -190,31 +155,11 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM adk.compactions WHERE app_
 $node->safe_psql('postgres',
 	"SELECT adk_submit('app2000', 'u', 'w' || i, 'wait ' || i) FROM generate_series(1, 3) i");
 $inv = submit_and_park('slide', 'c1', 'hello cancel');
-my ($ret, $out, $err) = $node->psql(
-	'postgres', qq{
-	DO \$\$
-	DECLARE t0 timestamptz := clock_timestamp(); ok boolean;
-	BEGIN
-		ok := adk_cancel('$inv');
-		LOOP
-			EXIT WHEN (SELECT status FROM adk.jobs WHERE invocation_id = '$inv') <> 'running'
-			       OR clock_timestamp() - t0 > interval '30 s';
-			PERFORM pg_sleep(0.005);
-		END LOOP;
-		RAISE NOTICE 'cancelled=% cancel_ms=%', ok, round(extract(epoch FROM clock_timestamp() - t0) * 1000);
-	END \$\$;});
-my ($cancelled, $cancel_ms) = $err =~ /cancelled=(\w+) cancel_ms=(\d+)/;
-is($cancelled, 't', 'cancel: adk_cancel of the run waiting for its summarizer returns true');
-ok(defined $cancel_ms && $cancel_ms < 1000,
-	'cancel: it stopped within a fraction of a second (' . ($cancel_ms // '?') . ' ms)');
-is($node->safe_psql('postgres',
-	"SELECT count(*) FROM adk.jobs WHERE app_name = 'app2000' AND status = 'running'"),
-	'3', 'cancel: the worker\'s other runs go on');
-ok(defined wait_jobs_done("app_name = 'app2000'", 30), 'cancel: the other runs end');
-is( $node->safe_psql('postgres', qq{
-	SELECT string_agg(DISTINCT j.status || '/' || i.status, ',')
-	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE j.app_name = 'app2000'}),
-	'completed/completed', 'cancel: the others completed');
+cancel_among_others(
+	$node, $inv,
+	what => 'the run waiting for its summarizer',
+	app => 'app2000',
+	others => 3);
 is( $node->safe_psql('postgres', qq{
 	SELECT j.status || '/' || i.status
 	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE j.invocation_id = '$inv'}),

@@ -25,24 +25,14 @@ my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('step_memory');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 1
-adk.worker_concurrency = 1
-max_worker_processes = 8
-});
-$node->start;
+my $node = adk_node(
+	'step_memory',
+	'adk.max_workers' => 1,
+	'adk.worker_concurrency' => 1,
+	max_worker_processes => 8);
 
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('m', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
 	CREATE TABLE mem96 (app text, session text, bytes bigint, at timestamptz DEFAULT clock_timestamp());
 	CREATE FUNCTION mem96_record(ctx jsonb) RETURNS void LANGUAGE sql AS \$\$

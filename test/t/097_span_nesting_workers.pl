@@ -21,22 +21,10 @@ my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 $url .= "/v1";
 
-my $node = PostgreSQL::Test::Cluster->new('span_nesting');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 1
-});
-$node->start;
+my $node = adk_node('span_nesting', 'adk.max_workers' => 1);
 
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('m300', 'openai', '$url', 'gpt-latency-300', api_key_secret => 'k');
 	SELECT adk_define_model('m100', 'openai', '$url', 'gpt-latency-100', api_key_secret => 'k');
 	SELECT adk_define_model('m200', 'openai', '$url', 'gpt-latency-200', api_key_secret => 'k');
@@ -140,17 +128,8 @@ is( $shapes,
 	'every run has the tree of its sequential equivalent');
 
 # each agent span sums the tokens of the model spans below it
-is( $node->safe_psql(
-		'postgres', q{
-	SELECT count(*) FROM adk.spans a
-	 WHERE a.name LIKE 'invoke_agent %'
-	   AND (a.attributes ->> 'gen_ai.usage.input_tokens')::bigint <>
-	       (WITH RECURSIVE d AS (SELECT a.span_id
-	                             UNION ALL
-	                             SELECT c.span_id FROM adk.spans c JOIN d ON c.parent_span_id = d.span_id)
-	        SELECT coalesce(sum((m.attributes ->> 'gen_ai.usage.input_tokens')::bigint), 0)
-	          FROM adk.spans m JOIN d ON d.span_id = m.span_id WHERE m.kind = 'CLIENT')}),
-	'0', 'every agent span sums the usage of its own model calls');
+is(agent_usage_mismatches($node), '0',
+	'every agent span sums the usage of its own model calls');
 
 $node->stop;
 done_testing();

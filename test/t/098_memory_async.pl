@@ -28,7 +28,7 @@ use Test::More;
 use Time::HiRes qw(time);
 use FindBin;
 use lib "$FindBin::Bin/../perl";
-use AdkTest;
+use AdkTest qw(:DEFAULT wait_jobs_done);
 
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
@@ -45,23 +45,10 @@ sub server_requests
 	return decode_json($r->{content})->{models}{$model} // 0;
 }
 
-my $node = PostgreSQL::Test::Cluster->new('memory_async');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'adk_runner'
-adk.database = 'postgres'
-adk.max_workers = 1
-max_worker_processes = 16
-});
-$node->start;
+my $node = adk_node('memory_async', 'adk.max_workers' => 1, max_worker_processes => 16);
 
-$node->safe_psql(
-	'postgres', qq{
-	CREATE EXTENSION adk_runner;
-	SET log_statement = 'none';
-	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
-	RESET log_statement;
+adk_install(
+	$node, 'sk-test', qq{
 	SELECT adk_define_model('fast', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
 	SELECT adk_define_model('slow2', 'openai', '$url', 'gpt-latency-2000', api_key_secret => 'k');
 	SELECT adk_define_model('emb_fast', 'openai', '$url', 'emb-test', api_key_secret => 'k');
@@ -95,20 +82,6 @@ $node->safe_psql(
 	SELECT adk_define_app_memory('toolapp', embedding_model => 'emb_slow', min_similarity => 0.1);
 });
 
-sub wait_jobs_done
-{
-	my ($where, $timeout) = @_;
-	my $t0 = time;
-	while (time - $t0 < $timeout)
-	{
-		my $out = $node->safe_psql('postgres',
-			"SELECT count(*) FROM adk.jobs WHERE ($where) AND status IN ('queued', 'running')");
-		return time - $t0 if $out eq '0';
-		select(undef, undef, undef, 0.02);
-	}
-	return undef;
-}
-
 # Submit a job, wait until it made $calls model calls (it then waits for
 # its embeddings), return its invocation id.
 sub submit_and_park
@@ -135,21 +108,14 @@ sub submit_and_park
 sub others_go_on
 {
 	my ($inv, $what, $tag) = @_;
-	$node->safe_psql('postgres',
-		"SELECT adk_submit('fastapp', 'u', '$tag' || i, 'hi ' || i) FROM generate_series(1, 5) i");
-	my $took = wait_jobs_done("app_name = 'fastapp' AND session_id LIKE '$tag%'", 30);
-	my $status = $node->safe_psql('postgres',
-		"SELECT status FROM adk.jobs WHERE invocation_id = '$inv'");
-	ok(defined $took && $took < 2.5,
-		"$what: 5 other runs ended while the embeddings were made ("
-		  . sprintf('%.2f', $took // -1) . ' s; they take 4 s)');
-	is($status, 'running', "$what: the run waiting for its embeddings was still running then");
-	is( $node->safe_psql('postgres', qq{
-		SELECT count(*) FROM adk.jobs o, adk.jobs w
-		 WHERE o.app_name = 'fastapp' AND o.session_id LIKE '$tag%'
-		   AND w.invocation_id = '$inv'
-		   AND o.status = 'completed' AND o.finished_at < coalesce(w.finished_at, 'infinity')}),
-		'5', "$what: all 5 finished before it");
+	others_end_first(
+		$node, $inv,
+		app => 'fastapp',
+		tag => $tag,
+		what => $what,
+		waiting_for => 'its embeddings',
+		while => 'the embeddings were made',
+		latency => 'they take 4 s');
 }
 
 sub job_status
@@ -163,7 +129,7 @@ sub job_status
 # --- (a) a completed invocation added to memory
 my $inv = submit_and_park('addapp', 'a1', 'remember my cat Tom', 1);
 others_go_on($inv, 'add to memory', 'f1_');
-ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'add to memory: the run ended');
+ok(defined wait_jobs_done($node, "invocation_id = '$inv'", 30), 'add to memory: the run ended');
 is(job_status($inv), 'completed/completed', 'add to memory: the run completed');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(author || ':' || array_length(embedding, 1), ',' ORDER BY id)
@@ -178,7 +144,7 @@ is( $node->safe_psql('postgres', qq{
 # --- (b) preload_memory: the user's message embedded before the model call
 $inv = submit_and_park('preapp', 'p1', 'canine', 0);
 others_go_on($inv, 'preload_memory', 'f2_');
-ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'preload_memory: the run ended');
+ok(defined wait_jobs_done($node, "invocation_id = '$inv'", 30), 'preload_memory: the run ended');
 is(job_status($inv), 'completed/completed', 'preload_memory: the run completed');
 my $request = $node->safe_psql('postgres',
 	"SELECT request::text FROM adk.model_calls WHERE invocation_id = '$inv'");
@@ -189,7 +155,7 @@ unlike($request, qr/weather/, 'preload_memory: nothing else');
 # --- (c) load_memory: the call's query embedded in the calls round
 $inv = submit_and_park('lmapp', 'l1', 'call load_memory({"query": "canine"})', 1);
 others_go_on($inv, 'load_memory', 'f3_');
-ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'load_memory: the run ended');
+ok(defined wait_jobs_done($node, "invocation_id = '$inv'", 30), 'load_memory: the run ended');
 is(job_status($inv), 'completed/completed', 'load_memory: the run completed');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(m ->> 'author' || ':' || (m #>> '{content,parts,0,text}'), ',')
@@ -208,7 +174,7 @@ is( $node->safe_psql('postgres',
 # --- (d) an agent-tool with preload_memory
 $inv = submit_and_park('toolapp', 't1', 'call helper({"request": "canine"})', 1);
 others_go_on($inv, 'agent-tool preload_memory', 'f4_');
-ok(defined wait_jobs_done("invocation_id = '$inv'", 30), 'agent-tool preload_memory: the run ended');
+ok(defined wait_jobs_done($node, "invocation_id = '$inv'", 30), 'agent-tool preload_memory: the run ended');
 is(job_status($inv), 'completed/completed', 'agent-tool preload_memory: the run completed');
 is( $node->safe_psql('postgres', qq{
 	SELECT string_agg(model, ',' ORDER BY id) FROM adk.model_calls WHERE invocation_id = '$inv'}),
@@ -255,31 +221,11 @@ is(server_requests('emb-test') - $before, 2,
 $node->safe_psql('postgres',
 	"SELECT adk_submit('app2000', 'u', 'w' || i, 'wait ' || i) FROM generate_series(1, 3) i");
 $inv = submit_and_park('addapp', 'c1', 'hello cancel', 1);
-($ret, $out, $err) = $node->psql(
-	'postgres', qq{
-	DO \$\$
-	DECLARE t0 timestamptz := clock_timestamp(); ok boolean;
-	BEGIN
-		ok := adk_cancel('$inv');
-		LOOP
-			EXIT WHEN (SELECT status FROM adk.jobs WHERE invocation_id = '$inv') <> 'running'
-			       OR clock_timestamp() - t0 > interval '30 s';
-			PERFORM pg_sleep(0.005);
-		END LOOP;
-		RAISE NOTICE 'cancelled=% cancel_ms=%', ok, round(extract(epoch FROM clock_timestamp() - t0) * 1000);
-	END \$\$;});
-my ($cancelled, $cancel_ms) = $err =~ /cancelled=(\w+) cancel_ms=(\d+)/;
-is($cancelled, 't', 'cancel: adk_cancel of the run waiting for its embeddings returns true');
-ok(defined $cancel_ms && $cancel_ms < 1000,
-	'cancel: it stopped within a fraction of a second (' . ($cancel_ms // '?') . ' ms)');
-is($node->safe_psql('postgres',
-	"SELECT count(*) FROM adk.jobs WHERE app_name = 'app2000' AND status = 'running'"),
-	'3', 'cancel: the worker\'s other runs go on');
-ok(defined wait_jobs_done("app_name = 'app2000'", 30), 'cancel: the other runs end');
-is( $node->safe_psql('postgres', qq{
-	SELECT string_agg(DISTINCT j.status || '/' || i.status, ',')
-	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE j.app_name = 'app2000'}),
-	'completed/completed', 'cancel: the others completed');
+cancel_among_others(
+	$node, $inv,
+	what => 'the run waiting for its embeddings',
+	app => 'app2000',
+	others => 3);
 is(job_status($inv), 'cancelled/cancelled', 'cancel: the run ended cancelled');
 # the embeddings' 4 s are long over: nothing of the cancelled run came late
 select(undef, undef, undef, 4);
