@@ -223,8 +223,10 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 static Jsonb *
 event_piece(HistEvent *e, bool other, PairIds *pairs)
 {
-	bool		keep = other || (!e->has_calls && !e->has_responses);
-	HistEvent  *owner = e->kept ? e->kept : e;
+	/* only a run's events outlive the request (adk_prompt has no run) */
+	bool		keep = e->kept != NULL &&
+		(other || (!e->has_calls && !e->has_responses));
+	HistEvent  *owner = e->kept;
 	JsonWriter	w;
 	Jsonb	   *piece;
 
@@ -241,6 +243,8 @@ event_piece(HistEvent *e, bool other, PairIds *pairs)
 	if (keep)
 	{
 		/* in the event's memory: it goes with the event */
+		if (owner->piece != NULL)
+			pfree(owner->piece);	/* made for another agent's view */
 		owner->piece = MemoryContextAlloc(GetMemoryChunkContext(owner),
 										  VARSIZE(piece));
 		memcpy(owner->piece, piece, VARSIZE(piece));
