@@ -102,6 +102,39 @@ adk_jsonb_to_jsonc(Jsonb *jb, const char *what)
 }
 
 /*
+ * jsonb container c (an object or array met at nesting level depth, the
+ * top being 1) -> new json-c object, copied node by node; NULL when that
+ * cannot be done (see add_jsonb_container: adk_jsonb_to_jsonc of the whole
+ * value then gives the result or the error).
+ */
+struct json_object *
+adk_jsonb_container_to_jsonc(JsonbContainer *c, int depth)
+{
+	struct json_object *obj;
+	bool		done = false;
+
+	obj = JsonContainerIsObject(c) ? json_object_new_object() : json_object_new_array();
+	if (obj == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	PG_TRY();
+	{
+		done = add_jsonb_container(obj, c, depth);
+	}
+	PG_CATCH();
+	{
+		json_object_put(obj);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (done)
+		return obj;
+	json_object_put(obj);
+	return NULL;
+}
+
+/*
  * Add the members of jsonb container c (an object or array at nesting
  * level depth, the top being 1) to the json-c object or array "to", which
  * owns every value added as soon as it is made (one json_object_put of the

@@ -16,6 +16,8 @@
 struct json_object;
 
 extern struct json_object *adk_jsonb_to_jsonc(Jsonb *jb, const char *what);
+extern struct json_object *adk_jsonb_container_to_jsonc(JsonbContainer *c,
+														int depth);
 extern Jsonb *adk_jsonc_to_jsonb(struct json_object *obj);
 extern Jsonb *adk_cstring_to_jsonb(const char *json);
 extern char *adk_sanitize_json_text(const char *json);

@@ -235,3 +235,52 @@ adk_split_state_delta(JsonbContainer *delta, AdkStateDelta *out)
 														NULL));
 	}
 }
+
+/*
+ * The jsonb array of elems, each an object or array (jbvBinary, as
+ * JsonbIteratorNext gives them), by copying their bytes: what pushing
+ * them into a new array would give, byte for byte (convertToJsonb lays out
+ * an array as its header, one JEntry per element -- every
+ * JB_OFFSET_STRIDE-th its end offset, the others their length, each
+ * counting the padding that aligns a container to 4 bytes -- then the
+ * elements), without going through their values.
+ */
+Jsonb *
+adk_jsonb_array_of(const JsonbValue *elems, int n)
+{
+	Size		total = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) n;
+	Size		pos;
+	uint32		off = 0;
+	Jsonb	   *res;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (elems[i].type != jbvBinary)
+			elog(ERROR, "jsonb array element %d is not a container", i);
+		total = INTALIGN(total) + elems[i].val.binary.len;
+		if (total - VARHDRSZ > JENTRY_OFFLENMASK || n > JB_CMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("total size of jsonb array elements exceeds the maximum of %d bytes",
+							JENTRY_OFFLENMASK)));
+	}
+	res = palloc0(total);
+	SET_VARSIZE(res, total);
+	res->root.header = (uint32) n | JB_FARRAY;
+	pos = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) n;
+	for (i = 0; i < n; i++)
+	{
+		uint32		pad = INTALIGN(pos) - pos;
+		uint32		len = pad + elems[i].val.binary.len;
+
+		off += len;
+		res->root.children[i] = JENTRY_ISCONTAINER |
+			((i % JB_OFFSET_STRIDE) == 0 ? (off | JENTRY_HAS_OFF) : len);
+		memcpy((char *) res + pos + pad, elems[i].val.binary.data,
+			   elems[i].val.binary.len);
+		pos += len;
+	}
+	Assert(pos == total);
+	return res;
+}

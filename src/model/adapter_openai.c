@@ -31,6 +31,8 @@
 
 static struct json_object *openai_build(const LlmRequestSpec *spec,
 										char **errmsg);
+static struct json_object *openai_made(struct json_object *messages,
+									   size_t from);
 static int	openai_content(struct json_object *messages,
 						   struct json_object *content, size_t ci,
 						   LlmIdSynth *ids, char **errmsg);
@@ -128,9 +130,26 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 		json_object_array_add(messages, sys);
 	}
 	for (i = 0; i < n; i++)
+	{
+		size_t		before = json_object_array_length(messages);
+		int			uses = ids.uses;
+
+		if (spec->reuse != NULL && spec->reuse[i] != NULL)
+		{
+			size_t		m = json_object_array_length(spec->reuse[i]);
+			size_t		j;
+
+			for (j = 0; j < m; j++)
+				json_object_array_add(messages,
+									  json_object_get(json_object_array_get_idx(spec->reuse[i], j)));
+			continue;
+		}
 		if (openai_content(messages, json_object_array_get_idx(spec->contents, i),
 						   i, &ids, errmsg) < 0)
 			goto fail;
+		if (spec->reuse != NULL && ids.uses == uses)
+			spec->reuse[i] = openai_made(messages, before);
+	}
 	if (openai_tools(body, spec, errmsg) < 0 ||
 		llm_config_apply(body, spec, openai_config_map, errmsg) < 0)
 		goto fail;
@@ -149,6 +168,25 @@ fail:
 	llm_ids_free(&ids);
 	json_object_put(body);
 	return NULL;
+}
+
+/*
+ * A new array referencing the messages from index "from" on (a content's
+ * own, to be reused by later requests), or NULL when out of memory (it is
+ * then made again next time).
+ */
+static struct json_object *
+openai_made(struct json_object *messages, size_t from)
+{
+	size_t		n = json_object_array_length(messages);
+	struct json_object *made = json_object_new_array();
+
+	if (made == NULL)
+		return NULL;
+	for (; from < n; from++)
+		json_object_array_add(made,
+							  json_object_get(json_object_array_get_idx(messages, from)));
+	return made;
 }
 
 static int

@@ -43,6 +43,7 @@
 #include "model/ledger.h"
 #include "model/llm.h"
 #include "model/model_def.h"
+#include "model/msg_cache.h"
 
 PG_FUNCTION_INFO_V1(adk_generate);
 PG_FUNCTION_INFO_V1(adk_generate_stream);
@@ -86,6 +87,7 @@ struct AdkModelCall
 	struct json_object *tools;
 	struct json_object *config;
 	struct json_object *result;
+	struct json_object *request;	/* the body in json-c, for the ledger */
 	StreamState st;				/* its stream and pending partials */
 	MemoryContextCallback cb;
 };
@@ -102,6 +104,19 @@ static void free_call_objects(void *arg);
 static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg);
 static Jsonb *finish_call(AdkModelCall *c);
+
+/* A content of the request: its jsonb bytes, and whether they were kept */
+typedef struct ContentKey
+{
+	const char *key;
+	size_t		len;
+	bool		kept;
+} ContentKey;
+
+static struct json_object **convert_contents(AdkModelCall *c, Jsonb *contents,
+											 ContentKey **keys, int *n);
+static void keep_made(LlmProvider p, struct json_object **reuse,
+					  ContentKey *keys, int n);
 
 /*
  * One model call, waited for.  contents: array of ADK contents; tools:
@@ -239,8 +254,11 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	char	   *body;
 	char	   *url;
 	char	   *build_err = NULL;
+	struct json_object **reuse;
+	ContentKey *keys;
+	int			ncontents;
 
-	c->contents = adk_jsonb_to_jsonc(contents, "contents");
+	reuse = convert_contents(c, contents, &keys, &ncontents);
 	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
 	c->config = adk_jsonb_to_jsonc(options, "config");
 
@@ -255,7 +273,12 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 		json_object_is_type(si, json_type_string))
 		spec.system_instruction = json_object_get_string(si);
 
-	body = llm_build_request(&spec, &build_err);
+	spec.reuse = reuse;
+
+	body = llm_build_request_keep(&spec, &build_err,
+								  adk_model_calls_bodies ? &c->request : NULL);
+	if (reuse != NULL)
+		keep_made(def->provider, reuse, keys, ncontents);
 	if (body == NULL)
 	{
 		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
@@ -311,6 +334,97 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	st->first_chunk_ms = -1;
 	INSTR_TIME_SET_CURRENT(st->start);
 	c->transfer = adk_http_start(req, &c->resp);
+}
+
+/*
+ * Set c->contents, the request's contents in json-c.  For a provider that
+ * reuses the messages of contents (msg_cache.c), the result has a slot per
+ * content (spec.reuse): a content whose messages are kept is JSON null in
+ * c->contents and its messages are in its slot, *keys says where each
+ * content's bytes are (in contents) and *n how many there are.  Otherwise
+ * (or for contents the node-by-node copy cannot take, which the whole
+ * conversion then gives its error) every content is converted and the
+ * result is NULL.
+ */
+static struct json_object **
+convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n)
+{
+	LlmProvider p = c->def.provider;
+	struct json_object **reuse;
+	ContentKey *k;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	v;
+	int			i = 0;
+
+	*keys = NULL;
+	*n = 0;
+	if (!llm_reuses_contents(p) || !JB_ROOT_IS_ARRAY(contents) ||
+		JB_ROOT_IS_SCALAR(contents))
+		goto whole;
+	reuse = palloc0(sizeof(struct json_object *) * (JB_ROOT_COUNT(contents) + 1));
+	k = palloc0(sizeof(ContentKey) * (JB_ROOT_COUNT(contents) + 1));
+	c->contents = json_object_new_array();
+	if (c->contents == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	it = JsonbIteratorInit(&contents->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		struct json_object *obj = NULL;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (v.type != jbvBinary)
+			goto restart;
+		k[i].key = (const char *) v.val.binary.data;
+		k[i].len = (size_t) v.val.binary.len;
+		reuse[i] = adk_msg_cache_get(p, k[i].key, k[i].len);
+		k[i].kept = (reuse[i] != NULL);
+		if (!k[i].kept)
+		{
+			/* an element of the top array: nesting level 2 */
+			obj = adk_jsonb_container_to_jsonc(v.val.binary.data, 2);
+			if (obj == NULL)
+				goto restart;
+		}
+		if (json_object_array_add(c->contents, obj) != 0)
+		{
+			json_object_put(obj);
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		}
+		i++;
+	}
+	*keys = k;
+	*n = i;
+	return reuse;
+
+restart:
+	json_object_put(c->contents);
+	c->contents = NULL;
+whole:
+	c->contents = adk_jsonb_to_jsonc(contents, "contents");
+	return NULL;
+}
+
+/*
+ * Keep the messages the adapter made of contents that were not kept yet
+ * (it set their slots); the cache takes them over.
+ */
+static void
+keep_made(LlmProvider p, struct json_object **reuse, ContentKey *keys, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (!keys[i].kept && reuse[i] != NULL)
+		{
+			adk_msg_cache_put(p, keys[i].key, keys[i].len, reuse[i]);
+			reuse[i] = NULL;
+		}
 }
 
 /*
@@ -370,6 +484,7 @@ finish_call(AdkModelCall *c)
 	rec.attempts = resp->attempts;
 	rec.latency_ms = resp->latency_ms;
 	rec.request_body = c->body;
+	rec.request = c->request;
 	/* the raw body of a complete HTTP response (streams: error bodies) */
 	if (resp->error_code == NULL && (!stream || resp->status >= 300))
 	{
@@ -400,11 +515,13 @@ free_call_objects(void *arg)
 		json_object_put(c->config);
 	if (c->result)
 		json_object_put(c->result);
+	if (c->request)
+		json_object_put(c->request);
 	if (c->st.stream)
 		llm_stream_free(c->st.stream);
 	foreach(lc, c->st.pending)
 		json_object_put((struct json_object *) lfirst(lc));
-	c->contents = c->tools = c->config = c->result = NULL;
+	c->contents = c->tools = c->config = c->result = c->request = NULL;
 	c->st.stream = NULL;
 	c->st.pending = NIL;
 }

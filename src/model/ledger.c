@@ -10,7 +10,8 @@
  * the caller (jsonb, ADK's LlmResponse shape) and the provider's raw body
  * (text; NULL when it is not valid text in the database encoding -- the
  * error columns then say why).  Nothing is parsed twice: the request is
- * our own json-c output and the response was converted for the caller
+ * our own json-c output (converted as it is, unless the key must be
+ * redacted from its text) and the response was converted for the caller
  * already, so writing the row cannot fail on a provider's bad bytes.
  * Keys travel in headers, never in bodies, and a body that contains the
  * key anyway (a provider echoing it back) has every occurrence replaced
@@ -96,9 +97,21 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
 	if (adk_model_calls_bodies)
 	{
-		req = adk_cstring_to_jsonb(redact(rec->request_body,
-										  strlen(rec->request_body),
-										  rec->secret));
+		/*
+		 * The request is stored as its text would read back with the key
+		 * redacted.  Without the key in it, that is the json-c object the
+		 * text was printed from (json_bridge.c converts numbers through
+		 * the same text and NULs as the text path does): no parse of the
+		 * whole history again.
+		 */
+		if (rec->request != NULL &&
+			(rec->secret == NULL || rec->secret[0] == '\0' ||
+			 strstr(rec->request_body, rec->secret) == NULL))
+			req = adk_jsonc_to_jsonb(rec->request);
+		else
+			req = adk_cstring_to_jsonb(redact(rec->request_body,
+											  strlen(rec->request_body),
+											  rec->secret));
 		resp = rec->result_jsonb;
 		raw = raw_body_text(rec->response_body, rec->response_len,
 							rec->secret);

@@ -25,6 +25,8 @@ typedef struct AdkModelCallRecord
 	int			attempts;
 	double		latency_ms;
 	const char *request_body;	/* JSON text sent (made by us: valid JSON) */
+	struct json_object *request;	/* the same as json-c (request_body is its
+									 * compact text), or NULL */
 	const char *response_body;	/* raw body received, or NULL (streamed) */
 	size_t		response_len;
 	struct json_object *result; /* the LlmResponse returned to the caller */

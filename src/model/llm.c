@@ -188,8 +188,21 @@ llm_set_errmsg(char **errmsg, const char *fmt,...)
  * ----------------------------------------------------------------
  */
 
+int
+llm_reuses_contents(LlmProvider p)
+{
+	return p == LLM_OPENAI;
+}
+
 char *
 llm_build_request(const LlmRequestSpec *spec, char **errmsg)
+{
+	return llm_build_request_keep(spec, errmsg, NULL);
+}
+
+char *
+llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
+					   struct json_object **obj)
 {
 	const LlmAdapter *ad;
 	struct json_object *body;
@@ -226,7 +239,10 @@ llm_build_request(const LlmRequestSpec *spec, char **errmsg)
 		return NULL;
 	}
 	out = llm_json_compact(body);
-	json_object_put(body);
+	if (out != NULL && obj != NULL)
+		*obj = body;
+	else
+		json_object_put(body);
 	if (out == NULL)
 		llm_set_errmsg(errmsg, "out of memory");
 	return out;

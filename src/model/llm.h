@@ -98,7 +98,22 @@ typedef struct LlmRequestSpec
 								 * presence_penalty, frequency_penalty,
 								 * seed} or NULL; other keys are ignored */
 	int			stream;
+
+	/*
+	 * NULL, or one slot per content (llm_reuses_contents providers only).
+	 * A slot set on entry is the array of wire messages that content made
+	 * before: they are added (referenced) in its place, and the content
+	 * itself is not read (it may be JSON null).  A slot NULL on entry is
+	 * set to a new array of the messages its content made when they depend
+	 * on nothing but the content (no function call or response, whose ids
+	 * are counted over the request); the caller owns it, even when the
+	 * build fails.
+	 */
+	struct json_object **reuse;
 } LlmRequestSpec;
+
+/* 1 when p's requests honour LlmRequestSpec.reuse */
+extern int	llm_reuses_contents(LlmProvider p);
 
 /*
  * URL of the request for base endpoint "endpoint" (trailing '/' ignored):
@@ -116,6 +131,13 @@ extern char *llm_request_url(LlmProvider p, const char *endpoint,
  * the offending content and part by index).
  */
 extern char *llm_build_request(const LlmRequestSpec *spec, char **errmsg);
+
+/*
+ * The same; when it succeeds and obj is not NULL, *obj is set to the body
+ * as a json-c object (the caller puts it), the text being its compact form.
+ */
+extern char *llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
+									struct json_object **obj);
 
 /*
  * Parse a complete non-streaming HTTP response into a new LlmResponse.
@@ -272,6 +294,7 @@ typedef struct LlmIdSynth
 	size_t		ncalls;
 	size_t		cap;
 	int			counter;
+	int			uses;			/* calls of llm_ids_call/response */
 } LlmIdSynth;
 
 extern const char *llm_ids_call(LlmIdSynth *ids, const LlmPart *part);

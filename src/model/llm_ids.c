@@ -58,6 +58,7 @@ llm_ids_call(LlmIdSynth *ids, const LlmPart *part)
 	const char *id = part->id;
 	LlmIdCall  *c;
 
+	ids->uses++;
 	if (llm_id_grow(ids) < 0)
 		return NULL;
 	if (id == NULL)
@@ -121,6 +122,7 @@ llm_ids_response(LlmIdSynth *ids, const LlmPart *part)
 	LlmIdCall  *c = llm_ids_match(ids, part);
 	const char *id;
 
+	ids->uses++;
 	if (c != NULL)
 	{
 		c->answered = 1;

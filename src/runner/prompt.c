@@ -44,6 +44,7 @@
 
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
@@ -60,8 +61,31 @@ typedef struct HistEvent
 	char	   *role;
 	bool		has_calls;
 	bool		only_responses; /* every part a function_response */
+	bool		has_responses;
 	bool		consumed;		/* already placed after its call */
+
+	/*
+	 * What the event itself adds to a request (a jsonb array of 0 or 1
+	 * contents), kept with the event for the run's next requests when it
+	 * depends on nothing but the event: another agent's event (as
+	 * context), or one without function calls and responses (whose pairing
+	 * depends on the rest of the history).  piece_other: made as another
+	 * agent's event.  The history cache's rules (compaction, other
+	 * writers, branches) decide which events there are; a piece lives and
+	 * goes with its event.
+	 */
+	Jsonb	   *piece;
+	bool		piece_other;
+	struct HistEvent *kept;		/* the run's event this is a copy of, or NULL */
 } HistEvent;
+
+/* The contents of a request, as the containers of its pieces */
+typedef struct ContentsOut
+{
+	JsonbValue *elems;
+	int			n;
+	int			cap;
+} ContentsOut;
 
 /*
  * The call ids and response ids of the events a request sends, so that no
@@ -90,6 +114,8 @@ static bool part_call_id(JsonbValue *part, const char *kind, char **id);
 static bool answers(HistEvent *e, const char *kind, List *ids);
 static bool answered_later(List *history, int after, const char *id);
 static void cut_to_latest_response(List *history, int start);
+static Jsonb *event_piece(HistEvent *e, bool other, PairIds *pairs);
+static void add_piece(ContentsOut *out, Jsonb *piece);
 
 /*
  * The contents array of the next request for "agent" on "branch".
@@ -100,6 +126,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	List	   *history = read_history(run, agent, branch);
 	JsonWriter	w;
 	PairIds		pairs;
+	ContentsOut out;
 	int			start = 0;
 	int			i;
 
@@ -152,8 +179,13 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	cut_to_latest_response(history, start);
 	collect_pairs(history, start, agent->name, &pairs);
 
-	jw_init(&w);
-	jw_begin_array(&w);
+	/*
+	 * The request is its pieces, in order: each event's own (kept with the
+	 * event when it can be), the responses moved up to a call, and the
+	 * loaded artifacts.  The array is made of their bytes, so an event
+	 * whose piece is kept costs a copy, not a rewrite.
+	 */
+	memset(&out, 0, sizeof(out));
 	for (i = start; i < list_length(history); i++)
 	{
 		HistEvent  *e = list_nth(history, i);
@@ -163,20 +195,87 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 
 		if (e->consumed)
 			continue;
-		if (other)
-			write_other_agent_content(&w, e);
-		else
-			write_own_content(&w, e, &pairs);
+		add_piece(&out, event_piece(e, other, &pairs));
 		if (e->has_calls)
+		{
+			jw_init(&w);
+			jw_begin_array(&w);
 			write_responses_for(&w, history, i + 1, e, agent);
+			jw_end_array(&w);
+			add_piece(&out, jw_finish(&w));
+		}
 	}
 	/* load_artifacts (builtin_tools.c): the artifacts it loaded */
+	jw_init(&w);
+	jw_begin_array(&w);
 	adk_builtin_contents(run, agent, &w, history != NIL ?
 						 ((HistEvent *) llast(history))->event : NULL);
 	jw_end_array(&w);
+	add_piece(&out, jw_finish(&w));
 	hash_destroy(pairs.calls);
 	hash_destroy(pairs.responses);
-	return jw_finish(&w);
+	return adk_jsonb_array_of(out.elems, out.n);
+}
+
+/*
+ * The piece of the request e makes (see HistEvent), kept or made.
+ */
+static Jsonb *
+event_piece(HistEvent *e, bool other, PairIds *pairs)
+{
+	/* only a run's events outlive the request (adk_prompt has no run) */
+	bool		keep = e->kept != NULL &&
+		(other || (!e->has_calls && !e->has_responses));
+	HistEvent  *owner = e->kept;
+	JsonWriter	w;
+	Jsonb	   *piece;
+
+	if (keep && owner->piece != NULL && owner->piece_other == other)
+		return owner->piece;
+	jw_init(&w);
+	jw_begin_array(&w);
+	if (other)
+		write_other_agent_content(&w, e);
+	else
+		write_own_content(&w, e, pairs);
+	jw_end_array(&w);
+	piece = jw_finish(&w);
+	if (keep)
+	{
+		/* in the event's memory: it goes with the event */
+		if (owner->piece != NULL)
+			pfree(owner->piece);	/* made for another agent's view */
+		owner->piece = MemoryContextAlloc(GetMemoryChunkContext(owner),
+										  VARSIZE(piece));
+		memcpy(owner->piece, piece, VARSIZE(piece));
+		owner->piece_other = other;
+	}
+	return piece;
+}
+
+/*
+ * Add the contents of piece (an array of contents) to out.
+ */
+static void
+add_piece(ContentsOut *out, Jsonb *piece)
+{
+	JsonbIterator *it = JsonbIteratorInit(&piece->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (out->n == out->cap)
+		{
+			out->cap = out->cap ? out->cap * 2 : 64;
+			out->elems = out->elems ?
+				repalloc(out->elems, sizeof(JsonbValue) * out->cap) :
+				palloc(sizeof(JsonbValue) * out->cap);
+		}
+		out->elems[out->n++] = v;
+	}
 }
 
 /*
@@ -390,6 +489,7 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 
 		*h = *(HistEvent *) lfirst(lc);
 		h->consumed = false;
+		h->kept = (HistEvent *) lfirst(lc);
 		result = lappend(result, h);
 	}
 	return result;
@@ -447,6 +547,7 @@ hist_event(Jsonb *ev, const char *branch)
 			nresponses++;
 	}
 	h->only_responses = nparts > 0 && nresponses == nparts;
+	h->has_responses = nresponses > 0;
 	return h;
 }
 

@@ -184,6 +184,7 @@ class State:
 
 
 STATE = None  # set in main()
+BODY_LOG = None  # set in main(): --body-log
 
 
 # --------------------------------------------------------------------------
@@ -1118,6 +1119,9 @@ class Handler(BaseHTTPRequestHandler):
                     self.send_full(405, b"method not allowed\n", "text/plain", [("Allow", "POST")])
                     self.log_access(405)
                     return
+                if BODY_LOG:
+                    with STATE.lock, open(BODY_LOG, "ab") as f:
+                        f.write(body + b"\n")
                 self.handle_provider(route[0], route[1], route[2], body, query)
                 return
             with STATE.lock:
@@ -1582,12 +1586,14 @@ class Server(ThreadingHTTPServer):
 
 
 def main(argv=None):
-    global STATE
+    global STATE, BODY_LOG
     ap = argparse.ArgumentParser(description="Mock OpenAI / Gemini / Anthropic model server (stdlib only).")
     ap.add_argument("--port", type=int, default=0, help="port to listen on (0 = pick a free one)")
     ap.add_argument("--port-file", help="write the chosen port here (atomically) once listening")
     ap.add_argument("--latency-ms", type=int, default=0, help="default delay before each provider response")
     ap.add_argument("--log", help="append one line per request to this file (default: stderr)")
+    ap.add_argument("--body-log", help="append each provider request's body, byte for byte, and a newline "
+                                       "to this file (for comparing what builds send; bodies are compact JSON)")
     ap.add_argument("--require-key", help="only this API key is accepted (others get 401)")
     ap.add_argument("--require-key-env", metavar="VAR",
                     help="like --require-key, but read the key from environment variable VAR")
@@ -1602,6 +1608,7 @@ def main(argv=None):
         if not key:
             ap.error("environment variable %s is empty or unset" % args.require_key_env)
     STATE = State(max(0, args.latency_ms), args.log, key, args.gemini_real_auth_codes)
+    BODY_LOG = args.body_log
 
     server = Server(("127.0.0.1", args.port), Handler)
     port = server.server_address[1]

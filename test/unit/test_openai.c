@@ -94,6 +94,71 @@ test_request_id_synthesis(void)
 	json_object_put(got);
 }
 
+/*
+ * Messages a content made in one request, handed to the next in its place
+ * (LlmRequestSpec.reuse), give the same bytes; only contents without calls
+ * and responses (whose ids are counted over the request) hand theirs on.
+ */
+static void
+test_request_reuse(void)
+{
+	LlmRequestSpec spec;
+	struct json_object *contents = unit_load("history.json");
+	struct json_object *tools = unit_load("tools.json");
+	struct json_object *config = unit_load("config.json");
+	struct json_object *holes;
+	struct json_object *reuse[7] = {0};
+	char	   *plain;
+	char	   *first;
+	char	   *again;
+	size_t		i;
+	int			n = 0;
+
+	CHECK(llm_reuses_contents(LLM_OPENAI));
+	CHECK(!llm_reuses_contents(LLM_GEMINI));
+	CHECK(!llm_reuses_contents(LLM_ANTHROPIC));
+	CHECK_INT(json_object_array_length(contents), 7);
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = LLM_OPENAI;
+	spec.model = "gpt-4o-mini";
+	spec.contents = contents;
+	spec.tools = tools;
+	spec.config = config;
+	spec.system_instruction = "You are helpful.";
+	plain = llm_build_request(&spec, NULL);
+
+	spec.reuse = reuse;
+	first = llm_build_request(&spec, NULL);
+	CHECK_STR(first, plain);
+	/* contents 1 and 2 hold calls and responses */
+	for (i = 0; i < 7; i++)
+		CHECK((reuse[i] != NULL) == (i != 1 && i != 2));
+
+	/* the reused contents are not read: JSON null in their place */
+	holes = json_object_new_array();
+	for (i = 0; i < 7; i++)
+		json_object_array_add(holes, reuse[i] ? NULL :
+							  json_object_get(json_object_array_get_idx(contents, i)));
+	spec.contents = holes;
+	again = llm_build_request(&spec, NULL);
+	CHECK_STR(again, plain);
+	for (i = 0; i < 7; i++)
+		if (reuse[i] != NULL)
+		{
+			n += json_object_array_length(reuse[i]);
+			json_object_put(reuse[i]);
+		}
+	/* contents 0, 3, 4, 5 and 6 make one message each */
+	CHECK_INT(n, 5);
+	free(plain);
+	free(first);
+	free(again);
+	json_object_put(holes);
+	json_object_put(contents);
+	json_object_put(tools);
+	json_object_put(config);
+}
+
 static void
 test_request_parts(void)
 {
@@ -453,6 +518,7 @@ const UnitTest openai_tests[] = {
 	{"request_golden", test_request_golden},
 	{"request_stream", test_request_stream},
 	{"request_id_synthesis", test_request_id_synthesis},
+	{"request_reuse", test_request_reuse},
 	{"request_parts", test_request_parts},
 	{"parse_text", test_parse_text},
 	{"parse_tool_calls", test_parse_tool_calls},

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * msg_cache.c
+ *	  The wire messages each content of a request made, kept for the next
+ *	  requests of the backend.
+ *
+ * A tool loop sends the whole history with every model call; converting
+ * each content to json-c and then to the provider's messages, and freeing
+ * them all again, cost more than serializing the request (issue 12, §7).
+ * The provider's messages of a content depend on nothing but the content's
+ * bytes when it holds no function call or response (adapters say which:
+ * LlmRequestSpec.reuse), so they are kept here, keyed by the provider and
+ * the bytes of the content's jsonb container (jsonb is canonical: equal
+ * contents have equal bytes), and later requests reference them instead
+ * of making them again.  Being keyed by content, nothing here depends on
+ * how the history got that content: compaction, other writers, branches
+ * and agents' views change the contents prompt assembly hands in, and a
+ * changed content simply misses.
+ *
+ * Bounded: entries are charged their key and an estimate of their json-c
+ * objects, and the cache starts over empty when a new entry would take it
+ * past ADK_MSG_CACHE_BYTES.  Memory is malloc'd, like json-c's own, so
+ * that keeping an entry never raises an error (an entry that cannot be
+ * kept is just freed).  Entries are only read while a request is built
+ * and serialized, never changed.
+ *
+ * IDENTIFICATION
+ *	  src/model/msg_cache.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+
+#include <json-c/json.h>
+
+#include "model/msg_cache.h"
+
+#define ADK_MSG_CACHE_BYTES ((size_t) 32 * 1024 * 1024)
+#define NBUCKETS 16384			/* a power of 2 */
+/* what an entry costs besides its key: its json-c objects, roughly */
+#define ENTRY_COST(len) (sizeof(MsgEntry) + (len) * 5 + 256)
+
+typedef struct MsgEntry
+{
+	struct MsgEntry *next;
+	uint32		hash;
+	LlmProvider provider;
+	size_t		len;
+	struct json_object *msgs;
+	char		key[FLEXIBLE_ARRAY_MEMBER];
+} MsgEntry;
+
+static MsgEntry **buckets = NULL;
+static size_t used = 0;
+
+static uint32 msg_hash(LlmProvider p, const char *key, size_t len);
+static void msg_cache_clear(void);
+
+static uint32
+msg_hash(LlmProvider p, const char *key, size_t len)
+{
+	return hash_combine(hash_bytes((const unsigned char *) key, (int) len),
+						(uint32) p);
+}
+
+/*
+ * The messages kept for (p, key), borrowed (valid until the next
+ * adk_msg_cache_put), or NULL.
+ */
+struct json_object *
+adk_msg_cache_get(LlmProvider p, const char *key, size_t len)
+{
+	uint32		h;
+	MsgEntry   *e;
+
+	if (buckets == NULL)
+		return NULL;
+	h = msg_hash(p, key, len);
+	for (e = buckets[h & (NBUCKETS - 1)]; e != NULL; e = e->next)
+		if (e->hash == h && e->provider == p && e->len == len &&
+			memcmp(e->key, key, len) == 0)
+			return e->msgs;
+	return NULL;
+}
+
+/*
+ * Keep msgs (an array of wire messages; this takes the caller's reference)
+ * for (p, key).  Already kept, or no memory: msgs is put.
+ */
+void
+adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
+				  struct json_object *msgs)
+{
+	uint32		h;
+	MsgEntry   *e;
+
+	if (len > ADK_MSG_CACHE_BYTES / 8 ||
+		adk_msg_cache_get(p, key, len) != NULL)
+	{
+		json_object_put(msgs);
+		return;
+	}
+	if (used + ENTRY_COST(len) > ADK_MSG_CACHE_BYTES)
+		msg_cache_clear();
+	if (buckets == NULL)
+		buckets = calloc(NBUCKETS, sizeof(MsgEntry *));
+	e = buckets ? malloc(offsetof(MsgEntry, key) + len) : NULL;
+	if (e == NULL)
+	{
+		json_object_put(msgs);
+		return;
+	}
+	h = msg_hash(p, key, len);
+	e->hash = h;
+	e->provider = p;
+	e->len = len;
+	e->msgs = msgs;
+	memcpy(e->key, key, len);
+	e->next = buckets[h & (NBUCKETS - 1)];
+	buckets[h & (NBUCKETS - 1)] = e;
+	used += ENTRY_COST(len);
+}
+
+static void
+msg_cache_clear(void)
+{
+	int			i;
+
+	if (buckets == NULL)
+		return;
+	for (i = 0; i < NBUCKETS; i++)
+	{
+		while (buckets[i] != NULL)
+		{
+			MsgEntry   *e = buckets[i];
+
+			buckets[i] = e->next;
+			json_object_put(e->msgs);
+			free(e);
+		}
+	}
+	used = 0;
+}

@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * msg_cache.h
+ *	  The wire messages each content of a request made, kept for the next
+ *	  requests of the backend (see msg_cache.c).
+ *
+ * IDENTIFICATION
+ *	  src/model/msg_cache.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_MSG_CACHE_H
+#define ADK_MSG_CACHE_H
+
+#include "model/llm.h"
+
+struct json_object;
+
+extern struct json_object *adk_msg_cache_get(LlmProvider p, const char *key,
+											 size_t len);
+extern void adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
+							  struct json_object *msgs);
+
+#endif							/* ADK_MSG_CACHE_H */
