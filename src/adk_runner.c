@@ -25,6 +25,7 @@
 #include "model/http.h"
 #include "model/ledger.h"
 #include "model/model_def.h"
+#include "model/msg_cache.h"
 #include "store/artifacts.h"
 #include "runner/spans.h"
 #include "worker/otlp.h"
@@ -76,6 +77,17 @@ _PG_init(void)
 							INT_MAX,
 							PGC_SUSET,
 							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.request_cache_size",
+							gettext_noop("Memory per backend for the provider messages of history contents, reused by a run's later requests."),
+							gettext_noop("Kept while the backend has a run in flight, emptied when its last run ends or when full.  0 turns it off."),
+							&adk_request_cache_kb,
+							16 * 1024,
+							0,
+							1024 * 1024,
+							PGC_SUSET,
+							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("adk.allowed_key_env",

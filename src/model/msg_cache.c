@@ -19,7 +19,10 @@
  *
  * Bounded: entries are charged their key and an estimate of their json-c
  * objects, and the cache starts over empty when a new entry would take it
- * past ADK_MSG_CACHE_BYTES.  Memory is malloc'd, like json-c's own, so
+ * past adk.request_cache_size (per backend; 0 turns the cache off).  Its
+ * life: from a run's first request until the backend's last run in flight
+ * ends (runner/run.c calls adk_msg_cache_reset then), so an idle backend
+ * or job worker keeps nothing.  Memory is malloc'd, like json-c's own, so
  * that keeping an entry never raises an error (an entry that cannot be
  * kept is just freed).  Entries are only read while a request is built
  * and serialized, never changed.
@@ -37,7 +40,10 @@
 
 #include "model/msg_cache.h"
 
-#define ADK_MSG_CACHE_BYTES ((size_t) 32 * 1024 * 1024)
+/* adk.request_cache_size, in kB */
+int			adk_request_cache_kb = 16 * 1024;
+
+#define CACHE_BYTES ((size_t) adk_request_cache_kb * 1024)
 #define NBUCKETS 16384			/* a power of 2 */
 /* what an entry costs besides its key: its json-c objects, roughly */
 #define ENTRY_COST(len) (sizeof(MsgEntry) + (len) * 5 + 256)
@@ -56,7 +62,6 @@ static MsgEntry **buckets = NULL;
 static size_t used = 0;
 
 static uint32 msg_hash(LlmProvider p, const char *key, size_t len);
-static void msg_cache_clear(void);
 
 static uint32
 msg_hash(LlmProvider p, const char *key, size_t len)
@@ -96,14 +101,14 @@ adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
 	uint32		h;
 	MsgEntry   *e;
 
-	if (len > ADK_MSG_CACHE_BYTES / 8 ||
+	if (len > CACHE_BYTES / 8 ||
 		adk_msg_cache_get(p, key, len) != NULL)
 	{
 		json_object_put(msgs);
 		return;
 	}
-	if (used + ENTRY_COST(len) > ADK_MSG_CACHE_BYTES)
-		msg_cache_clear();
+	if (used + ENTRY_COST(len) > CACHE_BYTES)
+		adk_msg_cache_reset();
 	if (buckets == NULL)
 		buckets = calloc(NBUCKETS, sizeof(MsgEntry *));
 	e = buckets ? malloc(offsetof(MsgEntry, key) + len) : NULL;
@@ -123,8 +128,12 @@ adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
 	used += ENTRY_COST(len);
 }
 
-static void
-msg_cache_clear(void)
+/*
+ * Empty the cache: when it is full, and when the backend's last run ends.
+ * Frees only; never raises (it runs from a memory context reset callback).
+ */
+void
+adk_msg_cache_reset(void)
 {
 	int			i;
 

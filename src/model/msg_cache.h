@@ -16,9 +16,13 @@
 
 struct json_object;
 
+/* GUC adk.request_cache_size (kB) */
+extern int	adk_request_cache_kb;
+
 extern struct json_object *adk_msg_cache_get(LlmProvider p, const char *key,
 											 size_t len);
 extern void adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
 							  struct json_object *msgs);
+extern void adk_msg_cache_reset(void);
 
 #endif							/* ADK_MSG_CACHE_H */

@@ -57,6 +57,7 @@
 #include "common/jsonb_util.h"
 #include "model/http.h"
 #include "model/ledger.h"
+#include "model/msg_cache.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/compaction.h"
@@ -277,6 +278,24 @@ new_step_cxt(AdkRun *run)
 /*
  * The run object, in a memory context of its own under the current one.
  */
+/*
+ * The runs of this backend whose memory is still there (adk_run's, a job
+ * worker's): when the last is gone -- freed, or deleted with its caller's
+ * memory after an ERROR -- the request cache (model/msg_cache.c) is
+ * emptied, so its life is "while a run is in flight".
+ */
+static int	live_runs = 0;
+
+static void
+run_gone(void *arg)
+{
+	if (--live_runs <= 0)
+	{
+		live_runs = 0;
+		adk_msg_cache_reset();
+	}
+}
+
 static AdkRun *
 new_run(const char *app, const char *user, const char *session,
 		Jsonb *state_delta, Jsonb *options, AdkEventSink sink, void *sink_arg)
@@ -288,6 +307,10 @@ new_run(const char *app, const char *user, const char *session,
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
 	run->run_cxt = cxt;
+	live_runs++;
+	run->live_cb.func = run_gone;
+	run->live_cb.arg = NULL;
+	MemoryContextRegisterResetCallback(cxt, &run->live_cb);
 	run->step_cxt = new_step_cxt(run);
 	run->app = pstrdup(app);
 	run->user = pstrdup(user);

@@ -127,6 +127,7 @@ typedef struct AdkTool
 typedef struct AdkRun
 {
 	MemoryContext run_cxt;		/* owns this struct and all it points to */
+	MemoryContextCallback live_cb;	/* run.c: counts the backend's runs */
 	MemoryContext step_cxt;		/* the current step's; emptied after it */
 	char	   *app;
 	char	   *user;
