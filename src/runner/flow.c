@@ -311,7 +311,6 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 	MemoryContext caller = MemoryContextSwitchTo(round->cxt);
 	Jsonb	   *config;
 	char	   *instruction;
-	JsonWriter	w;
 	bool		started;
 
 	*round_out = NULL;
@@ -326,17 +325,7 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
 	}
-	jw_init(&w);
-	jw_begin_object(&w);
-	if (instruction)
-	{
-		jw_key(&w, "system_instruction");
-		jw_string(&w, instruction);
-	}
-	jw_end_object(&w);
-	config = jw_finish(&w);
-	if (agent->generate_config)
-		config = adk_jsonb_concat(agent->generate_config, config);
+	config = adk_request_config(agent, instruction);
 
 	started = start_model(run, agent, branch, round, contents, decls, config);
 	MemoryContextSwitchTo(caller);

@@ -1109,3 +1109,28 @@ adk_build_instruction(AdkRun *run, AdkAgent *agent)
 	adk_builtin_instruction(run, agent, &out);
 	return out.len > 0 ? out.data : NULL;
 }
+
+/*
+ * The generation config of a request of agent: its system instruction (or
+ * none), under the agent's own generate_config.  flow.c's requests and
+ * adk_prompt (prompt_sql.c) both build it here.
+ */
+Jsonb *
+adk_request_config(AdkAgent *agent, const char *instruction)
+{
+	JsonWriter	w;
+	Jsonb	   *config;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	if (instruction)
+	{
+		jw_key(&w, "system_instruction");
+		jw_string(&w, instruction);
+	}
+	jw_end_object(&w);
+	config = jw_finish(&w);
+	if (agent->generate_config)
+		config = adk_jsonb_concat(agent->generate_config, config);
+	return config;
+}

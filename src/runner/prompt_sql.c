@@ -22,7 +22,6 @@
 #include "adk_runner.h"
 #include "common/ids.h"
 #include "common/json_bridge.h"
-#include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/llm.h"
 #include "model/model_def.h"
@@ -58,9 +57,7 @@ arg_id(FunctionCallInfo fcinfo, int n, const char *what)
 static Jsonb *
 agent_config(AdkRun *run, AdkAgent *agent)
 {
-	JsonWriter	w;
 	char	   *instruction = adk_build_instruction(run, agent);
-	Jsonb	   *config;
 
 	if (run->instruction_error != NULL)
 		ereport(ERROR,
@@ -68,18 +65,7 @@ agent_config(AdkRun *run, AdkAgent *agent)
 				 errmsg("the instruction of agent \"%s\" cannot be built", agent->name),
 				 errdetail("%s", run->instruction_error)));
 
-	jw_init(&w);
-	jw_begin_object(&w);
-	if (instruction)
-	{
-		jw_key(&w, "system_instruction");
-		jw_string(&w, instruction);
-	}
-	jw_end_object(&w);
-	config = jw_finish(&w);
-	if (agent->generate_config)
-		config = adk_jsonb_concat(agent->generate_config, config);
-	return config;
+	return adk_request_config(agent, instruction);
 }
 
 /*

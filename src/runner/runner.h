@@ -298,6 +298,7 @@ extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch
 extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
 								 const char *branch);
 extern char *adk_build_instruction(AdkRun *run, AdkAgent *agent);
+extern Jsonb *adk_request_config(AdkAgent *agent, const char *instruction);
 
 /* tools.c */
 extern List *adk_load_tools(AdkAgent *agent);
