@@ -17,11 +17,8 @@
 # the extension installed (as root the script re-runs itself as adkci).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" bash "$D/test/bench/adkjs.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/adkjs.sh "$@"
 [ -n "${PGBIN:-}" ] || unset PGBIN
 TURNS=${1:-200}
 LATENCY_MS=${2:-500}

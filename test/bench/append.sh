@@ -15,11 +15,8 @@
 # report the median per-event time of each and the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci bash "$D/test/bench/append.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/append.sh "$@"
 N=${1:-5000}
 ROUNDS=${2:-7}
 . test/scripts/cluster.sh

@@ -14,11 +14,8 @@
 # and each turn reads only from the newest summary on.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci bash "$D/test/bench/compaction.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/compaction.sh "$@"
 N=${1:-2000}
 . test/scripts/cluster.sh
 . test/scripts/model_server.sh

@@ -11,11 +11,8 @@
 # re-runs itself as user adkci).  Starts its own cluster and model server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci MEM_CALLS="${MEM_CALLS:-}" bash "$D/test/bench/generate.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/generate.sh "$@"
 N=${1:-1000}
 ROUNDS=${2:-5}
 MEM_CALLS=${MEM_CALLS:-10000}

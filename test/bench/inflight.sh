@@ -13,11 +13,8 @@
 # re-runs itself as user adkci).  Starts its own cluster and model server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" bash "$D/test/bench/inflight.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/inflight.sh "$@"
 [ -n "${PGBIN:-}" ] || unset PGBIN
 RUNS=${1:-1000}
 LATENCY_MS=${2:-1000}

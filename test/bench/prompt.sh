@@ -27,11 +27,8 @@
 # whole history.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" bash "$D/test/bench/prompt.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/prompt.sh "$@"
 [ -n "${PGBIN:-}" ] || unset PGBIN
 ROUNDS=${1:-5}
 SIZES=${2:-"10 1000 5000"}

@@ -18,11 +18,8 @@
 # does 27 turns/s on this machine (35 ms a turn, 4 ms per stored event).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci bash "$D/test/bench/run.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/run.sh "$@"
 N=${1:-500}
 ROUNDS=${2:-5}
 . test/scripts/cluster.sh

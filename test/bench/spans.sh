@@ -14,11 +14,8 @@
 # PostgreSQL build (default: the system one, as test/scripts/cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" bash "$D/test/bench/spans.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/spans.sh "$@"
 [ -n "${PGBIN:-}" ] || unset PGBIN
 N=${1:-200}
 ROUNDS=${2:-5}

@@ -12,11 +12,8 @@
 # re-runs itself as user adkci).  Starts its own cluster and model server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then
-    id adkci >/dev/null 2>&1 || useradd --create-home adkci
-    D=$(mktemp -d /tmp/adk-bench.XXXXXX); cp -a test "$D/"; chown -R adkci "$D"
-    exec runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" bash "$D/test/bench/workers.sh" "$@"
-fi
+. test/scripts/as_test_user.sh
+run_as_test_user test/bench/workers.sh "$@"
 [ -n "${PGBIN:-}" ] || unset PGBIN
 SECONDS_PER_ROUND=${1:-5}
 SAMPLES=${2:-30}
