@@ -133,7 +133,6 @@ static bool provider_takes(const char *provider, const char *mime);
 static bool is_text_type(const char *mime);
 static bytea *decode_base64(const char *s, int len, int part);
 static char *extension_schema(void);
-static Jsonb *error_object(const char *message);
 
 static bool
 lists(AdkAgent *agent, const char *name)
@@ -225,7 +224,7 @@ adk_builtin_call(AdkRun *run, AdkAgent *agent, const char *name, Jsonb *args)
 
 		if (names == NULL || names->type != jbvBinary ||
 			!JsonContainerIsArray(names->val.binary.data))
-			return error_object("load_artifacts needs \"artifact_names\": a list of artifact names");
+			return adk_error_object("load_artifacts needs \"artifact_names\": a list of artifact names");
 		jw_init(&w);
 		jw_begin_object(&w);
 		jw_key(&w, "artifact_names");
@@ -236,7 +235,7 @@ adk_builtin_call(AdkRun *run, AdkAgent *agent, const char *name, Jsonb *args)
 			if (tok != WJB_ELEM)
 				continue;
 			if (v.type != jbvString)
-				return error_object("load_artifacts needs \"artifact_names\": a list of artifact names");
+				return adk_error_object("load_artifacts needs \"artifact_names\": a list of artifact names");
 			jw_value(&w, &v);
 		}
 		jw_end_array(&w);
@@ -248,7 +247,7 @@ adk_builtin_call(AdkRun *run, AdkAgent *agent, const char *name, Jsonb *args)
 		JsonbValue *query = adk_jsonb_get(&args->root, "query");
 
 		if (query == NULL || query->type != jbvString)
-			return error_object("load_memory needs \"query\": a string");
+			return adk_error_object("load_memory needs \"query\": a string");
 		return memories_response(search_memory(run, pnstrdup(query->val.string.val,
 															  query->val.string.len),
 											   false, NULL));
@@ -1281,15 +1280,3 @@ extension_schema(void)
 	return result;
 }
 
-static Jsonb *
-error_object(const char *message)
-{
-	JsonWriter	w;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "error");
-	jw_string(&w, message);
-	jw_end_object(&w);
-	return jw_finish(&w);
-}

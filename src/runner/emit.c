@@ -284,3 +284,20 @@ adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
 	}
 	return true;
 }
+
+/*
+ * {"error": message}: the response a model gets for a call that failed
+ * (tools, built-ins, HITL, agent-tools all answer with it).
+ */
+Jsonb *
+adk_error_object(const char *message)
+{
+	JsonWriter	w;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "error");
+	jw_string(&w, message);
+	jw_end_object(&w);
+	return jw_finish(&w);
+}

@@ -135,7 +135,6 @@ static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
 static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 					   AdkAgent **transfer, bool *escalate,
 					   AdkAgent **agent_tool, AdkMemoryWait **memory);
-static Jsonb *error_object(const char *message);
 static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 							   AdkModelCall **call, AdkSpanId *agent_span,
 							   AdkSpanId *model_span);
@@ -658,12 +657,12 @@ fit_result(Call *call, Jsonb *result, Size *room)
 
 	if (adk_jsonb_depth(&result->root, ADK_MAX_JSON_DEPTH) >
 		ADK_MAX_JSON_DEPTH - RESULT_DEPTH_IN_EVENT)
-		return error_object(psprintf("tool \"%s\" returned JSON nested more than %d levels deep",
-									 call->name, ADK_MAX_JSON_DEPTH - RESULT_DEPTH_IN_EVENT));
+		return adk_error_object(psprintf("tool \"%s\" returned JSON nested more than %d levels deep",
+										 call->name, ADK_MAX_JSON_DEPTH - RESULT_DEPTH_IN_EVENT));
 	if (size > *room)
-		return error_object(psprintf("tool \"%s\" returned %zu bytes, more than its event can hold (\"adk.max_event_size\" is %d kB)",
-									 call->name, (Size) VARSIZE(result),
-									 adk_max_event_size_kb));
+		return adk_error_object(psprintf("tool \"%s\" returned %zu bytes, more than its event can hold (\"adk.max_event_size\" is %d kB)",
+										 call->name, (Size) VARSIZE(result),
+										 adk_max_event_size_kb));
 	*room -= size;
 	return result;
 }
@@ -1079,19 +1078,6 @@ find_tool(List *tools, const char *name)
 	return NULL;
 }
 
-static Jsonb *
-error_object(const char *message)
-{
-	JsonWriter	w;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "error");
-	jw_string(&w, message);
-	jw_end_object(&w);
-	return jw_finish(&w);
-}
-
 static bool
 agent_listed(AdkAgent *agent, const char *name)
 {
@@ -1133,8 +1119,8 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 				*transfer = t;
 		}
 		if (*transfer == NULL)
-			return error_object(psprintf("agent \"%s\" cannot transfer to \"%s\"",
-										 agent->name, target ? target : ""));
+			return adk_error_object(psprintf("agent \"%s\" cannot transfer to \"%s\"",
+											 agent->name, target ? target : ""));
 		null_value.type = jbvNull;
 		return adk_jsonb_one_value("result", &null_value);
 	}
@@ -1163,8 +1149,8 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 
 	tool = find_tool(tools, call->name);
 	if (tool == NULL)
-		return error_object(psprintf("tool \"%s\" is not available to agent \"%s\"",
-									 call->name, agent->name));
+		return adk_error_object(psprintf("tool \"%s\" is not available to agent \"%s\"",
+										 call->name, agent->name));
 	/* HITL (hitl.c): note a long-running call; a confirmation asks first */
 	if ((tool->long_running || tool->require_confirmation) &&
 		(result = adk_hitl_before_tool(run, agent, tool, call->id, call->args)) != NULL)
@@ -1198,9 +1184,9 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 	*agent_span = adk_span_agent_tool_begin(run, adk_span_step(run), tool_agent,
 											tool_call->id, args);
 	if (tool_agent->model == NULL)
-		error = error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
+		error = adk_error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
 	else if (run->llm_calls >= run->max_llm_calls)
-		error = error_object("max_llm_calls reached");
+		error = adk_error_object("max_llm_calls reached");
 	if (error != NULL)
 	{
 		adk_span_agent_tool_end(run, *agent_span, error);
@@ -1229,7 +1215,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 		char	   *message = run->instruction_error;
 
 		run->instruction_error = NULL;
-		error = error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, message));
+		error = adk_error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name, message));
 		adk_span_agent_tool_end(run, *agent_span, error);
 		return error;
 	}
@@ -1271,8 +1257,8 @@ agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
 	count_tokens(run, response);
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)
-		result = error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
-									   jstr(&response->root, "error_message")));
+		result = adk_error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
+										   jstr(&response->root, "error_message")));
 	else
 	{
 		text = response_text(response);

@@ -129,7 +129,6 @@ static bool confirmation_answer(Jsonb *response);
 static bool only_responses(Jsonb *message, int n);
 static bool repeated_confirmation(AdkRun *run, Datum ids);
 static int	refresh(AdkRun *run);
-static Jsonb *error_object(const char *message);
 static char *jstr(JsonbContainer *c, const char *key);
 static AdkTool *find_tool(List *tools, const char *name);
 static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -443,12 +442,12 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 			Jsonb	   *result;
 
 			if (c->error)
-				result = error_object(c->error);
+				result = adk_error_object(c->error);
 			else if (tool == NULL || !tool->require_confirmation)
-				result = error_object(psprintf("tool \"%s\" is not available to agent \"%s\" as a tool that needs confirmation",
-											   c->name, agent->name));
+				result = adk_error_object(psprintf("tool \"%s\" is not available to agent \"%s\" as a tool that needs confirmation",
+												   c->name, agent->name));
 			else if (!c->confirmed)
-				result = error_object(REJECTED);
+				result = adk_error_object(REJECTED);
 			else
 			{
 				result = run_confirmed(run, agent, branch, c, tool, &stop);
@@ -538,7 +537,7 @@ adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
 	c->args = DatumGetJsonbPCopy(JsonbPGetDatum(args));
 	h->requests = lappend(h->requests, c);
 	MemoryContextSwitchTo(old);
-	return error_object(NEEDS_CONFIRMATION);
+	return adk_error_object(NEEDS_CONFIRMATION);
 }
 
 static char *
@@ -714,19 +713,6 @@ refresh(AdkRun *run)
 	SPI_finish();
 	adk_restore_user(&save);
 	return isnull ? 0 : pending;
-}
-
-static Jsonb *
-error_object(const char *message)
-{
-	JsonWriter	w;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "error");
-	jw_string(&w, message);
-	jw_end_object(&w);
-	return jw_finish(&w);
 }
 
 static char *

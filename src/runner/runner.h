@@ -234,6 +234,7 @@ extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
 extern char *adk_new_id(const char *prefix);
 extern Jsonb *adk_text_content(const char *text);
+extern Jsonb *adk_error_object(const char *message);
 extern void adk_store_timed(AdkRun *run, Jsonb *event,
 							struct AdkStoredEvent *stored);
 extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,

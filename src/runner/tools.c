@@ -67,12 +67,10 @@ typedef struct ToolPlan
 	SPIPlanPtr	plan;
 } ToolPlan;
 
-
 int			adk_tool_timeout_ms = 0;
 static TimeoutId tool_timeout_id = MAX_TIMEOUTS;
 static volatile sig_atomic_t tool_timed_out = false;
 
-static Jsonb *tool_error_object(const char *message);
 static Jsonb *call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 							AdkTool *tool, const char *call_id, Jsonb *args);
 static void tool_timeout_handler(void);
@@ -85,7 +83,6 @@ static char *build_call_sql(AdkTool *tool, Jsonb *args);
 static void write_builtin(JsonWriter *w, const char *name,
 						  const char *description, const char *param,
 						  const char *param_description);
-
 
 static AdkTool *
 find_tool(List *tools, const char *name)
@@ -484,22 +481,6 @@ build_call_sql(AdkTool *tool, Jsonb *args)
 }
 
 /*
- * {"error": message}
- */
-static Jsonb *
-tool_error_object(const char *message)
-{
-	JsonWriter	w;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "error");
-	jw_string(&w, message);
-	jw_end_object(&w);
-	return jw_finish(&w);
-}
-
-/*
  * A SQL tool call wrapped in its plugins: before_tool (may answer instead),
  * the call, on_tool_error (may replace the error), after_tool (may replace
  * the result).  The response object the model sees; NULL when a plugin
@@ -550,7 +531,7 @@ call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 	result = adk_tool_call(tool, args, &error);
 	if (result == NULL)
 	{
-		Jsonb	   *err = tool_error_object(error);
+		Jsonb	   *err = adk_error_object(error);
 
 		if (!adk_plugins_hook(run, CB_ON_TOOL_ERROR, agent->name, branch,
 							  "tool", tool_info, "error", err, &replaced))
