@@ -44,7 +44,12 @@ static struct json_object *anth_build(const LlmRequestSpec *spec,
 static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 						  char **errmsg);
 static int	anth_content(AnthMessages *am, struct json_object *content,
-						 size_t ci, LlmIdSynth *ids, char **errmsg);
+						 size_t ci, LlmIdSynth *ids, struct json_object **made,
+						 char **errmsg);
+static void anth_add(AnthMessages *am, int is_model,
+					 struct json_object *results, struct json_object *others);
+static int	anth_reuse(AnthMessages *am, struct json_object *made,
+					   LlmIdSynth *ids);
 static struct json_object *anth_block(const LlmPart *part, int is_model,
 									  size_t ci, size_t pi, LlmIdSynth *ids,
 									  char **errmsg);
@@ -146,8 +151,14 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 	am.others = json_object_new_array();
 	json_object_object_add(body, "messages", am.messages);
 	for (i = 0; i < n && rc == 0; i++)
-		rc = anth_content(&am, json_object_array_get_idx(spec->contents, i), i,
-						  &ids, errmsg);
+	{
+		if (spec->reuse != NULL && spec->reuse[i] != NULL)
+			rc = anth_reuse(&am, spec->reuse[i], &ids);
+		else
+			rc = anth_content(&am, json_object_array_get_idx(spec->contents, i),
+							  i, &ids, spec->reuse ? &spec->reuse[i] : NULL,
+							  errmsg);
+	}
 	if (rc == 0)
 		anth_flush(&am);
 	json_object_put(am.results);
@@ -157,18 +168,27 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 }
 
 /*
- * Convert one content to blocks and add them to the pending message,
- * flushing it first when the role changes.  Contents that give no blocks
- * are skipped, so they do not break a run of one role.
+ * Convert one content to blocks and add them to the pending message.
+ *
+ * When made is not NULL, *made is set to what the content gave, for later
+ * requests (LlmRequestSpec.reuse): [is_model, tool_result blocks, other
+ * blocks], merged into messages by anth_reuse as anth_add does here.  Only
+ * when the blocks depend on nothing but the content: every call and
+ * response in it has its own id.  Ids found or made for calls and
+ * responses without one depend on the contents before them (see
+ * llm_ids_call); those with an id are sent with it whatever came before,
+ * and anth_reuse replays them into ids so that the contents after get the
+ * same ids as when this one is converted.
  */
 static int
 anth_content(AnthMessages *am, struct json_object *content, size_t ci,
-			 LlmIdSynth *ids, char **errmsg)
+			 LlmIdSynth *ids, struct json_object **made, char **errmsg)
 {
 	struct json_object *parts;
 	struct json_object *results = json_object_new_array();
 	struct json_object *others = json_object_new_array();
 	int			is_model;
+	int			own = 1;
 	size_t		pi;
 
 	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
@@ -183,18 +203,21 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 			goto fail;
 		if (part.kind == LLM_PART_TEXT && (part.thought || part.text_len == 0))
 			continue;
+		if ((part.kind == LLM_PART_CALL || part.kind == LLM_PART_RESPONSE) &&
+			part.id == NULL)
+			own = 0;
 		if ((block = anth_block(&part, is_model, ci, pi, ids, errmsg)) == NULL)
 			goto fail;
 		json_object_array_add(part.kind == LLM_PART_RESPONSE ? results : others,
 							  block);
 	}
-	if (json_object_array_length(results) + json_object_array_length(others) > 0)
+	anth_add(am, is_model, results, others);
+	if (made != NULL && own && (*made = json_object_new_array()) != NULL)
 	{
-		if (am->role != is_model)
-			anth_flush(am);
-		am->role = is_model;
-		anth_move(am->results, results);
-		anth_move(am->others, others);
+		json_object_array_add(*made, json_object_new_boolean(is_model));
+		json_object_array_add(*made, results);
+		json_object_array_add(*made, others);
+		return 0;
 	}
 	json_object_put(results);
 	json_object_put(others);
@@ -204,6 +227,64 @@ fail:
 	json_object_put(results);
 	json_object_put(others);
 	return -1;
+}
+
+/*
+ * Add a content's blocks to the pending message, flushing it first when
+ * the role changes.  Contents that give no blocks are skipped, so they do
+ * not break a run of one role.
+ */
+static void
+anth_add(AnthMessages *am, int is_model, struct json_object *results,
+		 struct json_object *others)
+{
+	if (json_object_array_length(results) + json_object_array_length(others) == 0)
+		return;
+	if (am->role != is_model)
+		anth_flush(am);
+	am->role = is_model;
+	anth_move(am->results, results);
+	anth_move(am->others, others);
+}
+
+/*
+ * Add the blocks a content made before (see anth_content), and register
+ * its calls and responses, all with their own ids, in ids as converting it
+ * does: tool_use blocks in order as calls, tool_result blocks in order as
+ * responses (a content holds only one of the two kinds).
+ */
+static int
+anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
+{
+	struct json_object *results = json_object_array_get_idx(made, 1);
+	struct json_object *others = json_object_array_get_idx(made, 2);
+	size_t		i;
+
+	for (i = 0; i < json_object_array_length(results); i++)
+	{
+		LlmPart		part = {0};
+
+		part.kind = LLM_PART_RESPONSE;
+		part.id = llm_get_str(json_object_array_get_idx(results, i), "tool_use_id");
+		if (llm_ids_response(ids, &part) == NULL)
+			return -1;
+	}
+	for (i = 0; i < json_object_array_length(others); i++)
+	{
+		struct json_object *block = json_object_array_get_idx(others, i);
+		LlmPart		part = {0};
+
+		if (strcmp(llm_get_str(block, "type"), "tool_use") != 0)
+			continue;
+		part.kind = LLM_PART_CALL;
+		part.id = llm_get_str(block, "id");
+		part.name = llm_get_str(block, "name");
+		if (llm_ids_call(ids, &part) == NULL)
+			return -1;
+	}
+	anth_add(am, json_object_get_boolean(json_object_array_get_idx(made, 0)),
+			 results, others);
+	return 0;
 }
 
 /*
