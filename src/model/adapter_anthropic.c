@@ -46,6 +46,8 @@ static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 static int	anth_content(AnthMessages *am, struct json_object *content,
 						 size_t ci, LlmIdSynth *ids, struct json_object **made,
 						 char **errmsg);
+static struct json_object *anth_made(int is_model, struct json_object *results,
+									 struct json_object *others);
 static void anth_add(AnthMessages *am, int is_model,
 					 struct json_object *results, struct json_object *others);
 static int	anth_reuse(AnthMessages *am, struct json_object *made,
@@ -212,13 +214,8 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 							  block);
 	}
 	anth_add(am, is_model, results, others);
-	if (made != NULL && own && (*made = json_object_new_array()) != NULL)
-	{
-		json_object_array_add(*made, json_object_new_boolean(is_model));
-		json_object_array_add(*made, results);
-		json_object_array_add(*made, others);
-		return 0;
-	}
+	if (made != NULL && own)
+		*made = anth_made(is_model, results, others);
 	json_object_put(results);
 	json_object_put(others);
 	return 0;
@@ -227,6 +224,28 @@ fail:
 	json_object_put(results);
 	json_object_put(others);
 	return -1;
+}
+
+/*
+ * [is_model, results, others] (referenced), or NULL when out of memory (the
+ * content is then converted again next time).
+ */
+static struct json_object *
+anth_made(int is_model, struct json_object *results, struct json_object *others)
+{
+	struct json_object *made = json_object_new_array();
+	struct json_object *role = json_object_new_boolean(is_model);
+
+	if (made == NULL || role == NULL || json_object_array_add(made, role) != 0)
+	{
+		json_object_put(role);
+		json_object_put(made);
+		return NULL;
+	}
+	/* a new array has room for three */
+	json_object_array_add(made, json_object_get(results));
+	json_object_array_add(made, json_object_get(others));
+	return made;
 }
 
 /*

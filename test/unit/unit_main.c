@@ -234,9 +234,11 @@ unit_check_reuse(const char *file, int line, LlmProvider p,
 
 		for (i = 0; i < n; i++)
 		{
+			struct json_object *c = json_object_array_get_idx(h, k == 2 * n ? n - 1 - i : i);
+
 			if ((k < n && i > k) || (k >= n && k < 2 * n && i < k - n))
 				continue;
-			json_object_array_add(req, json_object_get(json_object_array_get_idx(h, k == 2 * n ? n - 1 - i : i)));
+			json_object_array_add(req, json_object_get(c));
 		}
 		reused += unit_reuse_one(file, line, p, req, &cache, &ncache);
 		json_object_put(req);
