@@ -29,14 +29,24 @@
 #define ADK_LLM_INTERNAL
 #include "llm.h"
 
-/* Messages being assembled: the pending one is kept until the role changes */
+/*
+ * Messages being assembled: the pending one is kept until the role changes.
+ * It is the blocks of n contents; while n is 1 they are that content's own
+ * arrays (referenced), and the message it made before when it is reused
+ * (added as it is, if no other content joins it); from the second content
+ * on, results and others collect the blocks of all.
+ */
 typedef struct AnthMessages
 {
 	struct json_object *messages;	/* borrowed from the body */
-	int			role;			/* of the pending message: -1 none, 0 user,
-								 * 1 assistant */
-	struct json_object *results;	/* its tool_result blocks */
-	struct json_object *others; /* its other blocks */
+	int			role;			/* of the pending message: 0 user, 1
+								 * assistant (when n > 0) */
+	int			n;				/* contents in it */
+	struct json_object *first_results;	/* n == 1: the content's */
+	struct json_object *first_others;
+	struct json_object *first_msg;	/* n == 1: its message, or NULL */
+	struct json_object *results;	/* n > 1: its tool_result blocks */
+	struct json_object *others; /* n > 1: its other blocks */
 } AnthMessages;
 
 static struct json_object *anth_build(const LlmRequestSpec *spec,
@@ -49,7 +59,8 @@ static int	anth_content(AnthMessages *am, struct json_object *content,
 static struct json_object *anth_made(int is_model, struct json_object *results,
 									 struct json_object *others);
 static void anth_add(AnthMessages *am, int is_model,
-					 struct json_object *results, struct json_object *others);
+					 struct json_object *results, struct json_object *others,
+					 struct json_object *msg);
 static int	anth_reuse(AnthMessages *am, struct json_object *made,
 					   LlmIdSynth *ids);
 static struct json_object *anth_block(const LlmPart *part, int is_model,
@@ -59,6 +70,9 @@ static struct json_object *anth_media(const LlmPart *part, size_t ci,
 									  size_t pi, char **errmsg);
 static void anth_move(struct json_object *dst, struct json_object *src);
 static void anth_flush(AnthMessages *am);
+static struct json_object *anth_message(int is_model,
+										struct json_object *results,
+										struct json_object *others);
 static int	anth_tools(struct json_object *body, const LlmRequestSpec *spec,
 					   char **errmsg);
 static struct json_object *anth_parse(struct json_object *body);
@@ -147,10 +161,8 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 	size_t		n = json_object_array_length(spec->contents);
 	int			rc = 0;
 
+	memset(&am, 0, sizeof(am));
 	am.messages = json_object_new_array();
-	am.role = -1;
-	am.results = json_object_new_array();
-	am.others = json_object_new_array();
 	json_object_object_add(body, "messages", am.messages);
 	for (i = 0; i < n && rc == 0; i++)
 	{
@@ -163,6 +175,9 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 	}
 	if (rc == 0)
 		anth_flush(&am);
+	json_object_put(am.first_results);
+	json_object_put(am.first_others);
+	json_object_put(am.first_msg);
 	json_object_put(am.results);
 	json_object_put(am.others);
 	llm_ids_free(&ids);
@@ -174,7 +189,8 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
  *
  * When made is not NULL, *made is set to what the content gave, for later
  * requests (LlmRequestSpec.reuse): [is_model, tool_result blocks, other
- * blocks], merged into messages by anth_reuse as anth_add does here.  Only
+ * blocks, the message of these blocks alone], merged into messages by
+ * anth_reuse as anth_add does here.  Only
  * when the blocks depend on nothing but the content: every call and
  * response in it has its own id.  Ids found or made for calls and
  * responses without one depend on the contents before them (see
@@ -213,7 +229,7 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 		json_object_array_add(part.kind == LLM_PART_RESPONSE ? results : others,
 							  block);
 	}
-	anth_add(am, is_model, results, others);
+	anth_add(am, is_model, results, others, NULL);
 	if (made != NULL && own)
 		*made = anth_made(is_model, results, others);
 	json_object_put(results);
@@ -227,43 +243,65 @@ fail:
 }
 
 /*
- * [is_model, results, others] (referenced), or NULL when out of memory (the
- * content is then converted again next time).
+ * [is_model, results, others (referenced), their message], or NULL when
+ * out of memory (the content is then converted again next time).
  */
 static struct json_object *
 anth_made(int is_model, struct json_object *results, struct json_object *others)
 {
 	struct json_object *made = json_object_new_array();
 	struct json_object *role = json_object_new_boolean(is_model);
+	struct json_object *msg = anth_message(is_model, results, others);
 
-	if (made == NULL || role == NULL || json_object_array_add(made, role) != 0)
+	if (made == NULL || role == NULL || msg == NULL ||
+		json_object_array_add(made, role) != 0)
 	{
 		json_object_put(role);
+		json_object_put(msg);
 		json_object_put(made);
 		return NULL;
 	}
-	/* a new array has room for three */
+	/* a new array has room for four */
 	json_object_array_add(made, json_object_get(results));
 	json_object_array_add(made, json_object_get(others));
+	json_object_array_add(made, msg);
 	return made;
 }
 
 /*
  * Add a content's blocks to the pending message, flushing it first when
- * the role changes.  Contents that give no blocks are skipped, so they do
- * not break a run of one role.
+ * the role changes; msg, when not NULL, is the message of these blocks
+ * alone.  Contents that give no blocks are skipped, so they do not break a
+ * run of one role.
  */
 static void
 anth_add(AnthMessages *am, int is_model, struct json_object *results,
-		 struct json_object *others)
+		 struct json_object *others, struct json_object *msg)
 {
 	if (json_object_array_length(results) + json_object_array_length(others) == 0)
 		return;
-	if (am->role != is_model)
+	if (am->n > 0 && am->role != is_model)
 		anth_flush(am);
 	am->role = is_model;
-	anth_move(am->results, results);
-	anth_move(am->others, others);
+	if (am->n == 0)
+	{
+		am->first_results = json_object_get(results);
+		am->first_others = json_object_get(others);
+		am->first_msg = msg ? json_object_get(msg) : NULL;
+	}
+	else
+	{
+		if (am->n == 1)
+		{
+			am->results = json_object_new_array();
+			am->others = json_object_new_array();
+			anth_move(am->results, am->first_results);
+			anth_move(am->others, am->first_others);
+		}
+		anth_move(am->results, results);
+		anth_move(am->others, others);
+	}
+	am->n++;
 }
 
 /*
@@ -302,7 +340,7 @@ anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
 			return -1;
 	}
 	anth_add(am, json_object_get_boolean(json_object_array_get_idx(made, 0)),
-			 results, others);
+			 results, others, json_object_array_get_idx(made, 3));
 	return 0;
 }
 
@@ -404,28 +442,45 @@ anth_move(struct json_object *dst, struct json_object *src)
 }
 
 /*
- * Emit the pending message (tool results first) and start an empty one.
+ * Emit the pending message and start an empty one.
  */
 static void
 anth_flush(AnthMessages *am)
 {
-	struct json_object *msg;
-	struct json_object *blocks;
-
-	if (am->role < 0 ||
-		json_object_array_length(am->results) + json_object_array_length(am->others) == 0)
-		return;
-	blocks = json_object_new_array();
-	anth_move(blocks, am->results);
-	anth_move(blocks, am->others);
-	msg = json_object_new_object();
-	llm_add_str(msg, "role", am->role ? "assistant" : "user");
-	json_object_object_add(msg, "content", blocks);
-	json_object_array_add(am->messages, msg);
+	if (am->n == 1 && am->first_msg != NULL)
+		json_object_array_add(am->messages, json_object_get(am->first_msg));
+	else if (am->n == 1)
+		json_object_array_add(am->messages,
+							  anth_message(am->role, am->first_results,
+										   am->first_others));
+	else if (am->n > 1)
+		json_object_array_add(am->messages,
+							  anth_message(am->role, am->results, am->others));
+	json_object_put(am->first_results);
+	json_object_put(am->first_others);
+	json_object_put(am->first_msg);
 	json_object_put(am->results);
 	json_object_put(am->others);
-	am->results = json_object_new_array();
-	am->others = json_object_new_array();
+	am->first_results = am->first_others = am->first_msg = NULL;
+	am->results = am->others = NULL;
+	am->n = 0;
+}
+
+/*
+ * {"role", "content": [tool results first, then the other blocks]}
+ */
+static struct json_object *
+anth_message(int is_model, struct json_object *results,
+			 struct json_object *others)
+{
+	struct json_object *blocks = json_object_new_array();
+	struct json_object *msg = json_object_new_object();
+
+	anth_move(blocks, results);
+	anth_move(blocks, others);
+	llm_add_str(msg, "role", is_model ? "assistant" : "user");
+	json_object_object_add(msg, "content", blocks);
+	return msg;
 }
 
 static int
