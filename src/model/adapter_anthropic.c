@@ -190,13 +190,12 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
  * When made is not NULL, *made is set to what the content gave, for later
  * requests (LlmRequestSpec.reuse): [is_model, tool_result blocks, other
  * blocks, the message of these blocks alone], merged into messages by
- * anth_reuse as anth_add does here.  Only
- * when the blocks depend on nothing but the content: every call and
- * response in it has its own id.  Ids found or made for calls and
- * responses without one depend on the contents before them (see
- * llm_ids_call); those with an id are sent with it whatever came before,
- * and anth_reuse replays them into ids so that the contents after get the
- * same ids as when this one is converted.
+ * anth_reuse as anth_add does here.  Only when the blocks depend on nothing
+ * but the content: every call and response in it has its own id.  Ids
+ * found or made for calls and responses without one depend on the contents
+ * before them (see llm_ids_call); those with an id are sent with it
+ * whatever came before, and anth_reuse replays them into ids so that the
+ * contents after get the same ids as when this one is converted.
  */
 static int
 anth_content(AnthMessages *am, struct json_object *content, size_t ci,
