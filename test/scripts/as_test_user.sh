@@ -20,7 +20,7 @@ run_as_test_user() {
         exit 1
     fi
     rc=0
-    runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" MEM_CALLS="${MEM_CALLS:-}" \
+    runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" MEM_CALLS="${MEM_CALLS:-}" HISTORY="${HISTORY:-}" \
         bash "$d/$script" "$@" || rc=$?
     rm -rf "$d"
     exit $rc
