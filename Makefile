@@ -34,6 +34,7 @@ OBJS = \
 	src/model/llm_stream.o \
 	src/model/model_def.o \
 	src/model/msg_cache.o \
+	src/model/request_jsonb.o \
 	src/model/sse.o \
 	src/runner/agents.o \
 	src/runner/budget.o \

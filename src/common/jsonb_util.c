@@ -237,18 +237,44 @@ adk_split_state_delta(JsonbContainer *delta, AdkStateDelta *out)
 }
 
 /*
- * The jsonb array of elems, each an object or array (jbvBinary, as
- * JsonbIteratorNext gives them), by copying their bytes: what pushing
- * them into a new array would give, byte for byte (convertToJsonb lays out
- * an array as its header, one JEntry per element -- every
- * JB_OFFSET_STRIDE-th its end offset, the others their length, each
- * counting the padding that aligns a container to 4 bytes -- then the
- * elements), without going through their values.
+ * Bytes a JsonbValue takes in a container at position pos (from the start
+ * of the varlena), with the padding that aligns numerics and containers to
+ * 4 bytes, as convertJsonbScalar and convertJsonbValue lay them out.
  */
-Jsonb *
-adk_jsonb_array_of(const JsonbValue *elems, int n)
+static Size
+entry_size(const JsonbValue *v, Size pos)
 {
-	Size		total = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) n;
+	switch (v->type)
+	{
+		case jbvString:
+			return v->val.string.len;
+		case jbvNumeric:
+			return INTALIGN(pos) - pos + VARSIZE_ANY(v->val.numeric);
+		case jbvBinary:
+			return INTALIGN(pos) - pos + v->val.binary.len;
+		case jbvBool:
+		case jbvNull:
+			return 0;
+		default:
+			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
+	}
+	return 0;					/* keep the compiler quiet */
+}
+
+/*
+ * A jsonb value of one container: header, then the JEntries of its n
+ * entries (an array's elements; an object's keys, then its values), then
+ * their bytes -- every JB_OFFSET_STRIDE-th JEntry its end offset, the
+ * others their length, each counting its padding.  This is the layout
+ * convertToJsonb gives, byte for byte, made by copying the entries' bytes
+ * (a container's own bytes are position-independent once aligned to 4)
+ * instead of going through their values.
+ */
+static Jsonb *
+container_of(uint32 header, const JsonbValue *const *ent, int n)
+{
+	Size		start = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) n;
+	Size		total = start;
 	Size		pos;
 	uint32		off = 0;
 	Jsonb	   *res;
@@ -256,31 +282,118 @@ adk_jsonb_array_of(const JsonbValue *elems, int n)
 
 	for (i = 0; i < n; i++)
 	{
-		if (elems[i].type != jbvBinary)
-			elog(ERROR, "jsonb array element %d is not a container", i);
-		total = INTALIGN(total) + elems[i].val.binary.len;
-		if (total - VARHDRSZ > JENTRY_OFFLENMASK || n > JB_CMASK)
+		total += entry_size(ent[i], total);
+		if (total - start > JENTRY_OFFLENMASK)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("total size of jsonb array elements exceeds the maximum of %d bytes",
+					 errmsg("total size of jsonb %s elements exceeds the maximum of %d bytes",
+							(header & JB_FOBJECT) ? "object" : "array",
 							JENTRY_OFFLENMASK)));
 	}
-	res = palloc0(total);
+	/* every byte is written below: the entries, and zeros as padding */
+	res = palloc(total);
 	SET_VARSIZE(res, total);
-	res->root.header = (uint32) n | JB_FARRAY;
-	pos = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) n;
+	res->root.header = header;
+	pos = start;
 	for (i = 0; i < n; i++)
 	{
-		uint32		pad = INTALIGN(pos) - pos;
-		uint32		len = pad + elems[i].val.binary.len;
+		const JsonbValue *v = ent[i];
+		uint32		len = (uint32) entry_size(v, pos);
+		uint32		pad = (v->type == jbvNumeric || v->type == jbvBinary) ?
+			INTALIGN(pos) - pos : 0;
+		uint32		type = 0;
 
+		memset((char *) res + pos, 0, pad);
+		switch (v->type)
+		{
+			case jbvString:
+				type = JENTRY_ISSTRING;
+				memcpy((char *) res + pos, v->val.string.val, len);
+				break;
+			case jbvNumeric:
+				type = JENTRY_ISNUMERIC;
+				memcpy((char *) res + pos + pad, v->val.numeric, len - pad);
+				break;
+			case jbvBinary:
+				type = JENTRY_ISCONTAINER;
+				memcpy((char *) res + pos + pad, v->val.binary.data, len - pad);
+				break;
+			case jbvBool:
+				type = v->val.boolean ? JENTRY_ISBOOL_TRUE : JENTRY_ISBOOL_FALSE;
+				break;
+			default:
+				type = JENTRY_ISNULL;
+				break;
+		}
 		off += len;
-		res->root.children[i] = JENTRY_ISCONTAINER |
+		res->root.children[i] = type |
 			((i % JB_OFFSET_STRIDE) == 0 ? (off | JENTRY_HAS_OFF) : len);
-		memcpy((char *) res + pos + pad, elems[i].val.binary.data,
-			   elems[i].val.binary.len);
 		pos += len;
 	}
 	Assert(pos == total);
+	return res;
+}
+
+/*
+ * The jsonb array of elems (scalars, or objects and arrays as jbvBinary,
+ * as JsonbIteratorNext gives them): what pushing them into a new array
+ * would give, byte for byte (see container_of).
+ */
+Jsonb *
+adk_jsonb_array_of(const JsonbValue *elems, int n)
+{
+	const JsonbValue **ent = palloc(sizeof(JsonbValue *) * (n + 1));
+	Jsonb	   *res;
+	int			i;
+
+	if (n > JB_CMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("number of jsonb array elements exceeds the maximum allowed (%zu)",
+						(size_t) JB_CMASK)));
+	for (i = 0; i < n; i++)
+		ent[i] = &elems[i];
+	res = container_of((uint32) n | JB_FARRAY, ent, n);
+	pfree(ent);
+	return res;
+}
+
+/* jsonb's order of keys: shorter first, then bytewise (jsonb_util.c) */
+static int
+key_cmp(const void *a, const void *b)
+{
+	const JsonbValue *ka = *(const JsonbValue *const *) a;
+	const JsonbValue *kb = *(const JsonbValue *const *) b;
+
+	if (ka->val.string.len != kb->val.string.len)
+		return ka->val.string.len > kb->val.string.len ? 1 : -1;
+	return memcmp(ka->val.string.val, kb->val.string.val, ka->val.string.len);
+}
+
+/*
+ * The jsonb object of n pairs, keys[i] (jbvString, distinct) to vals[i]
+ * (as for adk_jsonb_array_of), byte for byte what pushing them would give:
+ * the keys in jsonb's order, then the values in the same order.
+ */
+Jsonb *
+adk_jsonb_object_of(const JsonbValue *keys, const JsonbValue *vals, int n)
+{
+	const JsonbValue **ent = palloc(sizeof(JsonbValue *) * (2 * n + 1));
+	Jsonb	   *res;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		Assert(keys[i].type == jbvString);
+		ent[i] = &keys[i];
+	}
+	qsort(ent, n, sizeof(JsonbValue *), key_cmp);
+	for (i = 1; i < n; i++)
+		if (key_cmp(&ent[i - 1], &ent[i]) == 0)
+			elog(ERROR, "duplicate key in jsonb object");
+	for (i = 0; i < n; i++)
+		ent[n + i] = &vals[ent[i] - keys];
+	res = container_of((uint32) n | JB_FOBJECT, ent, 2 * n);
+	pfree(ent);
 	return res;
 }

@@ -42,6 +42,7 @@
 #include "common/json_bridge.h"
 #include "common/trace_context.h"
 #include "model/ledger.h"
+#include "model/request_jsonb.h"
 #include "store/owner.h"
 
 #define RETENTION_EVERY 100
@@ -102,12 +103,13 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 		 * redacted.  Without the key in it, that is the json-c object the
 		 * text was printed from (json_bridge.c converts numbers through
 		 * the same text and NULs as the text path does): no parse of the
-		 * whole history again.
+		 * whole history again, and the kept messages' jsonb is copied
+		 * (request_jsonb.c).
 		 */
 		if (rec->request != NULL &&
 			(rec->secret == NULL || rec->secret[0] == '\0' ||
 			 strstr(rec->request_body, rec->secret) == NULL))
-			req = adk_jsonc_to_jsonb(rec->request);
+			req = adk_request_jsonb(rec->request);
 		else
 			req = adk_cstring_to_jsonb(redact(rec->request_body,
 											  strlen(rec->request_body),

@@ -238,7 +238,7 @@ llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
 		llm_set_errmsg(errmsg, "out of memory");
 		return NULL;
 	}
-	out = llm_json_compact(body);
+	out = llm_request_compact(body);
 	if (out != NULL && obj != NULL)
 		*obj = body;
 	else

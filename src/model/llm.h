@@ -207,6 +207,37 @@ extern int	llm_new_call_id(char *buf);
 /* Does id look like one made by llm_new_call_id? */
 extern int	llm_is_generated_call_id(const char *id);
 
+/*
+ * What a wire message kept for later requests (msg_cache.c) carries as its
+ * json-c userdata: its compact text, printed once, which the serialization
+ * of every request that references the message copies instead of printing
+ * it again, and its jsonb for adk.model_calls (a malloc'd Jsonb, made by
+ * the ledger on first use; NULL until then).  A kept message is never
+ * changed, so neither goes stale.
+ */
+typedef struct LlmMsgMemo
+{
+	uint32_t	magic;			/* LLM_MSG_MEMO_MAGIC */
+	size_t		len;
+	char	   *text;
+	void	   *jsonb;
+} LlmMsgMemo;
+
+#define LLM_MSG_MEMO_MAGIC 0x6f6d656dU
+
+/* msg's memo, or NULL */
+extern LlmMsgMemo *llm_msg_memo(struct json_object *msg);
+
+/* Give msg (an object) its memo: 0, or -1 when out of memory (none then) */
+extern int	llm_msg_memo_set(struct json_object *msg);
+
+/*
+ * A request body's compact serialization (as llm_json_compact gives it,
+ * byte for byte), copying the text of messages that have a memo; malloc'd,
+ * NULL when out of memory.
+ */
+extern char *llm_request_compact(struct json_object *body);
+
 #ifdef ADK_LLM_INTERNAL
 
 /*

@@ -26,6 +26,9 @@
 #define ADK_LLM_INTERNAL
 #include "llm.h"
 
+/* how requests (and the JSON inside them) are serialized */
+#define COMPACT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 static size_t llm_utf8_seq(const unsigned char *s, size_t len);
 static int	llm_json_check(struct json_object *obj, int depth);
 static int	llm_fix_nul(struct json_object *str);
@@ -400,7 +403,136 @@ llm_json_compact(struct json_object *obj)
 {
 	const char *s;
 
-	s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-									   JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = json_object_to_json_string_ext(obj, COMPACT_FLAGS);
 	return s ? strdup(s) : NULL;
+}
+
+/* ----------------------------------------------------------------
+ *		Kept messages' memos, and the requests that copy them
+ * ----------------------------------------------------------------
+ */
+
+static void
+memo_free(struct json_object *msg, void *userdata)
+{
+	LlmMsgMemo *m = (LlmMsgMemo *) userdata;
+
+	(void) msg;
+	if (m == NULL)
+		return;
+	free(m->text);
+	free(m->jsonb);
+	free(m);
+}
+
+LlmMsgMemo *
+llm_msg_memo(struct json_object *msg)
+{
+	LlmMsgMemo *m;
+
+	/* only memos are set as the userdata of objects (doubles have text) */
+	if (!json_object_is_type(msg, json_type_object))
+		return NULL;
+	m = (LlmMsgMemo *) json_object_get_userdata(msg);
+	return m != NULL && m->magic == LLM_MSG_MEMO_MAGIC ? m : NULL;
+}
+
+int
+llm_msg_memo_set(struct json_object *msg)
+{
+	LlmMsgMemo *m;
+	const char *t;
+
+	if (!json_object_is_type(msg, json_type_object) ||
+		json_object_get_userdata(msg) != NULL)
+		return llm_msg_memo(msg) != NULL ? 0 : -1;
+	t = json_object_to_json_string_ext(msg, COMPACT_FLAGS);
+	m = t ? calloc(1, sizeof(LlmMsgMemo)) : NULL;
+	if (m == NULL)
+		return -1;
+	m->magic = LLM_MSG_MEMO_MAGIC;
+	m->len = strlen(t);
+	m->text = strdup(t);
+	if (m->text == NULL)
+	{
+		free(m);
+		return -1;
+	}
+	json_object_set_userdata(msg, m, memo_free);
+	return 0;
+}
+
+/*
+ * Append v's compact text to b.  The body (depth 0) and its members
+ * (depth 1, e.g. the messages array) are written here, as json-c writes
+ * them with COMPACT_FLAGS -- "{", "\"key\":value" joined by ",", "}";
+ * "[", values joined by ",", "]"; a NULL member is "null" -- so that a
+ * message with a memo (depth 2) is copied; everything else is printed by
+ * json-c itself.
+ */
+static int
+put_compact(LlmBuf *b, struct json_object *v, int depth)
+{
+	LlmMsgMemo *m = llm_msg_memo(v);
+	const char *t;
+	int			first = 1;
+	struct json_object_iter it;
+
+	if (m != NULL)
+		return llm_buf_append(b, m->text, m->len);
+	if (depth < 2 && json_object_is_type(v, json_type_object))
+	{
+		if (llm_buf_append(b, "{", 1) < 0)
+			return -1;
+		json_object_object_foreachC(v, it)
+		{
+			struct json_object *k = json_object_new_string(it.key);
+
+			t = k ? json_object_to_json_string_ext(k, COMPACT_FLAGS) : NULL;
+			if (t == NULL ||
+				(!first && llm_buf_append(b, ",", 1) < 0) ||
+				llm_buf_append(b, t, strlen(t)) < 0 ||
+				llm_buf_append(b, ":", 1) < 0)
+			{
+				json_object_put(k);
+				return -1;
+			}
+			json_object_put(k);
+			first = 0;
+			if (put_compact(b, it.val, depth + 1) < 0)
+				return -1;
+		}
+		return llm_buf_append(b, "}", 1);
+	}
+	if (depth < 2 && json_object_is_type(v, json_type_array))
+	{
+		size_t		n = json_object_array_length(v);
+		size_t		i;
+
+		if (llm_buf_append(b, "[", 1) < 0)
+			return -1;
+		for (i = 0; i < n; i++)
+		{
+			if ((i > 0 && llm_buf_append(b, ",", 1) < 0) ||
+				put_compact(b, json_object_array_get_idx(v, i), depth + 1) < 0)
+				return -1;
+		}
+		return llm_buf_append(b, "]", 1);
+	}
+	/* json-c prints a NULL object as null */
+	t = json_object_to_json_string_ext(v, COMPACT_FLAGS);
+	return t ? llm_buf_append(b, t, strlen(t)) : -1;
+}
+
+char *
+llm_request_compact(struct json_object *body)
+{
+	LlmBuf		b = {0};
+
+	if (put_compact(&b, body, 0) < 0)
+	{
+		llm_buf_free(&b);
+		return NULL;
+	}
+	return b.data ? b.data : strdup("");
 }

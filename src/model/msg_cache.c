@@ -25,7 +25,8 @@
  * or job worker keeps nothing.  Memory is malloc'd, like json-c's own, so
  * that keeping an entry never raises an error (an entry that cannot be
  * kept is just freed).  Entries are only read while a request is built
- * and serialized, never changed.
+ * and serialized, never changed -- except that a message's memo gets its
+ * jsonb the first time a ledger row needs it (request_jsonb.c).
  *
  * IDENTIFICATION
  *	  src/model/msg_cache.c
@@ -33,8 +34,6 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-
-#include "common/hashfn.h"
 
 #include <json-c/json.h>
 
@@ -45,8 +44,11 @@ int			adk_request_cache_kb = 16 * 1024;
 
 #define CACHE_BYTES ((size_t) adk_request_cache_kb * 1024)
 #define NBUCKETS 16384			/* a power of 2 */
-/* what an entry costs besides its key: its json-c objects, roughly */
-#define ENTRY_COST(len) (sizeof(MsgEntry) + (len) * 5 + 256)
+/*
+ * what an entry costs besides its key, roughly: its json-c objects, and
+ * its messages' text and jsonb
+ */
+#define ENTRY_COST(len) (sizeof(MsgEntry) + (len) * 7 + 256)
 
 typedef struct MsgEntry
 {
@@ -63,11 +65,30 @@ static size_t used = 0;
 
 static uint32 msg_hash(LlmProvider p, const char *key, size_t len);
 
+/*
+ * A hash of the content's bytes, eight at a time: the bytes of every
+ * content of every request are hashed, and hash_bytes took several times
+ * longer.  Entries are told apart by their bytes (memcmp), so a collision
+ * costs a comparison, never a wrong message.
+ */
 static uint32
 msg_hash(LlmProvider p, const char *key, size_t len)
 {
-	return hash_combine(hash_bytes((const unsigned char *) key, (int) len),
-						(uint32) p);
+	uint64		h = UINT64CONST(0x9e3779b97f4a7c15) ^ ((uint64) len << 8) ^ (uint64) p;
+	size_t		i;
+	uint64		w;
+
+	for (i = 0; i + 8 <= len; i += 8)
+	{
+		memcpy(&w, key + i, 8);
+		h = (h ^ w) * UINT64CONST(0xff51afd7ed558ccd);
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, key + i, len - i);
+	h = (h ^ w) * UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 29;
+	return (uint32) h;
 }
 
 /*
@@ -92,7 +113,9 @@ adk_msg_cache_get(LlmProvider p, const char *key, size_t len)
 
 /*
  * Keep msgs (an array of wire messages; this takes the caller's reference)
- * for (p, key).  Already kept, or no memory: msgs is put.
+ * for (p, key), each message with its memo (llm.h: its text, printed once
+ * here, and its jsonb, made by the ledger when it first needs it).
+ * Already kept, or no memory: msgs is put.
  */
 void
 adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
@@ -101,12 +124,20 @@ adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
 	uint32		h;
 	MsgEntry   *e;
 
+	size_t		i;
+
 	if (len > CACHE_BYTES / 8 ||
 		adk_msg_cache_get(p, key, len) != NULL)
 	{
 		json_object_put(msgs);
 		return;
 	}
+	for (i = 0; i < json_object_array_length(msgs); i++)
+		if (llm_msg_memo_set(json_object_array_get_idx(msgs, i)) < 0)
+		{
+			json_object_put(msgs);
+			return;
+		}
 	if (used + ENTRY_COST(len) > CACHE_BYTES)
 		adk_msg_cache_reset();
 	if (buckets == NULL)

@@ -259,14 +259,13 @@ event_piece(HistEvent *e, bool other, PairIds *pairs)
 static void
 add_piece(ContentsOut *out, Jsonb *piece)
 {
-	JsonbIterator *it = JsonbIteratorInit(&piece->root);
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	uint32		n = JB_ROOT_COUNT(piece);
+	uint32		i;
 
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	for (i = 0; i < n; i++)
 	{
-		if (tok != WJB_ELEM)
-			continue;
+		JsonbValue *v = getIthJsonbValueFromContainer(&piece->root, i);
+
 		if (out->n == out->cap)
 		{
 			out->cap = out->cap ? out->cap * 2 : 64;
@@ -274,7 +273,8 @@ add_piece(ContentsOut *out, Jsonb *piece)
 				repalloc(out->elems, sizeof(JsonbValue) * out->cap) :
 				palloc(sizeof(JsonbValue) * out->cap);
 		}
-		out->elems[out->n++] = v;
+		out->elems[out->n++] = *v;
+		pfree(v);
 	}
 }
 
@@ -376,7 +376,7 @@ collect_pairs(List *history, int start, const char *agent, PairIds *pairs)
 		JsonbValue	v;
 		JsonbIteratorToken tok;
 
-		if (e->consumed ||
+		if (e->consumed || (!e->has_calls && !e->has_responses) ||
 			(strcmp(e->author, "user") != 0 && strcmp(e->author, agent) != 0))
 			continue;
 		it = JsonbIteratorInit(e->parts);

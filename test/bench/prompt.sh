@@ -36,6 +36,8 @@ run_as_test_user test/bench/prompt.sh "$@"
 [ -n "${PGBIN:-}" ] || unset PGBIN
 ROUNDS=${1:-5}
 SIZES=${2:-"10 1000 5000"}
+# HISTORY=tools: sessions of tool turns (make_session below)
+HISTORY=${HISTORY:-text}
 K1=2
 K2=12
 . test/bench/provider.sh
@@ -61,10 +63,35 @@ SELECT adk_define_agent('loop_agent', model => 'local', instruction => 'You prob
 SELECT adk_define_app('prompt_app', 'loop_agent', plugins => ARRAY['loop']);
 
 CREATE TABLE timing (size int, calls int, own_us float8, messages int);
--- a session of n events: user questions and the agent's answers
+-- a session of n events: user questions and the agent's answers, or (with
+-- bench.history = 'tools') turns of four: a question, the agent's call of
+-- probe (with a generated "adk-" id, as runs write them), its response,
+-- the agent's answer
 CREATE PROCEDURE make_session(s text, n int) LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM adk_create_session('prompt_app', 'u', s);
+  IF coalesce(current_setting('bench.history', true), 'text') = 'tools' THEN
+    PERFORM adk_append_event('prompt_app', 'u', s,
+              CASE i % 4
+                   WHEN 1 THEN jsonb_build_object('author', 'user', 'content',
+                          jsonb_build_object('role', 'user', 'parts',
+                            jsonb_build_array(jsonb_build_object('text', 'Question ' || i || ': what is the weather like today?'))))
+                   WHEN 2 THEN jsonb_build_object('author', 'loop_agent', 'content',
+                          jsonb_build_object('role', 'model', 'parts',
+                            jsonb_build_array(jsonb_build_object('function_call',
+                              jsonb_build_object('id', 'adk-' || md5(s || i), 'name', 'probe', 'args', '{}'::jsonb)))))
+                   WHEN 3 THEN jsonb_build_object('author', 'loop_agent', 'content',
+                          jsonb_build_object('role', 'user', 'parts',
+                            jsonb_build_array(jsonb_build_object('function_response',
+                              jsonb_build_object('id', 'adk-' || md5(s || (i - 1)), 'name', 'probe',
+                                                 'response', jsonb_build_object('probed', true, 'i', i))))))
+                   ELSE jsonb_build_object('author', 'loop_agent', 'content',
+                          jsonb_build_object('role', 'model', 'parts',
+                            jsonb_build_array(jsonb_build_object('text', 'Answer ' || i || ': sunny, 25 degrees, light wind.'))))
+              END)
+      FROM generate_series(1, n) i;
+    RETURN;
+  END IF;
   PERFORM adk_append_event('prompt_app', 'u', s,
             CASE WHEN i % 2 = 1
                  THEN jsonb_build_object('author', 'user', 'content',
@@ -83,10 +110,13 @@ BEGIN
   t0 := clock_timestamp();
   PERFORM count(*) FROM adk_run('prompt_app', 'u', s, 'go', NULL, jsonb_build_object('max_llm_calls', k));
   wall_us := extract(epoch FROM clock_timestamp() - t0) * 1e6;
-  SELECT sum(c.latency_ms) * 1000, max(jsonb_array_length(coalesce(c.request -> 'messages', c.request -> 'contents')))
-    INTO model_us, msgs
+  SELECT sum(c.latency_ms) * 1000 INTO model_us
     FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
    WHERE i.app_name = 'prompt_app' AND i.session_id = s;
+  -- the last request's length: reading every request would count here
+  SELECT jsonb_array_length(coalesce(request -> 'messages', request -> 'contents')) INTO msgs FROM adk.model_calls
+   WHERE id = (SELECT max(c.id) FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
+                WHERE i.app_name = 'prompt_app' AND i.session_id = s);
   IF (SELECT count(*) FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
        WHERE i.app_name = 'prompt_app' AND i.session_id = s) <> k THEN
     RAISE EXCEPTION 'run on % made the wrong number of model calls', s;
@@ -103,7 +133,9 @@ BEGIN
 END $$;
 SQL
 
-echo "prompt assembly per model call inside a run ($PROVIDER, tool loop, model server at 0 ms), $ROUNDS rounds, K1=$K1 K2=$K2"
+$PSQL -c "DO \$\$ BEGIN EXECUTE format('ALTER DATABASE %I SET bench.history = %L', current_database(), '$HISTORY'); END \$\$"
+
+echo "prompt assembly per model call inside a run ($PROVIDER, tool loop, model server at 0 ms, $HISTORY history), $ROUNDS rounds, K1=$K1 K2=$K2"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 first=
 last=

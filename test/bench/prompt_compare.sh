@@ -29,6 +29,7 @@ cd "$(dirname "$0")/../.."
 SRC=$PWD
 PGC=${ADK_PG_CONFIG:-pg_config}
 SIZES=${SIZES:-"10 1000 5000"}
+HISTORY=${HISTORY:-text}		# or tools: see prompt.sh's make_session
 K1=2
 K2=12
 . test/bench/provider.sh
@@ -59,6 +60,7 @@ as "$PGBIN/pg_ctl" -D "$W/data" -l "$W/server.log" -w start >/dev/null
 sed -n '/^CREATE EXTENSION adk_runner;/,/^SQL$/p' "$SRC/test/bench/prompt.sh" | sed '$d' |
     as "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$W" -d postgres -v url="$url" \
         -v provider="$PROVIDER" -v model_path="$BENCH_MODEL_PATH" -v model_id="$BENCH_MODEL_ID" >/dev/null
+as "$PGBIN/psql" -X -q -h "$W" -d postgres -c "ALTER DATABASE postgres SET bench.history = '$HISTORY'"
 for b in base new; do for n in $SIZES; do for k in $K1 $K2; do
     as "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$W" -d postgres -c "CALL make_session('$b-$n-$k', $n)"
 done; done; done
@@ -84,7 +86,7 @@ for b in base new; do
     done; done
 done
 
-echo "instructions per model call inside a run ($PROVIDER; callgrind; (K$K2 - K$K1) / $((K2 - K1)))"
+echo "instructions per model call inside a run ($PROVIDER, $HISTORY history; callgrind; (K$K2 - K$K1) / $((K2 - K1)))"
 printf '%8s %14s %14s %8s\n' events base new change
 for n in $SIZES; do
     pb=$(( (IR[base.$n.$K2] - IR[base.$n.$K1]) / (K2 - K1) ))

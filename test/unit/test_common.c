@@ -604,6 +604,75 @@ test_stream_every_prefix(void)
 	}
 }
 
+/*
+ * A request's serialization copies the memo of a kept message and prints
+ * the rest: byte for byte what printing the whole body gives, whatever the
+ * body holds at its first two levels (nulls, numbers, strings with
+ * escapes, empty containers, nested objects) and wherever memos sit.
+ */
+static void
+test_request_compact_memos(void)
+{
+	const char *text =
+		"{\"model\":\"m\",\"empty\":{},\"none\":null,\"t\":0.25,\"n\":12,"
+		"\"q\\\"k\\\\\":\"a/b \\u00e9\\n\",\"opts\":{\"x\":[1,2,{}],\"y\":true},"
+		"\"messages\":[{\"role\":\"system\",\"content\":\"s\"},"
+		"{\"role\":\"user\",\"content\":\"caf\\u00e9 \\\"q\\\" \\\\ /\"},"
+		"{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"args\":{\"a\":1.5e300}}]},"
+		"[],null,3]}";
+	struct json_object *body = json_tokener_parse(text);
+	struct json_object *msgs;
+	char	   *want;
+	char	   *got;
+	size_t		i;
+
+	CHECK(body != NULL);
+	want = llm_json_compact(body);
+	got = llm_request_compact(body);
+	CHECK_STR(got, want);
+	free(got);
+
+	/* memos on every object message: their text is copied */
+	CHECK(json_object_object_get_ex(body, "messages", &msgs));
+	for (i = 0; i < json_object_array_length(msgs); i++)
+	{
+		struct json_object *m = json_object_array_get_idx(msgs, i);
+
+		if (json_object_is_type(m, json_type_object))
+		{
+			CHECK_INT(llm_msg_memo_set(m), 0);
+			CHECK(llm_msg_memo(m) != NULL);
+		}
+		else
+			CHECK(llm_msg_memo(m) == NULL);
+	}
+	got = llm_request_compact(body);
+	CHECK_STR(got, want);
+	free(got);
+
+	/* a memo is what is copied: a doctored one shows in the output */
+	{
+		LlmMsgMemo *m = llm_msg_memo(json_object_array_get_idx(msgs, 0));
+
+		free(m->text);
+		m->text = strdup("{\"memo\":1}");
+		m->len = strlen(m->text);
+		got = llm_request_compact(body);
+		CHECK(strstr(got, "\"messages\":[{\"memo\":1},{\"role\":\"user\"") != NULL);
+		free(got);
+	}
+	/* doubles carry their text as userdata: never taken for memos */
+	{
+		struct json_object *d = json_object_new_double_s(1.0, "1.0");
+
+		CHECK(llm_msg_memo(d) == NULL);
+		CHECK_INT(llm_msg_memo_set(d), -1);
+		json_object_put(d);
+	}
+	free(want);
+	json_object_put(body);
+}
+
 const UnitTest common_tests[] = {
 	{"provider_names", test_provider_names},
 	{"urls", test_urls},
@@ -621,5 +690,6 @@ const UnitTest common_tests[] = {
 	{"stream_free_midway", test_stream_free_midway},
 	{"stream_longjmp_from_callback", test_stream_longjmp_from_callback},
 	{"stream_every_prefix", test_stream_every_prefix},
+	{"request_compact_memos", test_request_compact_memos},
 	{NULL, NULL}
 };
