@@ -31,10 +31,11 @@
 
 /*
  * Messages being assembled: the pending one is kept until the role changes.
- * It is the blocks of n contents; while n is 1 they are that content's own
- * arrays (referenced), and the message it made before when it is reused
- * (added as it is, if no other content joins it); from the second content
- * on, results and others collect the blocks of all.
+ * It is the blocks of n contents.  While n is 1 they are that content's
+ * own array (referenced: its tool_result blocks first, then the others),
+ * with the message of these blocks alone when the content has one (made
+ * for reuse): it is added as it is if no other content joins.  From the
+ * second content on, results and others collect the blocks of all.
  */
 typedef struct AnthMessages
 {
@@ -42,8 +43,8 @@ typedef struct AnthMessages
 	int			role;			/* of the pending message: 0 user, 1
 								 * assistant (when n > 0) */
 	int			n;				/* contents in it */
-	struct json_object *first_results;	/* n == 1: the content's */
-	struct json_object *first_others;
+	struct json_object *first_blocks;	/* n == 1: the content's */
+	size_t		first_nres;		/* how many of them are tool results */
 	struct json_object *first_msg;	/* n == 1: its message, or NULL */
 	struct json_object *results;	/* n > 1: its tool_result blocks */
 	struct json_object *others; /* n > 1: its other blocks */
@@ -56,11 +57,11 @@ static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 static int	anth_content(AnthMessages *am, struct json_object *content,
 						 size_t ci, LlmIdSynth *ids, struct json_object **made,
 						 char **errmsg);
-static struct json_object *anth_made(int is_model, struct json_object *results,
-									 struct json_object *others);
 static void anth_add(AnthMessages *am, int is_model,
-					 struct json_object *results, struct json_object *others,
+					 struct json_object *blocks, size_t nres,
 					 struct json_object *msg);
+static void anth_split(AnthMessages *am, struct json_object *blocks,
+					   size_t nres);
 static int	anth_reuse(AnthMessages *am, struct json_object *made,
 					   LlmIdSynth *ids);
 static struct json_object *anth_block(const LlmPart *part, int is_model,
@@ -71,8 +72,7 @@ static struct json_object *anth_media(const LlmPart *part, size_t ci,
 static void anth_move(struct json_object *dst, struct json_object *src);
 static void anth_flush(AnthMessages *am);
 static struct json_object *anth_message(int is_model,
-										struct json_object *results,
-										struct json_object *others);
+										struct json_object *blocks);
 static int	anth_tools(struct json_object *body, const LlmRequestSpec *spec,
 					   char **errmsg);
 static struct json_object *anth_parse(struct json_object *body);
@@ -175,8 +175,7 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 	}
 	if (rc == 0)
 		anth_flush(&am);
-	json_object_put(am.first_results);
-	json_object_put(am.first_others);
+	json_object_put(am.first_blocks);
 	json_object_put(am.first_msg);
 	json_object_put(am.results);
 	json_object_put(am.others);
@@ -188,10 +187,11 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
  * Convert one content to blocks and add them to the pending message.
  *
  * When made is not NULL, *made is set to what the content gave, for later
- * requests (LlmRequestSpec.reuse): [is_model, tool_result blocks, other
- * blocks, the message of these blocks alone], merged into messages by
- * anth_reuse as anth_add does here.  Only when the blocks depend on nothing
- * but the content: every call and response in it has its own id.  Ids
+ * requests (LlmRequestSpec.reuse): an array of one message, the content's
+ * blocks alone (tool results first), which anth_reuse adds as it is or
+ * merges with its neighbours' blocks as anth_add does here.  Only when the
+ * blocks depend on nothing but the content: every call and response in it
+ * has its own id.  Ids
  * found or made for calls and responses without one depend on the contents
  * before them (see llm_ids_call); those with an id are sent with it
  * whatever came before, and anth_reuse replays them into ids so that the
@@ -204,6 +204,8 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 	struct json_object *parts;
 	struct json_object *results = json_object_new_array();
 	struct json_object *others = json_object_new_array();
+	struct json_object *blocks;
+	struct json_object *msg = NULL;
 	int			is_model;
 	int			own = 1;
 	size_t		pi;
@@ -228,9 +230,19 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 		json_object_array_add(part.kind == LLM_PART_RESPONSE ? results : others,
 							  block);
 	}
-	anth_add(am, is_model, results, others, NULL);
+	blocks = json_object_new_array();
+	anth_move(blocks, results);
+	anth_move(blocks, others);
 	if (made != NULL && own)
-		*made = anth_made(is_model, results, others);
+	{
+		/* not kept when out of memory: converted again next time */
+		msg = anth_message(is_model, blocks);
+		if (msg != NULL && (*made = json_object_new_array()) != NULL)
+			json_object_array_add(*made, json_object_get(msg));
+	}
+	anth_add(am, is_model, blocks, json_object_array_length(results), msg);
+	json_object_put(msg);
+	json_object_put(blocks);
 	json_object_put(results);
 	json_object_put(others);
 	return 0;
@@ -242,50 +254,24 @@ fail:
 }
 
 /*
- * [is_model, results, others (referenced), their message], or NULL when
- * out of memory (the content is then converted again next time).
- */
-static struct json_object *
-anth_made(int is_model, struct json_object *results, struct json_object *others)
-{
-	struct json_object *made = json_object_new_array();
-	struct json_object *role = json_object_new_boolean(is_model);
-	struct json_object *msg = anth_message(is_model, results, others);
-
-	if (made == NULL || role == NULL || msg == NULL ||
-		json_object_array_add(made, role) != 0)
-	{
-		json_object_put(role);
-		json_object_put(msg);
-		json_object_put(made);
-		return NULL;
-	}
-	/* a new array has room for four */
-	json_object_array_add(made, json_object_get(results));
-	json_object_array_add(made, json_object_get(others));
-	json_object_array_add(made, msg);
-	return made;
-}
-
-/*
- * Add a content's blocks to the pending message, flushing it first when
- * the role changes; msg, when not NULL, is the message of these blocks
- * alone.  Contents that give no blocks are skipped, so they do not break a
- * run of one role.
+ * Add a content's blocks (nres tool results first, then the others) to the
+ * pending message, flushing it first when the role changes; msg, when not
+ * NULL, is the message of these blocks alone.  Contents that give no blocks
+ * are skipped, so they do not break a run of one role.
  */
 static void
-anth_add(AnthMessages *am, int is_model, struct json_object *results,
-		 struct json_object *others, struct json_object *msg)
+anth_add(AnthMessages *am, int is_model, struct json_object *blocks,
+		 size_t nres, struct json_object *msg)
 {
-	if (json_object_array_length(results) + json_object_array_length(others) == 0)
+	if (json_object_array_length(blocks) == 0)
 		return;
 	if (am->n > 0 && am->role != is_model)
 		anth_flush(am);
 	am->role = is_model;
 	if (am->n == 0)
 	{
-		am->first_results = json_object_get(results);
-		am->first_others = json_object_get(others);
+		am->first_blocks = json_object_get(blocks);
+		am->first_nres = nres;
 		am->first_msg = msg ? json_object_get(msg) : NULL;
 	}
 	else
@@ -294,52 +280,68 @@ anth_add(AnthMessages *am, int is_model, struct json_object *results,
 		{
 			am->results = json_object_new_array();
 			am->others = json_object_new_array();
-			anth_move(am->results, am->first_results);
-			anth_move(am->others, am->first_others);
+			anth_split(am, am->first_blocks, am->first_nres);
 		}
-		anth_move(am->results, results);
-		anth_move(am->others, others);
+		anth_split(am, blocks, nres);
 	}
 	am->n++;
 }
 
 /*
- * Add the blocks a content made before (see anth_content), and register
+ * Append the first nres blocks to the pending tool results, the rest to
+ * the other blocks.
+ */
+static void
+anth_split(AnthMessages *am, struct json_object *blocks, size_t nres)
+{
+	size_t		n = json_object_array_length(blocks);
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(i < nres ? am->results : am->others,
+							  json_object_get(json_object_array_get_idx(blocks, i)));
+}
+
+/*
+ * Add the message a content made before (see anth_content), and register
  * its calls and responses, all with their own ids, in ids as converting it
- * does: tool_use blocks in order as calls, tool_result blocks in order as
- * responses (a content holds only one of the two kinds).
+ * does: its tool_use blocks in order as calls, its tool_result blocks in
+ * order as responses (a content holds only one of the two kinds).
  */
 static int
 anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
 {
-	struct json_object *results = json_object_array_get_idx(made, 1);
-	struct json_object *others = json_object_array_get_idx(made, 2);
+	struct json_object *msg = json_object_array_get_idx(made, 0);
+	struct json_object *blocks = llm_get_arr(msg, "content");
+	size_t		n = json_object_array_length(blocks);
+	size_t		nres = 0;
 	size_t		i;
 
-	for (i = 0; i < json_object_array_length(results); i++)
+	for (i = 0; i < n; i++)
 	{
+		struct json_object *block = json_object_array_get_idx(blocks, i);
+		const char *type = llm_get_str(block, "type");
 		LlmPart		part = {0};
 
-		part.kind = LLM_PART_RESPONSE;
-		part.id = llm_get_str(json_object_array_get_idx(results, i), "tool_use_id");
-		if (llm_ids_response(ids, &part) == NULL)
-			return -1;
+		if (strcmp(type, "tool_result") == 0)
+		{
+			nres++;
+			part.kind = LLM_PART_RESPONSE;
+			part.id = llm_get_str(block, "tool_use_id");
+			if (llm_ids_response(ids, &part) == NULL)
+				return -1;
+		}
+		else if (strcmp(type, "tool_use") == 0)
+		{
+			part.kind = LLM_PART_CALL;
+			part.id = llm_get_str(block, "id");
+			part.name = llm_get_str(block, "name");
+			if (llm_ids_call(ids, &part) == NULL)
+				return -1;
+		}
 	}
-	for (i = 0; i < json_object_array_length(others); i++)
-	{
-		struct json_object *block = json_object_array_get_idx(others, i);
-		LlmPart		part = {0};
-
-		if (strcmp(llm_get_str(block, "type"), "tool_use") != 0)
-			continue;
-		part.kind = LLM_PART_CALL;
-		part.id = llm_get_str(block, "id");
-		part.name = llm_get_str(block, "name");
-		if (llm_ids_call(ids, &part) == NULL)
-			return -1;
-	}
-	anth_add(am, json_object_get_boolean(json_object_array_get_idx(made, 0)),
-			 results, others, json_object_array_get_idx(made, 3));
+	anth_add(am, strcmp(llm_get_str(msg, "role"), "assistant") == 0, blocks,
+			 nres, msg);
 	return 0;
 }
 
@@ -446,39 +448,40 @@ anth_move(struct json_object *dst, struct json_object *src)
 static void
 anth_flush(AnthMessages *am)
 {
+	struct json_object *blocks;
+
 	if (am->n == 1 && am->first_msg != NULL)
 		json_object_array_add(am->messages, json_object_get(am->first_msg));
 	else if (am->n == 1)
 		json_object_array_add(am->messages,
-							  anth_message(am->role, am->first_results,
-										   am->first_others));
+							  anth_message(am->role, am->first_blocks));
 	else if (am->n > 1)
-		json_object_array_add(am->messages,
-							  anth_message(am->role, am->results, am->others));
-	json_object_put(am->first_results);
-	json_object_put(am->first_others);
+	{
+		blocks = json_object_new_array();
+		anth_move(blocks, am->results);
+		anth_move(blocks, am->others);
+		json_object_array_add(am->messages, anth_message(am->role, blocks));
+		json_object_put(blocks);
+	}
+	json_object_put(am->first_blocks);
 	json_object_put(am->first_msg);
 	json_object_put(am->results);
 	json_object_put(am->others);
-	am->first_results = am->first_others = am->first_msg = NULL;
+	am->first_blocks = am->first_msg = NULL;
 	am->results = am->others = NULL;
 	am->n = 0;
 }
 
 /*
- * {"role", "content": [tool results first, then the other blocks]}
+ * {"role", "content": blocks (referenced)}
  */
 static struct json_object *
-anth_message(int is_model, struct json_object *results,
-			 struct json_object *others)
+anth_message(int is_model, struct json_object *blocks)
 {
-	struct json_object *blocks = json_object_new_array();
 	struct json_object *msg = json_object_new_object();
 
-	anth_move(blocks, results);
-	anth_move(blocks, others);
 	llm_add_str(msg, "role", is_model ? "assistant" : "user");
-	json_object_object_add(msg, "content", blocks);
+	llm_add_ref(msg, "content", blocks);
 	return msg;
 }
 
