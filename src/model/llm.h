@@ -101,13 +101,13 @@ typedef struct LlmRequestSpec
 
 	/*
 	 * NULL, or one slot per content (llm_reuses_contents providers only).
-	 * A slot set on entry is what that content made before, in the
-	 * adapter's own form (OpenAI, Gemini: the array of its wire messages;
-	 * Anthropic: its content blocks, which the build merges with those of
-	 * neighbours of the same role, and the message they make alone): it
-	 * is used (referenced) in its place, and the content itself is not
-	 * read (it may be JSON null).  A slot NULL on entry is set to a new
-	 * array of what its content made when that depends on nothing but the
+	 * A slot set on entry is the array of wire messages that content made
+	 * before: they are added (referenced) in its place, and the content
+	 * itself is not read (it may be JSON null).  (Anthropic: the message
+	 * of its blocks alone, added as it is unless contents of the same role
+	 * next to it are merged into one message with it, which then takes
+	 * its blocks.)  A slot NULL on entry is set to a new array of the
+	 * messages its content made when they depend on nothing but the
 	 * content (OpenAI: no function call or response, whose ids are counted
 	 * over the request; Anthropic: no call or response without an id;
 	 * Gemini: always); the caller owns it, even when the build fails.
