@@ -110,7 +110,32 @@ typedef struct LlmRequestSpec
 	 * build fails.
 	 */
 	struct json_object **reuse;
+
+	/*
+	 * NULL, or one slot per content (llm_reuses_contents providers only),
+	 * for the contents whose messages depend on the ids their calls and
+	 * responses are given (counted over the request): see LlmIdReuse.
+	 * idmsgs(idarg, i, sig) gives the messages content i made before with
+	 * the ids in sig (borrowed), or NULL.
+	 */
+	struct LlmIdReuse *idreuse;
+	struct json_object *(*idmsgs) (void *idarg, size_t i, const char *sig);
+	void	   *idarg;
 } LlmRequestSpec;
+
+/*
+ * A content whose calls or responses are given ids: its messages are a
+ * function of the content and of those ids ("sig": "<length>:<id>" each,
+ * in the order of its parts).  The ids are given first; when idmsgs has
+ * messages for them, those are added (referenced) instead of made.  When
+ * messages are made, made and made_sig are set (a new array of them, and
+ * sig, malloc'd); the caller owns both, even when the build fails.
+ */
+typedef struct LlmIdReuse
+{
+	char	   *made_sig;
+	struct json_object *made;
+} LlmIdReuse;
 
 /* 1 when p's requests honour LlmRequestSpec.reuse */
 extern int	llm_reuses_contents(LlmProvider p);
