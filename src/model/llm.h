@@ -351,6 +351,9 @@ typedef struct LlmIdSynth
 	size_t		cap;
 	int			counter;
 	int			uses;			/* calls of llm_ids_call/response */
+	size_t		first_open;		/* calls before it are all answered: a
+								 * request's responses cost O(open calls),
+								 * not O(calls), to match */
 } LlmIdSynth;
 
 extern const char *llm_ids_call(LlmIdSynth *ids, const LlmPart *part);
