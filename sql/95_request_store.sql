@@ -64,3 +64,43 @@ SELECT DISTINCT request -> 'temperature' AS temperature, request -> 'max_tokens'
 SELECT count(*) FILTER (WHERE request @> '{"messages": [{"role": "system"}, {"role": "tool"}]}') AS with_system_and_tool,
        count(*) FILTER (WHERE request #>> '{messages,1,role}' = 'user') AS second_is_user
   FROM rs_requests;
+
+-- Tool turns: a content with calls or responses is given its ids over the
+-- request ("call_<n>" for a call without one), so its messages are kept
+-- per content and ids (msg_cache.c).  The same call of probe stands in
+-- many places, each with other ids; responses answer by name.  The
+-- requests are the same with the cache as without it (adk.request_cache_size
+-- = 0), in a backend that already made them once and in one that did not.
+SELECT adk_create_session('rs_app', 'u', 'tools-' || k) IS NOT NULL AS created
+  FROM generate_series(1, 2) k;
+CREATE FUNCTION rs_tool_turns(s text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(adk_append_event('rs_app', 'u', s,
+           CASE i % 4
+             WHEN 1 THEN jsonb_build_object('author', 'user', 'content', jsonb_build_object('role', 'user',
+                           'parts', jsonb_build_array(jsonb_build_object('text', 'Question ' || (i / 4)))))
+             WHEN 2 THEN jsonb_build_object('author', 'rs_agent', 'content', jsonb_build_object('role', 'model',
+                           'parts', jsonb_build_array(jsonb_build_object('function_call',
+                             jsonb_build_object('id', 'adk-' || md5(i::text), 'name', 'probe', 'args', '{"n": 7}'::jsonb)))))
+             WHEN 3 THEN jsonb_build_object('author', 'rs_agent', 'content', jsonb_build_object('role', 'user',
+                           'parts', jsonb_build_array(jsonb_build_object('function_response',
+                             jsonb_build_object('id', 'adk-' || md5((i - 1)::text), 'name', 'probe',
+                                                'response', '{"n": 7}'::jsonb)))))
+             ELSE jsonb_build_object('author', 'rs_agent', 'content', jsonb_build_object('role', 'model',
+                    'parts', jsonb_build_array(jsonb_build_object('text', 'Answer ' || (i / 4)))))
+           END))
+    FROM generate_series(1, 24) i $$;
+SELECT rs_tool_turns('tools-1') AS appended, rs_tool_turns('tools-2') AS appended;
+SELECT count(*) > 0 AS ran FROM adk_run('rs_app', 'u', 'tools-1', 'go', NULL, '{"max_llm_calls": 4}');
+SET adk.request_cache_size = 0;
+SELECT count(*) > 0 AS ran FROM adk_run('rs_app', 'u', 'tools-2', 'go', NULL, '{"max_llm_calls": 4}');
+RESET adk.request_cache_size;
+CREATE TEMP VIEW rs_tool_requests AS
+  SELECT i.session_id, row_number() OVER (PARTITION BY i.session_id ORDER BY c.id) AS n, c.request
+    FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
+   WHERE i.app_name = 'rs_app' AND i.session_id LIKE 'tools-%';
+SELECT a.n AS request, a.request = b.request AS same_without_cache,
+       jsonb_array_length(a.request -> 'messages') AS messages,
+       (SELECT count(DISTINCT m ->> 'tool_call_id') FROM jsonb_array_elements(a.request -> 'messages') m
+         WHERE m ->> 'role' = 'tool') AS tool_ids
+  FROM rs_tool_requests a JOIN rs_tool_requests b ON b.session_id = 'tools-2' AND b.n = a.n
+ WHERE a.session_id = 'tools-1' ORDER BY 1;

@@ -21,6 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,15 +34,21 @@ static struct json_object *openai_build(const LlmRequestSpec *spec,
 										char **errmsg);
 static struct json_object *openai_made(struct json_object *messages,
 									   size_t from);
+static int	openai_assign_ids(struct json_object *content, size_t ci,
+							  LlmIdSynth *ids, const char ***assigned,
+							  char **sig, char **errmsg);
 static int	openai_content(struct json_object *messages,
 						   struct json_object *content, size_t ci,
-						   LlmIdSynth *ids, char **errmsg);
+						   LlmIdSynth *ids, const char **assigned,
+						   char **errmsg);
 static int	openai_model_message(struct json_object *messages,
 								 struct json_object *parts, size_t ci,
-								 LlmIdSynth *ids, char **errmsg);
+								 LlmIdSynth *ids, const char **assigned,
+								 char **errmsg);
 static int	openai_user_messages(struct json_object *messages,
 								 struct json_object *parts, size_t ci,
-								 LlmIdSynth *ids, char **errmsg);
+								 LlmIdSynth *ids, const char **assigned,
+								 char **errmsg);
 static struct json_object *openai_tool_call(const LlmPart *part,
 											const char *id);
 static struct json_object *openai_inline(const LlmPart *part, size_t ci,
@@ -133,22 +140,55 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 	{
 		size_t		before = json_object_array_length(messages);
 		int			uses = ids.uses;
+		struct json_object *content = json_object_array_get_idx(spec->contents, i);
+		struct json_object *same = NULL;
+		const char **assigned = NULL;
+		char	   *sig = NULL;
+		int			rc;
 
 		if (spec->reuse != NULL && spec->reuse[i] != NULL)
+			same = spec->reuse[i];
+		else if (spec->idreuse != NULL)
 		{
-			size_t		m = json_object_array_length(spec->reuse[i]);
+			/* the ids first: the messages are kept per content and ids */
+			if (openai_assign_ids(content, i, &ids, &assigned, &sig, errmsg) < 0)
+				goto fail;
+			if (ids.uses != uses && spec->idmsgs != NULL)
+				same = spec->idmsgs(spec->idarg, i, sig);
+		}
+		if (same != NULL)
+		{
+			size_t		m = json_object_array_length(same);
 			size_t		j;
 
 			for (j = 0; j < m; j++)
 				json_object_array_add(messages,
-									  json_object_get(json_object_array_get_idx(spec->reuse[i], j)));
+									  json_object_get(json_object_array_get_idx(same, j)));
+			free(assigned);
+			free(sig);
 			continue;
 		}
-		if (openai_content(messages, json_object_array_get_idx(spec->contents, i),
-						   i, &ids, errmsg) < 0)
+		rc = openai_content(messages, content, i, &ids, assigned, errmsg);
+		free(assigned);
+		if (rc < 0)
+		{
+			free(sig);
 			goto fail;
-		if (spec->reuse != NULL && ids.uses == uses)
-			spec->reuse[i] = openai_made(messages, before);
+		}
+		if (ids.uses == uses)
+		{
+			free(sig);
+			if (spec->reuse != NULL)
+				spec->reuse[i] = openai_made(messages, before);
+		}
+		else if (sig != NULL)
+		{
+			spec->idreuse[i].made = openai_made(messages, before);
+			if (spec->idreuse[i].made != NULL)
+				spec->idreuse[i].made_sig = sig;
+			else
+				free(sig);
+		}
 	}
 	if (openai_tools(body, spec, errmsg) < 0 ||
 		llm_config_apply(body, spec, openai_config_map, errmsg) < 0)
@@ -189,9 +229,86 @@ openai_made(struct json_object *messages, size_t from)
 	return made;
 }
 
+/*
+ * The ids content ci's calls (a model content) or responses (a user
+ * content) are given, as llm_ids_call and llm_ids_response give them, in
+ * the order of its parts: (*assigned)[k] for part k, NULL for the other
+ * parts (a malloc'd array; the strings are owned by ids or the content);
+ * *sig, the ids as one string, "<length>:<id>" each (malloc'd).  The
+ * checks the build makes before it gives a part its id are made here in
+ * the same order, with the same errors.  0, or -1.
+ */
+static int
+openai_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
+				  const char ***assigned, char **sig, char **errmsg)
+{
+	struct json_object *parts;
+	int			is_model;
+	size_t		n;
+	size_t		i;
+	const char **a;
+	LlmBuf		b = {0};
+
+	*assigned = NULL;
+	*sig = NULL;
+	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
+		return -1;
+	n = json_object_array_length(parts);
+	a = calloc(n + 1, sizeof(char *));
+	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
+		goto fail;
+	for (i = 0; i < n; i++)
+	{
+		LlmPart		part;
+		const char *id;
+		char		len[32];
+
+		if (llm_part_decode(json_object_array_get_idx(parts, i), ci, i, &part,
+							errmsg) < 0)
+			goto fail;
+		if (is_model && part.kind == LLM_PART_TEXT)
+			continue;
+		if (is_model && part.kind != LLM_PART_CALL)
+		{
+			llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a model content can only hold text and function calls",
+						   ci, i);
+			goto fail;
+		}
+		if (!is_model && part.kind == LLM_PART_CALL)
+		{
+			llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a user content cannot hold a function call",
+						   ci, i);
+			goto fail;
+		}
+		if (!is_model && part.kind != LLM_PART_RESPONSE)
+			continue;
+		id = is_model ? llm_ids_call(ids, &part) : llm_ids_response(ids, &part);
+		if (id == NULL)
+			goto fail;
+		a[i] = id;
+		snprintf(len, sizeof(len), "%zu:", strlen(id));
+		if (llm_buf_append(&b, len, strlen(len)) < 0 ||
+			llm_buf_append(&b, id, strlen(id)) < 0)
+			goto fail;
+	}
+	*assigned = a;
+	*sig = b.data;
+	return 0;
+
+fail:
+	free(a);
+	llm_buf_free(&b);
+	return -1;
+}
+
+/*
+ * The messages of content ci; assigned: the ids its parts were given
+ * (openai_assign_ids), or NULL to give them here.
+ */
 static int
 openai_content(struct json_object *messages, struct json_object *content,
-			   size_t ci, LlmIdSynth *ids, char **errmsg)
+			   size_t ci, LlmIdSynth *ids, const char **assigned,
+			   char **errmsg)
 {
 	struct json_object *parts;
 	int			is_model;
@@ -199,8 +316,8 @@ openai_content(struct json_object *messages, struct json_object *content,
 	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
 		return -1;
 	if (is_model)
-		return openai_model_message(messages, parts, ci, ids, errmsg);
-	return openai_user_messages(messages, parts, ci, ids, errmsg);
+		return openai_model_message(messages, parts, ci, ids, assigned, errmsg);
+	return openai_user_messages(messages, parts, ci, ids, assigned, errmsg);
 }
 
 /*
@@ -209,7 +326,8 @@ openai_content(struct json_object *messages, struct json_object *content,
  */
 static int
 openai_model_message(struct json_object *messages, struct json_object *parts,
-					 size_t ci, LlmIdSynth *ids, char **errmsg)
+					 size_t ci, LlmIdSynth *ids, const char **assigned,
+					 char **errmsg)
 {
 	LlmBuf		text = {0};
 	struct json_object *calls = json_object_new_array();
@@ -237,7 +355,7 @@ openai_model_message(struct json_object *messages, struct json_object *parts,
 						   ci, i);
 			goto fail;
 		}
-		if ((id = llm_ids_call(ids, &part)) == NULL)
+		if ((id = assigned ? assigned[i] : llm_ids_call(ids, &part)) == NULL)
 			goto fail;
 		json_object_array_add(calls, openai_tool_call(&part, id));
 	}
@@ -289,7 +407,8 @@ openai_tool_call(const LlmPart *part, const char *id)
  */
 static int
 openai_user_messages(struct json_object *messages, struct json_object *parts,
-					 size_t ci, LlmIdSynth *ids, char **errmsg)
+					 size_t ci, LlmIdSynth *ids, const char **assigned,
+					 char **errmsg)
 {
 	struct json_object *items = json_object_new_array();
 	struct json_object *msg;
@@ -325,7 +444,7 @@ openai_user_messages(struct json_object *messages, struct json_object *parts,
 				json_object_array_add(items, item);
 				break;
 			case LLM_PART_RESPONSE:
-				if ((id = llm_ids_response(ids, &part)) == NULL)
+				if ((id = assigned ? assigned[i] : llm_ids_response(ids, &part)) == NULL)
 					goto fail;
 				resp = llm_part_args(&part);
 				rstr = llm_json_compact(resp);

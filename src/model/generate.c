@@ -113,10 +113,19 @@ typedef struct ContentKey
 	bool		kept;
 } ContentKey;
 
+/* What idmsgs_lookup needs: where each content's bytes are */
+typedef struct IdMsgsArg
+{
+	LlmProvider provider;
+	ContentKey *keys;
+} IdMsgsArg;
+
+static struct json_object *idmsgs_lookup(void *arg, size_t i, const char *sig);
 static struct json_object **convert_contents(AdkModelCall *c, Jsonb *contents,
-											 ContentKey **keys, int *n);
-static void keep_made(LlmProvider p, struct json_object **reuse,
-					  ContentKey *keys, int n);
+											 ContentKey **keys, int *n,
+											 LlmIdReuse **idreuse);
+static void keep_made(AdkModelCall *c, struct json_object **reuse,
+					  LlmIdReuse *idreuse, ContentKey *keys, int n);
 
 /*
  * One model call, waited for.  contents: array of ADK contents; tools:
@@ -255,10 +264,12 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	char	   *url;
 	char	   *build_err = NULL;
 	struct json_object **reuse;
+	LlmIdReuse *idreuse;
 	ContentKey *keys;
 	int			ncontents;
+	IdMsgsArg	idmsgs_arg;
 
-	reuse = convert_contents(c, contents, &keys, &ncontents);
+	reuse = convert_contents(c, contents, &keys, &ncontents, &idreuse);
 	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
 	c->config = adk_jsonb_to_jsonc(options, "config");
 
@@ -274,11 +285,19 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 		spec.system_instruction = json_object_get_string(si);
 
 	spec.reuse = reuse;
+	spec.idreuse = idreuse;
+	if (idreuse != NULL)
+	{
+		idmsgs_arg.provider = def->provider;
+		idmsgs_arg.keys = keys;
+		spec.idmsgs = idmsgs_lookup;
+		spec.idarg = &idmsgs_arg;
+	}
 
 	body = llm_build_request_keep(&spec, &build_err,
 								  adk_model_calls_bodies ? &c->request : NULL);
 	if (reuse != NULL)
-		keep_made(def->provider, reuse, keys, ncontents);
+		keep_made(c, reuse, idreuse, keys, ncontents);
 	if (body == NULL)
 	{
 		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
@@ -341,16 +360,20 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
  * reuses the messages of contents (msg_cache.c), the result has a slot per
  * content (spec.reuse): a content whose messages are kept is JSON null in
  * c->contents and its messages are in its slot, *keys says where each
- * content's bytes are (in contents) and *n how many there are.  Otherwise
+ * content's bytes are (in contents) and *n how many there are; a content
+ * whose messages depend on the ids it is given is taken as kept in json-c
+ * (no conversion), with the messages it made last in *idreuse.  Otherwise
  * (or for contents the node-by-node copy cannot take, which the whole
  * conversion then gives its error) every content is converted and the
  * result is NULL.
  */
 static struct json_object **
-convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n)
+convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n,
+				 LlmIdReuse **idreuse)
 {
 	LlmProvider p = c->def.provider;
 	struct json_object **reuse;
+	LlmIdReuse *ir;
 	ContentKey *k;
 	JsonbIterator *it;
 	JsonbIteratorToken tok;
@@ -359,10 +382,12 @@ convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n)
 
 	*keys = NULL;
 	*n = 0;
+	*idreuse = NULL;
 	if (!llm_reuses_contents(p) || !JB_ROOT_IS_ARRAY(contents) ||
 		JB_ROOT_IS_SCALAR(contents))
 		goto whole;
 	reuse = palloc0(sizeof(struct json_object *) * (JB_ROOT_COUNT(contents) + 1));
+	ir = palloc0(sizeof(LlmIdReuse) * (JB_ROOT_COUNT(contents) + 1));
 	k = palloc0(sizeof(ContentKey) * (JB_ROOT_COUNT(contents) + 1));
 	c->contents = json_object_new_array();
 	if (c->contents == NULL)
@@ -384,9 +409,11 @@ convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n)
 		k[i].kept = (reuse[i] != NULL);
 		if (!k[i].kept)
 		{
+			obj = adk_content_cache_get(p, k[i].key, k[i].len);
+			if (obj != NULL)
+				json_object_get(obj);
 			/* an element of the top array: nesting level 2 */
-			obj = adk_jsonb_container_to_jsonc(v.val.binary.data, 2);
-			if (obj == NULL)
+			else if ((obj = adk_jsonb_container_to_jsonc(v.val.binary.data, 2)) == NULL)
 				goto restart;
 		}
 		if (json_object_array_add(c->contents, obj) != 0)
@@ -400,6 +427,7 @@ convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n)
 	}
 	*keys = k;
 	*n = i;
+	*idreuse = ir;
 	return reuse;
 
 restart:
@@ -411,20 +439,47 @@ whole:
 }
 
 /*
+ * LlmRequestSpec.idmsgs: the messages kept for content i given the ids in
+ * sig.  (The cache only grows while a request is built: the borrowed
+ * messages stay valid until keep_made.)
+ */
+static struct json_object *
+idmsgs_lookup(void *arg, size_t i, const char *sig)
+{
+	IdMsgsArg  *a = (IdMsgsArg *) arg;
+
+	return adk_idmsg_cache_get(a->provider, a->keys[i].key, a->keys[i].len, sig);
+}
+
+/*
  * Keep the messages the adapter made of contents that were not kept yet
  * (it set their slots); the cache takes them over.
  */
 static void
-keep_made(LlmProvider p, struct json_object **reuse, ContentKey *keys, int n)
+keep_made(AdkModelCall *c, struct json_object **reuse, LlmIdReuse *idreuse,
+		  ContentKey *keys, int n)
 {
+	LlmProvider p = c->def.provider;
 	int			i;
 
 	for (i = 0; i < n; i++)
+	{
 		if (!keys[i].kept && reuse[i] != NULL)
 		{
 			adk_msg_cache_put(p, keys[i].key, keys[i].len, reuse[i]);
 			reuse[i] = NULL;
 		}
+		if (idreuse[i].made != NULL)
+		{
+			adk_content_cache_put(p, keys[i].key, keys[i].len,
+								  json_object_get(json_object_array_get_idx(c->contents, i)));
+			adk_idmsg_cache_put(p, keys[i].key, keys[i].len,
+								idreuse[i].made_sig, idreuse[i].made);
+			idreuse[i].made = NULL;
+		}
+		free(idreuse[i].made_sig);
+		idreuse[i].made_sig = NULL;
+	}
 }
 
 /*

@@ -113,7 +113,32 @@ typedef struct LlmRequestSpec
 	 * Gemini: always); the caller owns it, even when the build fails.
 	 */
 	struct json_object **reuse;
+
+	/*
+	 * NULL, or one slot per content (llm_reuses_contents providers only),
+	 * for the contents whose messages depend on the ids their calls and
+	 * responses are given (counted over the request): see LlmIdReuse.
+	 * idmsgs(idarg, i, sig) gives the messages content i made before with
+	 * the ids in sig (borrowed), or NULL.
+	 */
+	struct LlmIdReuse *idreuse;
+	struct json_object *(*idmsgs) (void *idarg, size_t i, const char *sig);
+	void	   *idarg;
 } LlmRequestSpec;
+
+/*
+ * A content whose calls or responses are given ids: its messages are a
+ * function of the content and of those ids ("sig": "<length>:<id>" each,
+ * in the order of its parts).  The ids are given first; when idmsgs has
+ * messages for them, those are added (referenced) instead of made.  When
+ * messages are made, made and made_sig are set (a new array of them, and
+ * sig, malloc'd); the caller owns both, even when the build fails.
+ */
+typedef struct LlmIdReuse
+{
+	char	   *made_sig;
+	struct json_object *made;
+} LlmIdReuse;
 
 /* 1 when p's requests honour LlmRequestSpec.reuse */
 extern int	llm_reuses_contents(LlmProvider p);
@@ -329,6 +354,9 @@ typedef struct LlmIdSynth
 	size_t		cap;
 	int			counter;
 	int			uses;			/* calls of llm_ids_call/response */
+	size_t		first_open;		/* calls before it are all answered: a
+								 * request's responses cost O(open calls),
+								 * not O(calls), to match */
 } LlmIdSynth;
 
 extern const char *llm_ids_call(LlmIdSynth *ids, const LlmPart *part);

@@ -90,7 +90,8 @@ llm_ids_match(LlmIdSynth *ids, const LlmPart *part)
 
 	for (pass = 0; pass < 2; pass++)
 	{
-		for (i = 0; i < ids->ncalls; i++)
+		/* every call before first_open is answered */
+		for (i = ids->first_open; i < ids->ncalls; i++)
 		{
 			LlmIdCall  *c = &ids->calls[i];
 
@@ -126,13 +127,21 @@ llm_ids_response(LlmIdSynth *ids, const LlmPart *part)
 	if (c != NULL)
 	{
 		c->answered = 1;
+		while (ids->first_open < ids->ncalls &&
+			   ids->calls[ids->first_open].answered)
+			ids->first_open++;
 		return c->id;
 	}
 	if (part->id != NULL)
 		return part->id;
 	id = llm_ids_call(ids, part);
 	if (id != NULL)
+	{
 		ids->calls[ids->ncalls - 1].answered = 1;
+		while (ids->first_open < ids->ncalls &&
+			   ids->calls[ids->first_open].answered)
+			ids->first_open++;
+	}
 	return id;
 }
 

@@ -17,6 +17,14 @@
  * and agents' views change the contents prompt assembly hands in, and a
  * changed content simply misses.
  *
+ * A content with function calls or responses makes messages that depend
+ * on the ids they are given over the request ("call_<n>" for a call the
+ * runner stripped of its "adk-" id, a response answering by name): such a
+ * content is kept in json-c (no conversion next time), and its messages
+ * per content and ids (LlmIdReuse: the adapter gives the ids first, then
+ * asks for the messages).  So a tool loop's history costs a copy per
+ * content, whatever it holds.
+ *
  * Bounded: entries are charged their key and an estimate of their json-c
  * objects, and the cache starts over empty when a new entry would take it
  * past adk.request_cache_size (per backend; 0 turns the cache off).  Its
@@ -50,20 +58,43 @@ int			adk_request_cache_kb = 16 * 1024;
  */
 #define ENTRY_COST(len) (sizeof(MsgEntry) + (len) * 7 + 256)
 
+/*
+ * An entry, for a kind and a key: for (provider, a content's bytes), the
+ * messages of a content that depends on nothing else; for (CONTENT_KIND +
+ * provider, a content's bytes), a content whose messages depend on the
+ * ids its calls and responses are given (LlmIdReuse), in json-c; for
+ * (IDMSG_KIND + provider, a content's bytes, NUL, the ids), the messages
+ * it made with those ids.  An identical content (a call of the same tool
+ * with the same arguments, say) is given other ids in each place it
+ * holds, so the messages are kept per place's ids.
+ */
+#define CONTENT_KIND 64
+#define IDMSG_KIND 128
+
 typedef struct MsgEntry
 {
 	struct MsgEntry *next;
 	uint32		hash;
-	LlmProvider provider;
+	int			kind;
 	size_t		len;
-	struct json_object *msgs;
+	struct json_object *msgs;	/* messages, or the content */
 	char		key[FLEXIBLE_ARRAY_MEMBER];
 } MsgEntry;
 
 static MsgEntry **buckets = NULL;
 static size_t used = 0;
 
-static uint32 msg_hash(LlmProvider p, const char *key, size_t len);
+static uint32 msg_hash(int kind, const char *key, size_t len);
+static uint32 key_hash(int kind, const char *key1, size_t len1,
+					   const char *key2, size_t len2);
+static MsgEntry *find2(int kind, const char *key1, size_t len1,
+					   const char *key2, size_t len2);
+static MsgEntry *find(int kind, const char *key, size_t len);
+static MsgEntry *add2(int kind, const char *key1, size_t len1,
+					  const char *key2, size_t len2);
+static MsgEntry *add(int kind, const char *key, size_t len);
+static bool memo_all(struct json_object *msgs);
+static void free_entry(MsgEntry *e);
 
 /*
  * A hash of the content's bytes, eight at a time: the bytes of every
@@ -72,9 +103,9 @@ static uint32 msg_hash(LlmProvider p, const char *key, size_t len);
  * costs a comparison, never a wrong message.
  */
 static uint32
-msg_hash(LlmProvider p, const char *key, size_t len)
+msg_hash(int kind, const char *key, size_t len)
 {
-	uint64		h = UINT64CONST(0x9e3779b97f4a7c15) ^ ((uint64) len << 8) ^ (uint64) p;
+	uint64		h = UINT64CONST(0x9e3779b97f4a7c15) ^ ((uint64) len << 8) ^ (uint64) kind;
 	size_t		i;
 	uint64		w;
 
@@ -91,24 +122,107 @@ msg_hash(LlmProvider p, const char *key, size_t len)
 	return (uint32) h;
 }
 
-/*
- * The messages kept for (p, key), borrowed (valid until the next
- * adk_msg_cache_put), or NULL.
- */
-struct json_object *
-adk_msg_cache_get(LlmProvider p, const char *key, size_t len)
+/* the hash of (kind, key1 [, key2]) */
+static uint32
+key_hash(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
+{
+	uint32		h = msg_hash(kind, key1, len1);
+
+	if (key2 != NULL)
+		h ^= msg_hash(kind + 1, key2, len2) * 0x9e3779b1U;
+	return h;
+}
+
+static MsgEntry *
+find2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
 {
 	uint32		h;
+	size_t		len = key2 ? len1 + 1 + len2 : len1;
 	MsgEntry   *e;
 
 	if (buckets == NULL)
 		return NULL;
-	h = msg_hash(p, key, len);
+	h = key_hash(kind, key1, len1, key2, len2);
 	for (e = buckets[h & (NBUCKETS - 1)]; e != NULL; e = e->next)
-		if (e->hash == h && e->provider == p && e->len == len &&
-			memcmp(e->key, key, len) == 0)
-			return e->msgs;
+		if (e->hash == h && e->kind == kind && e->len == len &&
+			memcmp(e->key, key1, len1) == 0 &&
+			(key2 == NULL ||
+			 (e->key[len1] == '\0' && memcmp(e->key + len1 + 1, key2, len2) == 0)))
+			return e;
 	return NULL;
+}
+
+static MsgEntry *
+find(int kind, const char *key, size_t len)
+{
+	return find2(kind, key, len, NULL, 0);
+}
+
+/*
+ * A new, empty entry for (kind, key1 [, NUL, key2]), or NULL when it
+ * cannot be kept (too big, or no memory).  The cache may start over to
+ * make room.
+ */
+static MsgEntry *
+add2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
+{
+	size_t		len = key2 ? len1 + 1 + len2 : len1;
+	uint32		h;
+	MsgEntry   *e;
+
+	if (len > CACHE_BYTES / 8)
+		return NULL;
+	if (used + ENTRY_COST(len) > CACHE_BYTES)
+		adk_msg_cache_reset();
+	if (buckets == NULL)
+		buckets = calloc(NBUCKETS, sizeof(MsgEntry *));
+	e = buckets ? calloc(1, offsetof(MsgEntry, key) + len) : NULL;
+	if (e == NULL)
+		return NULL;
+	h = key_hash(kind, key1, len1, key2, len2);
+	e->hash = h;
+	e->kind = kind;
+	e->len = len;
+	memcpy(e->key, key1, len1);
+	if (key2 != NULL)
+	{
+		e->key[len1] = '\0';
+		memcpy(e->key + len1 + 1, key2, len2);
+	}
+	e->next = buckets[h & (NBUCKETS - 1)];
+	buckets[h & (NBUCKETS - 1)] = e;
+	used += ENTRY_COST(len);
+	return e;
+}
+
+static MsgEntry *
+add(int kind, const char *key, size_t len)
+{
+	return add2(kind, key, len, NULL, 0);
+}
+
+/* Give every message of msgs its memo; false when out of memory */
+static bool
+memo_all(struct json_object *msgs)
+{
+	size_t		i;
+
+	for (i = 0; i < json_object_array_length(msgs); i++)
+		if (llm_msg_memo_set(json_object_array_get_idx(msgs, i)) < 0)
+			return false;
+	return true;
+}
+
+/*
+ * The messages kept for (p, key), borrowed (valid until the next
+ * adk_*_cache_put, which may empty the cache to make room), or NULL.
+ */
+struct json_object *
+adk_msg_cache_get(LlmProvider p, const char *key, size_t len)
+{
+	MsgEntry   *e = find((int) p, key, len);
+
+	return e ? e->msgs : NULL;
 }
 
 /*
@@ -121,42 +235,87 @@ void
 adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
 				  struct json_object *msgs)
 {
-	uint32		h;
 	MsgEntry   *e;
 
-	size_t		i;
-
-	if (len > CACHE_BYTES / 8 ||
-		adk_msg_cache_get(p, key, len) != NULL)
+	if (find((int) p, key, len) != NULL || !memo_all(msgs) ||
+		(e = add((int) p, key, len)) == NULL)
 	{
 		json_object_put(msgs);
 		return;
 	}
-	for (i = 0; i < json_object_array_length(msgs); i++)
-		if (llm_msg_memo_set(json_object_array_get_idx(msgs, i)) < 0)
-		{
-			json_object_put(msgs);
-			return;
-		}
-	if (used + ENTRY_COST(len) > CACHE_BYTES)
-		adk_msg_cache_reset();
-	if (buckets == NULL)
-		buckets = calloc(NBUCKETS, sizeof(MsgEntry *));
-	e = buckets ? malloc(offsetof(MsgEntry, key) + len) : NULL;
-	if (e == NULL)
-	{
-		json_object_put(msgs);
-		return;
-	}
-	h = msg_hash(p, key, len);
-	e->hash = h;
-	e->provider = p;
-	e->len = len;
 	e->msgs = msgs;
-	memcpy(e->key, key, len);
-	e->next = buckets[h & (NBUCKETS - 1)];
-	buckets[h & (NBUCKETS - 1)] = e;
-	used += ENTRY_COST(len);
+}
+
+/*
+ * The content kept for (p, key) in json-c (borrowed, valid as for
+ * adk_msg_cache_get), or NULL.
+ */
+struct json_object *
+adk_content_cache_get(LlmProvider p, const char *key, size_t len)
+{
+	MsgEntry   *e = find(CONTENT_KIND + (int) p, key, len);
+
+	return e ? e->msgs : NULL;
+}
+
+/*
+ * Keep content (json-c; this takes the caller's reference) for (p, key).
+ * Already kept, or no memory: content is put.
+ */
+void
+adk_content_cache_put(LlmProvider p, const char *key, size_t len,
+					  struct json_object *content)
+{
+	MsgEntry   *e;
+
+	if (find(CONTENT_KIND + (int) p, key, len) != NULL ||
+		(e = add(CONTENT_KIND + (int) p, key, len)) == NULL)
+	{
+		json_object_put(content);
+		return;
+	}
+	e->msgs = content;
+}
+
+/*
+ * The messages kept for the content (p, key) given the ids in sig
+ * (borrowed, valid as for adk_msg_cache_get), or NULL.
+ */
+struct json_object *
+adk_idmsg_cache_get(LlmProvider p, const char *key, size_t len,
+					const char *sig)
+{
+	MsgEntry   *e = find2(IDMSG_KIND + (int) p, key, len, sig, strlen(sig));
+
+	return e ? e->msgs : NULL;
+}
+
+/*
+ * Keep msgs (this takes the caller's reference) for the content (p, key)
+ * given the ids in sig, each message with its memo.  Already kept, or no
+ * memory: msgs is put.
+ */
+void
+adk_idmsg_cache_put(LlmProvider p, const char *key, size_t len,
+					const char *sig, struct json_object *msgs)
+{
+	size_t		slen = strlen(sig);
+	MsgEntry   *e;
+
+	if (find2(IDMSG_KIND + (int) p, key, len, sig, slen) != NULL ||
+		!memo_all(msgs) ||
+		(e = add2(IDMSG_KIND + (int) p, key, len, sig, slen)) == NULL)
+		json_object_put(msgs);
+	else
+		e->msgs = msgs;
+}
+
+static void
+free_entry(MsgEntry *e)
+{
+	if (e->msgs != NULL)
+		json_object_put(e->msgs);
+	free(e);
 }
 
 /*
@@ -177,8 +336,7 @@ adk_msg_cache_reset(void)
 			MsgEntry   *e = buckets[i];
 
 			buckets[i] = e->next;
-			json_object_put(e->msgs);
-			free(e);
+			free_entry(e);
 		}
 	}
 	used = 0;

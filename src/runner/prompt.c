@@ -42,8 +42,8 @@
 
 #include <ctype.h>
 
+#include "common/hashfn.h"
 #include "utils/builtins.h"
-#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "common/json_writer.h"
@@ -51,6 +51,25 @@
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
 #include "store/session_read.h"
+
+/* A part of an event with calls or responses, as pairing sees it */
+typedef struct PartInfo
+{
+	char		kind;			/* 'c' function call, 'r' function response,
+								 * 0 anything else */
+	bool		long_running;	/* a call listed in long_running_tool_ids */
+	char	   *id;				/* its id, or NULL */
+	uint32		hash;			/* of id */
+} PartInfo;
+
+/* The responses moved up after a call, as one source each (RespStep) */
+typedef struct RespStep
+{
+	int			at;				/* the response event's index */
+	struct HistEvent *src;		/* the run's event it is a copy of */
+	bool		other;			/* another agent's: as context */
+	uint64		skip;			/* its parts answered again later (bit k) */
+} RespStep;
 
 /* One event of the history, as prompt assembly sees it. */
 typedef struct HistEvent
@@ -63,19 +82,32 @@ typedef struct HistEvent
 	bool		only_responses; /* every part a function_response */
 	bool		has_responses;
 	bool		consumed;		/* already placed after its call */
+	/* with has_calls or has_responses: one per element of parts */
+	PartInfo   *pinfo;
+	int			npinfo;
 
 	/*
 	 * What the event itself adds to a request (a jsonb array of 0 or 1
 	 * contents), kept with the event for the run's next requests when it
-	 * depends on nothing but the event: another agent's event (as
-	 * context), or one without function calls and responses (whose pairing
-	 * depends on the rest of the history).  piece_other: made as another
-	 * agent's event.  The history cache's rules (compaction, other
-	 * writers, branches) decide which events there are; a piece lives and
-	 * goes with its event.
+	 * depends on nothing but the event and what is paired of it: another
+	 * agent's event (as context), or its own content, which sends the
+	 * parts that are paired (piece_sig, bit k: part k; events of up to 64
+	 * parts).  piece_other: made as another agent's event.  The history
+	 * cache's rules (compaction, other writers, branches) decide which
+	 * events there are; a piece lives and goes with its event.
 	 */
 	Jsonb	   *piece;
 	bool		piece_other;
+	uint64		piece_sig;
+
+	/*
+	 * The responses moved up after this event's calls, kept likewise with
+	 * the steps that made them: they are reused while the same events
+	 * answer the calls in the same way.
+	 */
+	Jsonb	   *resp_piece;
+	RespStep   *resp_steps;
+	int			resp_nsteps;
 	struct HistEvent *kept;		/* the run's event this is a copy of, or NULL */
 } HistEvent;
 
@@ -88,33 +120,54 @@ typedef struct ContentsOut
 } ContentsOut;
 
 /*
- * The call ids and response ids of the events a request sends, so that no
- * call goes without its response nor a response without its call.
+ * The call and response ids of a request, built once per request so that
+ * pairing costs O(parts), not O(history) per call (issue 12, §7):
+ * sent_call / sent_response, whether the request sends a call / response
+ * with the id (the user's and this agent's events from the start of the
+ * request on, not left out), so that no call goes without its response
+ * nor a response without its call; resp, the events of the whole history
+ * that are responses only, answer the id and are not left out by the cut
+ * to the latest response (cut_to_latest_response), in order.  A response
+ * the cut leaves out does not replace an earlier one (it did, and the
+ * call then went without any response).
  */
-#define PAIR_ID_LEN 256
-typedef struct PairIds
+typedef struct IdEntry
 {
-	HTAB	   *calls;
-	HTAB	   *responses;
-} PairIds;
+	struct IdEntry *next;
+	const char *id;
+	uint32		hash;
+	bool		sent_call;
+	bool		sent_response;
+	int			nresp;
+	int			cap;
+	int		   *resp;
+} IdEntry;
+
+typedef struct IdIndex
+{
+	IdEntry   **buckets;
+	uint32		mask;
+} IdIndex;
 
 static List *read_history(AdkRun *run, AdkAgent *agent, const char *branch);
 static bool belongs_to_branch(Jsonb *event, const char *branch);
 static bool is_internal_request(JsonbContainer *parts);
 static char *jstr(JsonbContainer *c, const char *key);
-static void write_own_content(JsonWriter *w, HistEvent *e, PairIds *pairs);
-static void collect_pairs(List *history, int start, const char *agent,
-						  PairIds *pairs);
-static bool part_is_paired(JsonbValue *part, HistEvent *e, PairIds *pairs);
+static void write_own_content(JsonWriter *w, HistEvent *e, IdIndex *ix);
+static void build_index(List *history, int start, const char *agent,
+						IdIndex *ix);
+static IdEntry *index_get(IdIndex *ix, const char *id, uint32 hash);
+static bool part_is_paired(HistEvent *e, int k, IdIndex *ix);
 static void write_other_agent_content(JsonWriter *w, HistEvent *e);
 static void write_part(JsonWriter *w, JsonbValue *part);
-static void write_responses_for(JsonWriter *w, List *history, int from,
-								HistEvent *call_event, AdkAgent *agent);
+static Jsonb *responses_piece(List *history, int at, HistEvent *call_event,
+							  AdkAgent *agent, IdIndex *ix);
 static bool part_call_id(JsonbValue *part, const char *kind, char **id);
-static bool answers(HistEvent *e, const char *kind, List *ids);
-static bool answered_later(List *history, int after, const char *id);
+static List *part_ids(HistEvent *e, char kind);
+static bool answers(HistEvent *e, char kind, List *ids);
+static bool answered_later(IdIndex *ix, int after, PartInfo *p);
 static void cut_to_latest_response(List *history, int start);
-static Jsonb *event_piece(HistEvent *e, bool other, PairIds *pairs);
+static Jsonb *event_piece(HistEvent *e, bool other, IdIndex *ix);
 static void add_piece(ContentsOut *out, Jsonb *piece);
 
 /*
@@ -125,7 +178,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	List	   *history = read_history(run, agent, branch);
 	JsonWriter	w;
-	PairIds		pairs;
+	IdIndex		ix;
 	ContentsOut out;
 	int			start = 0;
 	int			i;
@@ -152,23 +205,13 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		 * one, say): it starts at that call, so the answer is not sent
 		 * without it.
 		 */
-		List	   *ids = NIL;
-		JsonbIterator *it = JsonbIteratorInit(((HistEvent *) list_nth(history, start))->parts);
-		JsonbValue	v;
-		JsonbIteratorToken tok;
+		List	   *ids = part_ids(list_nth(history, start), 'r');
 
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-		{
-			char	   *id;
-
-			if (tok == WJB_ELEM && part_call_id(&v, "function_response", &id) && id)
-				ids = lappend(ids, id);
-		}
 		for (i = start - 1; i >= 0 && ids != NIL; i--)
 		{
 			HistEvent  *e = list_nth(history, i);
 
-			if (e->has_calls && answers(e, "function_call", ids))
+			if (e->has_calls && answers(e, 'c', ids))
 			{
 				start = i;
 				break;
@@ -177,7 +220,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	}
 
 	cut_to_latest_response(history, start);
-	collect_pairs(history, start, agent->name, &pairs);
+	build_index(history, start, agent->name, &ix);
 
 	/*
 	 * The request is its pieces, in order: each event's own (kept with the
@@ -195,14 +238,13 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 
 		if (e->consumed)
 			continue;
-		add_piece(&out, event_piece(e, other, &pairs));
+		add_piece(&out, event_piece(e, other, &ix));
 		if (e->has_calls)
 		{
-			jw_init(&w);
-			jw_begin_array(&w);
-			write_responses_for(&w, history, i + 1, e, agent);
-			jw_end_array(&w);
-			add_piece(&out, jw_finish(&w));
+			Jsonb	   *resp = responses_piece(history, i, e, agent, &ix);
+
+			if (resp != NULL)
+				add_piece(&out, resp);
 		}
 	}
 	/* load_artifacts (builtin_tools.c): the artifacts it loaded */
@@ -212,8 +254,6 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 						 ((HistEvent *) llast(history))->event : NULL);
 	jw_end_array(&w);
 	add_piece(&out, jw_finish(&w));
-	hash_destroy(pairs.calls);
-	hash_destroy(pairs.responses);
 	return adk_jsonb_array_of(out.elems, out.n);
 }
 
@@ -221,34 +261,42 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
  * The piece of the request e makes (see HistEvent), kept or made.
  */
 static Jsonb *
-event_piece(HistEvent *e, bool other, PairIds *pairs)
+event_piece(HistEvent *e, bool other, IdIndex *ix)
 {
+	bool		pairs = !other && (e->has_calls || e->has_responses);
+	uint64		sig = 0;
 	/* only a run's events outlive the request (adk_prompt has no run) */
-	bool		keep = e->kept != NULL &&
-		(other || (!e->has_calls && !e->has_responses));
+	bool		keep = e->kept != NULL && (!pairs || e->npinfo <= 64);
 	HistEvent  *owner = e->kept;
 	JsonWriter	w;
 	Jsonb	   *piece;
+	int			k;
 
-	if (keep && owner->piece != NULL && owner->piece_other == other)
+	if (pairs && keep)
+		for (k = 0; k < e->npinfo; k++)
+			if (part_is_paired(e, k, ix))
+				sig |= UINT64CONST(1) << k;
+	if (keep && owner->piece != NULL && owner->piece_other == other &&
+		owner->piece_sig == sig)
 		return owner->piece;
 	jw_init(&w);
 	jw_begin_array(&w);
 	if (other)
 		write_other_agent_content(&w, e);
 	else
-		write_own_content(&w, e, pairs);
+		write_own_content(&w, e, ix);
 	jw_end_array(&w);
 	piece = jw_finish(&w);
 	if (keep)
 	{
 		/* in the event's memory: it goes with the event */
 		if (owner->piece != NULL)
-			pfree(owner->piece);	/* made for another agent's view */
+			pfree(owner->piece);	/* made for another view or pairing */
 		owner->piece = MemoryContextAlloc(GetMemoryChunkContext(owner),
 										  VARSIZE(piece));
 		memcpy(owner->piece, piece, VARSIZE(piece));
 		owner->piece_other = other;
+		owner->piece_sig = sig;
 	}
 	return piece;
 }
@@ -326,76 +374,90 @@ hist_cache(AdkRun *run, const char *branch, bool create)
 	return c;
 }
 
-static void
-add_pair_id(HTAB *set, const char *id)
+/*
+ * The entry of id (hash: its hash) in ix; NULL when none.
+ */
+static IdEntry *
+index_get(IdIndex *ix, const char *id, uint32 hash)
 {
-	char		key[PAIR_ID_LEN];
+	IdEntry    *e;
 
-	if (strlen(id) >= PAIR_ID_LEN)
-		return;					/* such ids are never left out */
-	memset(key, 0, sizeof(key));
-	strcpy(key, id);
-	(void) hash_search(set, key, HASH_ENTER, NULL);
+	for (e = ix->buckets[hash & ix->mask]; e != NULL; e = e->next)
+		if (e->hash == hash && strcmp(e->id, id) == 0)
+			return e;
+	return NULL;
 }
 
-static bool
-has_pair_id(HTAB *set, const char *id)
+static IdEntry *
+index_add(IdIndex *ix, const char *id, uint32 hash)
 {
-	char		key[PAIR_ID_LEN];
+	IdEntry    *e = index_get(ix, id, hash);
 
-	if (strlen(id) >= PAIR_ID_LEN)
-		return true;
-	memset(key, 0, sizeof(key));
-	strcpy(key, id);
-	return hash_search(set, key, HASH_FIND, NULL) != NULL;
+	if (e == NULL)
+	{
+		e = palloc0(sizeof(IdEntry));
+		e->id = id;
+		e->hash = hash;
+		e->next = ix->buckets[hash & ix->mask];
+		ix->buckets[hash & ix->mask] = e;
+	}
+	return e;
 }
 
 /*
- * The call and response ids of the events from start on that the request
- * sends as function calls and responses: the user's and this agent's, not
- * left out already (another agent's reach the model as text).
+ * The request's ids (IdIndex), from the history after the turn is cut
+ * (the events left out are marked consumed).
  */
 static void
-collect_pairs(List *history, int start, const char *agent, PairIds *pairs)
+build_index(List *history, int start, const char *agent, IdIndex *ix)
 {
-	HASHCTL		ctl;
+	int			nids = 0;
+	uint32		nb = 16;
 	int			i;
+	int			k;
 
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = PAIR_ID_LEN;
-	ctl.entrysize = PAIR_ID_LEN;
-	ctl.hcxt = CurrentMemoryContext;
-	pairs->calls = hash_create("adk prompt call ids", 64, &ctl,
-							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	pairs->responses = hash_create("adk prompt response ids", 64, &ctl,
-								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	for (i = start; i < list_length(history); i++)
+	for (i = 0; i < list_length(history); i++)
+		nids += ((HistEvent *) list_nth(history, i))->npinfo;
+	while (nb < (uint32) nids * 2 && nb < (1U << 30))
+		nb <<= 1;
+	ix->buckets = palloc0(sizeof(IdEntry *) * nb);
+	ix->mask = nb - 1;
+	for (i = 0; i < list_length(history); i++)
 	{
 		HistEvent  *e = list_nth(history, i);
-		JsonbIterator *it;
-		JsonbValue	v;
-		JsonbIteratorToken tok;
+		bool		sent = i >= start && !e->consumed &&
+			(strcmp(e->author, "user") == 0 || strcmp(e->author, agent) == 0);
 
-		if (e->consumed || (!e->has_calls && !e->has_responses) ||
-			(strcmp(e->author, "user") != 0 && strcmp(e->author, agent) != 0))
-			continue;
-		it = JsonbIteratorInit(e->parts);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		for (k = 0; k < e->npinfo; k++)
 		{
-			char	   *id;
+			PartInfo   *p = &e->pinfo[k];
+			IdEntry    *ent;
 
-			if (tok != WJB_ELEM)
+			if (p->id == NULL || p->kind == 0)
 				continue;
-			if (part_call_id(&v, "function_call", &id) && id)
-				add_pair_id(pairs->calls, id);
-			else if (part_call_id(&v, "function_response", &id) && id)
-				add_pair_id(pairs->responses, id);
+			ent = index_add(ix, p->id, p->hash);
+			if (sent && p->kind == 'c')
+				ent->sent_call = true;
+			else if (sent)
+				ent->sent_response = true;
+			if (p->kind == 'r' && e->only_responses && !e->consumed &&
+				(ent->nresp == 0 || ent->resp[ent->nresp - 1] != i))
+			{
+				if (ent->nresp == ent->cap)
+				{
+					ent->cap = ent->cap ? ent->cap * 2 : 2;
+					ent->resp = ent->resp ?
+						repalloc(ent->resp, sizeof(int) * ent->cap) :
+						palloc(sizeof(int) * ent->cap);
+				}
+				ent->resp[ent->nresp++] = i;
+			}
 		}
 	}
 }
 
 /*
- * Whether a part of e may be sent: a function call only with its response
+ * Whether part k of e may be sent: a function call only with its response
  * (or while it is a pending long-running call of e, which ADK sends as
  * it is), a function response only with its call.  What is left out is
  * another runtime's turn still being written (its call is stored, its
@@ -404,32 +466,17 @@ collect_pairs(List *history, int start, const char *agent, PairIds *pairs)
  * once its response is in.
  */
 static bool
-part_is_paired(JsonbValue *part, HistEvent *e, PairIds *pairs)
+part_is_paired(HistEvent *e, int k, IdIndex *ix)
 {
-	char	   *id;
+	PartInfo   *p = k < e->npinfo ? &e->pinfo[k] : NULL;
+	IdEntry    *ent;
 
-	if (part_call_id(part, "function_call", &id))
-	{
-		JsonbValue *lr;
-
-		if (id == NULL || has_pair_id(pairs->responses, id))
-			return true;
-		lr = adk_jsonb_get(&e->event->root, "long_running_tool_ids");
-		if (lr != NULL && lr->type == jbvBinary)
-		{
-			JsonbValue	want;
-
-			want.type = jbvString;
-			want.val.string.val = id;
-			want.val.string.len = strlen(id);
-			if (findJsonbValueFromContainer(lr->val.binary.data, JB_FARRAY, &want))
-				return true;
-		}
-		return false;
-	}
-	if (part_call_id(part, "function_response", &id))
-		return id == NULL || has_pair_id(pairs->calls, id);
-	return true;
+	if (p == NULL || p->kind == 0 || p->id == NULL)
+		return true;
+	ent = index_get(ix, p->id, p->hash);
+	if (p->kind == 'c')
+		return (ent != NULL && ent->sent_response) || p->long_running;
+	return ent != NULL && ent->sent_call;
 }
 
 static List *
@@ -548,6 +595,46 @@ hist_event(Jsonb *ev, const char *branch)
 	}
 	h->only_responses = nparts > 0 && nresponses == nparts;
 	h->has_responses = nresponses > 0;
+	if (h->has_calls || h->has_responses)
+	{
+		JsonbValue *lr = adk_jsonb_get(&h->event->root, "long_running_tool_ids");
+		int			k = 0;
+
+		h->npinfo = JsonContainerSize(h->parts);
+		h->pinfo = palloc0(sizeof(PartInfo) * h->npinfo);
+		it = JsonbIteratorInit(h->parts);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			PartInfo   *p;
+			char	   *id;
+
+			if (tok != WJB_ELEM)
+				continue;
+			p = &h->pinfo[k++];
+			if (part_call_id(&v, "function_call", &id))
+			{
+				p->kind = 'c';
+				if (id != NULL && lr != NULL && lr->type == jbvBinary)
+				{
+					JsonbValue	want;
+
+					want.type = jbvString;
+					want.val.string.val = id;
+					want.val.string.len = strlen(id);
+					p->long_running =
+						findJsonbValueFromContainer(lr->val.binary.data,
+													JB_FARRAY, &want) != NULL;
+				}
+			}
+			else if (part_call_id(&v, "function_response", &id))
+				p->kind = 'r';
+			else
+				continue;
+			p->id = id;
+			if (id != NULL)
+				p->hash = hash_bytes((const unsigned char *) id, strlen(id));
+		}
+	}
 	return h;
 }
 
@@ -607,15 +694,16 @@ is_internal_request(JsonbContainer *parts)
 }
 
 static void
-write_own_content(JsonWriter *w, HistEvent *e, PairIds *pairs)
+write_own_content(JsonWriter *w, HistEvent *e, IdIndex *ix)
 {
-	JsonbIterator *it = JsonbIteratorInit(e->parts);
+	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	int			kept = 0;
+	int			k;
 
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-		if (tok == WJB_ELEM && part_is_paired(&v, e, pairs))
+	for (k = 0; k < (int) JsonContainerSize(e->parts); k++)
+		if (part_is_paired(e, k, ix))
 			kept++;
 	if (kept == 0)
 		return;
@@ -626,8 +714,9 @@ write_own_content(JsonWriter *w, HistEvent *e, PairIds *pairs)
 			  (strcmp(e->author, "user") == 0 ? "user" : "model"));
 	jw_key(w, "parts");
 	jw_begin_array(w);
+	k = 0;
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-		if (tok == WJB_ELEM && part_is_paired(&v, e, pairs))
+		if (tok == WJB_ELEM && part_is_paired(e, k++, ix))
 			write_part(w, &v);
 	jw_end_array(w);
 	jw_end_object(w);
@@ -704,41 +793,50 @@ part_call_id(JsonbValue *part, const char *kind, char **id)
  * Does a part of e of the given kind ("function_call" or
  * "function_response") carry one of ids?
  */
-static bool
-answers(HistEvent *e, const char *kind, List *ids)
+/*
+ * The ids of e's parts of kind ('c' calls, 'r' responses), in order.
+ */
+static List *
+part_ids(HistEvent *e, char kind)
 {
-	JsonbIterator *it = JsonbIteratorInit(e->parts);
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	List	   *ids = NIL;
+	int			k;
 
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	for (k = 0; k < e->npinfo; k++)
+		if (e->pinfo[k].kind == kind && e->pinfo[k].id != NULL)
+			ids = lappend(ids, e->pinfo[k].id);
+	return ids;
+}
+
+/*
+ * Whether a part of e of kind has one of ids.
+ */
+static bool
+answers(HistEvent *e, char kind, List *ids)
+{
+	int			k;
+	ListCell   *lc;
+
+	for (k = 0; k < e->npinfo; k++)
 	{
-		char	   *id;
-		ListCell   *lc;
-
-		if (tok != WJB_ELEM || !part_call_id(&v, kind, &id) || !id)
+		if (e->pinfo[k].kind != kind || e->pinfo[k].id == NULL)
 			continue;
 		foreach(lc, ids)
-			if (strcmp((char *) lfirst(lc), id) == 0)
+			if (strcmp((char *) lfirst(lc), e->pinfo[k].id) == 0)
 				return true;
 	}
 	return false;
 }
 
+/*
+ * Whether an event after "after" that is responses only answers p's id.
+ */
 static bool
-answered_later(List *history, int after, const char *id)
+answered_later(IdIndex *ix, int after, PartInfo *p)
 {
-	List	   *ids = list_make1((void *) id);
-	int			i;
+	IdEntry    *ent = p->id ? index_get(ix, p->id, p->hash) : NULL;
 
-	for (i = after + 1; i < list_length(history); i++)
-	{
-		HistEvent  *e = list_nth(history, i);
-
-		if (e->only_responses && answers(e, "function_response", ids))
-			return true;
-	}
-	return false;
+	return ent != NULL && ent->nresp > 0 && ent->resp[ent->nresp - 1] > after;
 }
 
 /*
@@ -754,10 +852,7 @@ cut_to_latest_response(List *history, int start)
 {
 	int			last = list_length(history) - 1;
 	HistEvent  *resp;
-	List	   *ids = NIL;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	List	   *ids;
 	int			c;
 	int			i;
 
@@ -766,129 +861,196 @@ cut_to_latest_response(List *history, int start)
 	resp = list_nth(history, last);
 	if (!resp->only_responses)
 		return;
-	it = JsonbIteratorInit(resp->parts);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		char	   *id;
-
-		if (tok == WJB_ELEM && part_call_id(&v, "function_response", &id) && id)
-			ids = lappend(ids, id);
-	}
+	ids = part_ids(resp, 'r');
 	for (c = last - 1; c >= start; c--)
 	{
 		HistEvent  *e = list_nth(history, c);
 
-		if (e->has_calls && answers(e, "function_call", ids))
+		if (e->has_calls && answers(e, 'c', ids))
 			break;
 	}
 	if (c < start || c == last - 1)
 		return;
 
 	/* every call of that event, not only those the newest event answers */
-	ids = NIL;
-	it = JsonbIteratorInit(((HistEvent *) list_nth(history, c))->parts);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		char	   *id;
-
-		if (tok == WJB_ELEM && part_call_id(&v, "function_call", &id) && id)
-			ids = lappend(ids, id);
-	}
+	ids = part_ids(list_nth(history, c), 'c');
 	for (i = c + 1; i < last; i++)
 	{
 		HistEvent  *e = list_nth(history, i);
 
-		if (!(e->only_responses && answers(e, "function_response", ids)))
+		if (!(e->only_responses && answers(e, 'r', ids)))
 			e->consumed = true;
 	}
 }
 
-/*
- * After a call event: the later response events that answer its calls,
- * merged into one user content (and marked so they are not repeated);
- * another agent's responses are presented as that agent's context.
- */
-static void
-write_responses_for(JsonWriter *w, List *history, int from,
-					HistEvent *call_event, AdkAgent *agent)
+static int
+int_cmp(const void *a, const void *b)
 {
-	List	   *ids = NIL;
-	JsonbIterator *it = JsonbIteratorInit(call_event->parts);
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After the call event at index "at": the later response events that
+ * answer its calls, merged into one user content (and marked so they are
+ * not repeated); another agent's responses are presented as that agent's
+ * context.  A response answered again later is left out (the later one
+ * wins).  As a piece (an array of contents), or NULL when there is none;
+ * kept with the call event (HistEvent.resp_piece) and reused while the
+ * same events answer it in the same way.
+ */
+static Jsonb *
+responses_piece(List *history, int at, HistEvent *call_event,
+				AdkAgent *agent, IdIndex *ix)
+{
+	HistEvent  *owner = call_event->kept;
+	bool		call_other = strcmp(call_event->author, "user") != 0 &&
+		strcmp(call_event->author, agent->name) != 0;
+	bool		keep = owner != NULL;
+	int		   *cand = NULL;
+	int			ncand = 0;
+	RespStep   *steps;
+	int			nsteps = 0;
+	JsonWriter	w;
 	bool		opened = false;
-	int			i;
+	Jsonb	   *piece;
+	int			k;
+	int			c;
 
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	/* the events that answer a call of it, in order, each once */
+	for (k = 0; k < call_event->npinfo; k++)
 	{
-		char	   *id;
+		PartInfo   *p = &call_event->pinfo[k];
+		IdEntry    *ent;
+		int			r;
 
-		if (tok == WJB_ELEM && part_call_id(&v, "function_call", &id) && id)
-			ids = lappend(ids, id);
+		if (p->kind != 'c' || p->id == NULL ||
+			(ent = index_get(ix, p->id, p->hash)) == NULL)
+			continue;
+		for (r = 0; r < ent->nresp; r++)
+		{
+			if (ent->resp[r] <= at)
+				continue;
+			cand = cand ? repalloc(cand, sizeof(int) * (ncand + 1)) :
+				palloc(sizeof(int));
+			cand[ncand++] = ent->resp[r];
+		}
 	}
-	if (ids == NIL)
-		return;
+	if (ncand == 0)
+		return NULL;
+	qsort(cand, ncand, sizeof(int), int_cmp);
 
-	for (i = from; i < list_length(history); i++)
+	steps = palloc(sizeof(RespStep) * ncand);
+	for (c = 0; c < ncand; c++)
 	{
-		HistEvent  *e = list_nth(history, i);
-		bool		matches = false;
+		HistEvent  *e;
+		RespStep   *st;
 
+		if (c > 0 && cand[c] == cand[c - 1])
+			continue;
+		e = list_nth(history, cand[c]);
 		if (e->consumed || !e->only_responses)
 			continue;
-		it = JsonbIteratorInit(e->parts);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		st = &steps[nsteps];
+		st->at = cand[c];
+		st->src = e->kept;
+		st->skip = 0;
+		st->other = strcmp(e->author, "user") != 0 &&
+			strcmp(e->author, agent->name) != 0;
+		if (!st->other && call_other)
+			continue;			/* that call went out as text: no response to it */
+		if (!st->other)
 		{
-			char	   *id;
-			ListCell   *lc;
-
-			if (tok != WJB_ELEM || !part_call_id(&v, "function_response", &id) || !id)
-				continue;
-			foreach(lc, ids)
-				if (strcmp((char *) lfirst(lc), id) == 0)
-					matches = true;
+			if (e->npinfo > 64)
+				keep = false;
+			for (k = 0; k < e->npinfo && k < 64; k++)
+				if (e->pinfo[k].kind == 'r' && e->pinfo[k].id != NULL &&
+					answered_later(ix, cand[c], &e->pinfo[k]))
+					st->skip |= UINT64CONST(1) << k;
 		}
-		if (!matches)
-			continue;
-		if (strcmp(e->author, "user") != 0 && strcmp(e->author, agent->name) != 0)
+		if (st->src == NULL)
+			keep = false;
+		e->consumed = true;
+		nsteps++;
+	}
+	if (nsteps == 0)
+		return NULL;
+
+	if (keep && owner->resp_piece != NULL && owner->resp_nsteps == nsteps)
+	{
+		for (c = 0; c < nsteps; c++)
+			if (owner->resp_steps[c].src != steps[c].src ||
+				owner->resp_steps[c].other != steps[c].other ||
+				owner->resp_steps[c].skip != steps[c].skip)
+				break;
+		if (c == nsteps)
+			return owner->resp_piece;
+	}
+
+	jw_init(&w);
+	jw_begin_array(&w);
+	for (c = 0; c < nsteps; c++)
+	{
+		HistEvent  *e = list_nth(history, steps[c].at);
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		if (steps[c].other)
 		{
 			/* another agent's responses stay that agent's words, in order */
-			write_other_agent_content(w, e);
-			e->consumed = true;
+			write_other_agent_content(&w, e);
 			continue;
 		}
-		if (strcmp(call_event->author, "user") != 0 &&
-			strcmp(call_event->author, agent->name) != 0)
-			continue;			/* that call went out as text: no response to it */
 		if (!opened)
 		{
-			jw_begin_object(w);
-			jw_key(w, "role");
-			jw_string(w, "user");
-			jw_key(w, "parts");
-			jw_begin_array(w);
+			jw_begin_object(&w);
+			jw_key(&w, "role");
+			jw_string(&w, "user");
+			jw_key(&w, "parts");
+			jw_begin_array(&w);
 			opened = true;
 		}
 		it = JsonbIteratorInit(e->parts);
+		k = 0;
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		{
-			char	   *id;
+			PartInfo   *p;
 
 			if (tok != WJB_ELEM)
 				continue;
-			/* a later response to the same call replaces this one (ADK) */
-			if (part_call_id(&v, "function_response", &id) && id &&
-				answered_later(history, i, id))
+			p = &e->pinfo[k++];
+			if (p->kind == 'r' && p->id != NULL &&
+				answered_later(ix, steps[c].at, p))
 				continue;
-			write_part(w, &v);
+			write_part(&w, &v);
 		}
-		e->consumed = true;
 	}
 	if (opened)
 	{
-		jw_end_array(w);
-		jw_end_object(w);
+		jw_end_array(&w);
+		jw_end_object(&w);
 	}
+	jw_end_array(&w);
+	piece = jw_finish(&w);
+	if (keep)
+	{
+		MemoryContext cxt = GetMemoryChunkContext(owner);
+
+		if (owner->resp_piece != NULL)
+		{
+			pfree(owner->resp_piece);
+			pfree(owner->resp_steps);
+		}
+		owner->resp_piece = MemoryContextAlloc(cxt, VARSIZE(piece));
+		memcpy(owner->resp_piece, piece, VARSIZE(piece));
+		owner->resp_steps = MemoryContextAlloc(cxt, sizeof(RespStep) * nsteps);
+		memcpy(owner->resp_steps, steps, sizeof(RespStep) * nsteps);
+		owner->resp_nsteps = nsteps;
+	}
+	return piece;
 }
 
 /*

@@ -540,6 +540,140 @@ test_request_reuse_history(void)
 					  "10000100111000") > 0);
 }
 
+/* idmsgs for test_request_id_reuse: what the last build made, by index */
+typedef struct IdMsgsStore
+{
+	char	   *sig[8];
+	struct json_object *msgs[8];
+	int			hits;
+	int			asked;
+} IdMsgsStore;
+
+static struct json_object *
+store_idmsgs(void *arg, size_t i, const char *sig)
+{
+	IdMsgsStore *st = (IdMsgsStore *) arg;
+
+	st->asked++;
+	if (i < 8 && st->sig[i] != NULL && strcmp(st->sig[i], sig) == 0)
+	{
+		st->hits++;
+		return st->msgs[i];
+	}
+	return NULL;
+}
+
+/*
+ * Contents with calls and responses are given their ids first; the
+ * messages they made with the same ids are added instead of made again,
+ * and the request is byte for byte the same.  The same call in two places
+ * gets other ids, so its messages are told apart by them; errors are those
+ * of the plain build.
+ */
+static void
+test_request_id_reuse(void)
+{
+	static const char contents[] =
+		"[{'role':'user','parts':[{'text':'go'}]},"
+		"{'role':'model','parts':[{'function_call':{'name':'probe','args':{'n':7}}}]},"
+		"{'role':'user','parts':[{'function_response':{'name':'probe','response':{'ok':true}}}]},"
+		"{'role':'model','parts':[{'text':'again'},{'function_call':{'name':'probe','args':{'n':7}}}]},"
+		"{'role':'user','parts':[{'function_response':{'name':'probe','response':{'ok':true}}}]},"
+		"{'role':'model','parts':[{'function_call':{'id':'own-1','name':'probe','args':{}}}]},"
+		"{'role':'user','parts':[{'function_response':{'id':'own-1','name':'probe','response':{}}}]},"
+		"{'role':'model','parts':[{'text':'done'}]}]";
+	LlmRequestSpec spec;
+	LlmIdReuse slots[8];
+	IdMsgsStore st;
+	struct json_object *reuse[8] = {0};
+	char	   *plain;
+	char	   *first;
+	char	   *again;
+	char	   *err1 = NULL;
+	char	   *err2 = NULL;
+	size_t		i;
+
+	memset(&spec, 0, sizeof(spec));
+	memset(&st, 0, sizeof(st));
+	memset(slots, 0, sizeof(slots));
+	spec.provider = LLM_OPENAI;
+	spec.model = "m";
+	spec.contents = J(contents);
+	plain = llm_build_request(&spec, NULL);
+	CHECK(plain != NULL);
+
+	spec.reuse = reuse;
+	spec.idreuse = slots;
+	spec.idmsgs = store_idmsgs;
+	spec.idarg = &st;
+	first = llm_build_request(&spec, NULL);
+	CHECK_STR(first, plain);
+	CHECK_INT(st.hits, 0);
+	/* contents 1-6 hold calls or responses: made, with their ids */
+	for (i = 0; i < 8; i++)
+	{
+		CHECK((slots[i].made != NULL) == (i >= 1 && i <= 6));
+		CHECK((reuse[i] != NULL) == (i == 0 || i == 7));
+		st.sig[i] = slots[i].made_sig;
+		st.msgs[i] = slots[i].made;
+		slots[i].made_sig = NULL;
+		slots[i].made = NULL;
+	}
+	CHECK_STR(st.sig[1], "6:call_1");
+	CHECK_STR(st.sig[2], "6:call_1");
+	CHECK_STR(st.sig[3], "6:call_2");
+	CHECK_STR(st.sig[5], "5:own-1");
+
+	/* again: every content with ids is taken from the store */
+	for (i = 0; i < 8; i++)
+		if (reuse[i] != NULL)
+		{
+			json_object_put(reuse[i]);
+			reuse[i] = NULL;
+		}
+	st.asked = 0;
+	again = llm_build_request(&spec, NULL);
+	CHECK_STR(again, plain);
+	CHECK_INT(st.asked, 6);
+	CHECK_INT(st.hits, 6);
+	for (i = 0; i < 8; i++)
+		CHECK(slots[i].made == NULL);
+
+	/* the same errors, at the same part */
+	for (i = 0; i < 8; i++)
+	{
+		json_object_put(reuse[i]);
+		reuse[i] = NULL;
+	}
+	json_object_put(spec.contents);
+	spec.contents = J("[{'role':'model','parts':[{'function_call':{'name':'f','args':{}}},"
+					  "{'inline_data':{'mime_type':'image/png','data':'AAAA'}}]}]");
+	spec.reuse = NULL;
+	spec.idreuse = NULL;
+	CHECK(llm_build_request(&spec, &err1) == NULL);
+	spec.reuse = reuse;
+	spec.idreuse = slots;
+	CHECK(llm_build_request(&spec, &err2) == NULL);
+	CHECK(err1 != NULL && err2 != NULL);
+	if (err1 && err2)
+		CHECK_STR(err2, err1);
+
+	for (i = 0; i < 8; i++)
+	{
+		free(st.sig[i]);
+		json_object_put(st.msgs[i]);
+		free(slots[i].made_sig);
+		json_object_put(slots[i].made);
+		json_object_put(reuse[i]);
+	}
+	free(err1);
+	free(err2);
+	free(plain);
+	free(first);
+	free(again);
+	json_object_put(spec.contents);
+}
+
 const UnitTest openai_tests[] = {
 	{"request_reuse_history", test_request_reuse_history},
 	{"stream_refusal", test_stream_refusal},
@@ -547,6 +681,7 @@ const UnitTest openai_tests[] = {
 	{"request_stream", test_request_stream},
 	{"request_id_synthesis", test_request_id_synthesis},
 	{"request_reuse", test_request_reuse},
+	{"request_id_reuse", test_request_id_reuse},
 	{"request_parts", test_request_parts},
 	{"parse_text", test_parse_text},
 	{"parse_tool_calls", test_parse_tool_calls},
