@@ -34,7 +34,8 @@
  * that keeping an entry never raises an error (an entry that cannot be
  * kept is just freed).  Entries are only read while a request is built
  * and serialized, never changed -- except that a message's memo gets its
- * jsonb the first time a ledger row needs it (request_jsonb.c).
+ * text and its jsonb the first time a request is printed and a ledger row
+ * made with it (llm_json.c, request_jsonb.c).
  *
  * IDENTIFICATION
  *	  src/model/msg_cache.c
@@ -229,8 +230,9 @@ adk_msg_cache_get(LlmProvider p, uint32 h, const char *key, size_t len)
 
 /*
  * Keep msgs (an array of wire messages; this takes the caller's reference)
- * for (p, key), each message with its memo (llm.h: its text, printed once
- * here, and its jsonb, made by the ledger when it first needs it).
+ * for (p, key), each message with its memo (llm.h: its text, printed by
+ * the next request that prints it, and its jsonb, made by the ledger when
+ * it first needs it).
  * Already kept, or no memory: msgs is put.
  */
 void
