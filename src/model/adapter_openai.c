@@ -21,7 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +230,60 @@ openai_made(struct json_object *messages, size_t from)
 }
 
 /*
+ * What openai_assign_ids learnt of a content that took its ids without an
+ * error: its calls (model) or responses (user), by part, with their own
+ * ids and names (borrowed from the content).  Kept as the content's json-c
+ * userdata, so that the next requests that send the same (kept, never
+ * changed) content give it its ids without decoding it again.
+ */
+#define OPENAI_PLAN_MAGIC 0x4e4c504fU
+
+typedef struct OpenaiPlanItem
+{
+	size_t		part;
+	const char *id;
+	const char *name;
+} OpenaiPlanItem;
+
+typedef struct OpenaiPlan
+{
+	uint32_t	magic;
+	int			is_model;
+	size_t		nparts;
+	size_t		n;
+	OpenaiPlanItem items[];
+} OpenaiPlan;
+
+static void
+plan_free(struct json_object *content, void *userdata)
+{
+	(void) content;
+	free(userdata);
+}
+
+/* "<length>:<id>" appended to b */
+static int
+sig_append(LlmBuf *b, const char *id)
+{
+	char		digits[24];
+	size_t		len = strlen(id);
+	size_t		n = 0;
+	char		out[25];
+	size_t		k;
+
+	do
+	{
+		digits[n++] = (char) ('0' + len % 10);
+		len /= 10;
+	} while (len > 0);
+	for (k = 0; k < n; k++)
+		out[k] = digits[n - 1 - k];
+	out[n] = ':';
+	return llm_buf_append(b, out, n + 1) < 0 ? -1 :
+		llm_buf_append(b, id, strlen(id));
+}
+
+/*
  * The ids content ci's calls (a model content) or responses (a user
  * content) are given, as llm_ids_call and llm_ids_response give them, in
  * the order of its parts: (*assigned)[k] for part k, NULL for the other
@@ -246,22 +300,58 @@ openai_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
 	int			is_model;
 	size_t		n;
 	size_t		i;
-	const char **a;
+	const char **a = NULL;
 	LlmBuf		b = {0};
+	OpenaiPlan *plan = (OpenaiPlan *) json_object_get_userdata(content);
+	OpenaiPlan *made = NULL;
 
 	*assigned = NULL;
 	*sig = NULL;
+	if (plan != NULL && plan->magic == OPENAI_PLAN_MAGIC &&
+		json_object_is_type(content, json_type_object))
+	{
+		/* a content that took its ids before: the same calls, no decoding */
+		a = calloc(plan->nparts + 1, sizeof(char *));
+		if (a == NULL || llm_buf_append(&b, "", 0) < 0)
+			goto fail;
+		for (i = 0; i < plan->n; i++)
+		{
+			LlmPart		part;
+			const char *id;
+
+			memset(&part, 0, sizeof(part));
+			part.kind = plan->is_model ? LLM_PART_CALL : LLM_PART_RESPONSE;
+			part.id = plan->items[i].id;
+			part.name = plan->items[i].name;
+			id = plan->is_model ? llm_ids_call(ids, &part) :
+				llm_ids_response(ids, &part);
+			if (id == NULL || sig_append(&b, id) < 0)
+				goto fail;
+			a[plan->items[i].part] = id;
+		}
+		*assigned = a;
+		*sig = b.data;
+		return 0;
+	}
 	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
 		return -1;
 	n = json_object_array_length(parts);
 	a = calloc(n + 1, sizeof(char *));
+	made = json_object_get_userdata(content) == NULL ?
+		malloc(offsetof(OpenaiPlan, items) + sizeof(OpenaiPlanItem) * (n + 1)) : NULL;
 	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
 		goto fail;
+	if (made != NULL)
+	{
+		made->magic = OPENAI_PLAN_MAGIC;
+		made->is_model = is_model;
+		made->nparts = n;
+		made->n = 0;
+	}
 	for (i = 0; i < n; i++)
 	{
 		LlmPart		part;
 		const char *id;
-		char		len[32];
 
 		if (llm_part_decode(json_object_array_get_idx(parts, i), ci, i, &part,
 							errmsg) < 0)
@@ -283,19 +373,25 @@ openai_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
 		if (!is_model && part.kind != LLM_PART_RESPONSE)
 			continue;
 		id = is_model ? llm_ids_call(ids, &part) : llm_ids_response(ids, &part);
-		if (id == NULL)
+		if (id == NULL || sig_append(&b, id) < 0)
 			goto fail;
 		a[i] = id;
-		snprintf(len, sizeof(len), "%zu:", strlen(id));
-		if (llm_buf_append(&b, len, strlen(len)) < 0 ||
-			llm_buf_append(&b, id, strlen(id)) < 0)
-			goto fail;
+		if (made != NULL)
+		{
+			made->items[made->n].part = i;
+			made->items[made->n].id = part.id;
+			made->items[made->n].name = part.name;
+			made->n++;
+		}
 	}
+	if (made != NULL)
+		json_object_set_userdata(content, made, plan_free);
 	*assigned = a;
 	*sig = b.data;
 	return 0;
 
 fail:
+	free(made);
 	free(a);
 	llm_buf_free(&b);
 	return -1;

@@ -110,6 +110,7 @@ typedef struct ContentKey
 {
 	const char *key;
 	size_t		len;
+	uint32		hash;			/* adk_msg_cache_hash of the bytes */
 	bool		kept;
 } ContentKey;
 
@@ -405,11 +406,12 @@ convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n,
 			goto restart;
 		k[i].key = (const char *) v.val.binary.data;
 		k[i].len = (size_t) v.val.binary.len;
-		reuse[i] = adk_msg_cache_get(p, k[i].key, k[i].len);
+		k[i].hash = adk_msg_cache_hash(k[i].key, k[i].len);
+		reuse[i] = adk_msg_cache_get(p, k[i].hash, k[i].key, k[i].len);
 		k[i].kept = (reuse[i] != NULL);
 		if (!k[i].kept)
 		{
-			obj = adk_content_cache_get(p, k[i].key, k[i].len);
+			obj = adk_content_cache_get(p, k[i].hash, k[i].key, k[i].len);
 			if (obj != NULL)
 				json_object_get(obj);
 			/* an element of the top array: nesting level 2 */
@@ -448,7 +450,8 @@ idmsgs_lookup(void *arg, size_t i, const char *sig)
 {
 	IdMsgsArg  *a = (IdMsgsArg *) arg;
 
-	return adk_idmsg_cache_get(a->provider, a->keys[i].key, a->keys[i].len, sig);
+	return adk_idmsg_cache_get(a->provider, a->keys[i].hash, a->keys[i].key,
+							   a->keys[i].len, sig);
 }
 
 /*
@@ -466,14 +469,14 @@ keep_made(AdkModelCall *c, struct json_object **reuse, LlmIdReuse *idreuse,
 	{
 		if (!keys[i].kept && reuse[i] != NULL)
 		{
-			adk_msg_cache_put(p, keys[i].key, keys[i].len, reuse[i]);
+			adk_msg_cache_put(p, keys[i].hash, keys[i].key, keys[i].len, reuse[i]);
 			reuse[i] = NULL;
 		}
 		if (idreuse[i].made != NULL)
 		{
-			adk_content_cache_put(p, keys[i].key, keys[i].len,
+			adk_content_cache_put(p, keys[i].hash, keys[i].key, keys[i].len,
 								  json_object_get(json_object_array_get_idx(c->contents, i)));
-			adk_idmsg_cache_put(p, keys[i].key, keys[i].len,
+			adk_idmsg_cache_put(p, keys[i].hash, keys[i].key, keys[i].len,
 								idreuse[i].made_sig, idreuse[i].made);
 			idreuse[i].made = NULL;
 		}

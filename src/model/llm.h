@@ -235,11 +235,12 @@ extern int	llm_is_generated_call_id(const char *id);
 
 /*
  * What a wire message kept for later requests (msg_cache.c) carries as its
- * json-c userdata: its compact text, printed once, which the serialization
- * of every request that references the message copies instead of printing
- * it again, and its jsonb for adk.model_calls (a malloc'd Jsonb, made by
- * the ledger on first use; NULL until then).  A kept message is never
- * changed, so neither goes stale.
+ * json-c userdata: its compact text, printed by the first request that
+ * prints it after it is kept, which every later request that references
+ * the message copies instead of printing it again, and its jsonb for
+ * adk.model_calls (a malloc'd Jsonb, made by the ledger on first use).
+ * NULL until then.  A kept message is never changed, so neither goes
+ * stale.
  */
 typedef struct LlmMsgMemo
 {

@@ -63,7 +63,21 @@ llm_ids_call(LlmIdSynth *ids, const LlmPart *part)
 		return NULL;
 	if (id == NULL)
 	{
-		snprintf(buf, sizeof(buf), "call_%d", ++ids->counter);
+		/* "call_<n>", without snprintf: one per id-less call of a request */
+		char		digits[16];
+		int			v = ++ids->counter;
+		int			n = 0;
+		int			k;
+
+		do
+		{
+			digits[n++] = (char) ('0' + v % 10);
+			v /= 10;
+		} while (v > 0 && n < (int) sizeof(digits));
+		memcpy(buf, "call_", 5);
+		for (k = 0; k < n; k++)
+			buf[5 + k] = digits[n - 1 - k];
+		buf[5 + n] = '\0';
 		id = buf;
 	}
 	c = &ids->calls[ids->ncalls];

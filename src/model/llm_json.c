@@ -441,23 +441,15 @@ int
 llm_msg_memo_set(struct json_object *msg)
 {
 	LlmMsgMemo *m;
-	const char *t;
 
 	if (!json_object_is_type(msg, json_type_object) ||
 		json_object_get_userdata(msg) != NULL)
 		return llm_msg_memo(msg) != NULL ? 0 : -1;
-	t = json_object_to_json_string_ext(msg, COMPACT_FLAGS);
-	m = t ? calloc(1, sizeof(LlmMsgMemo)) : NULL;
+	/* its text is printed when a request first prints it (put_compact) */
+	m = calloc(1, sizeof(LlmMsgMemo));
 	if (m == NULL)
 		return -1;
 	m->magic = LLM_MSG_MEMO_MAGIC;
-	m->len = strlen(t);
-	m->text = strdup(t);
-	if (m->text == NULL)
-	{
-		free(m);
-		return -1;
-	}
 	json_object_set_userdata(msg, m, memo_free);
 	return 0;
 }
@@ -478,6 +470,17 @@ put_compact(LlmBuf *b, struct json_object *v, int depth)
 	int			first = 1;
 	struct json_object_iter it;
 
+	if (m != NULL && m->text == NULL)
+	{
+		/* the first request that prints it: kept for the next ones */
+		t = json_object_to_json_string_ext(v, COMPACT_FLAGS);
+		if (t == NULL)
+			return -1;
+		m->len = strlen(t);
+		m->text = strdup(t);
+		if (m->text == NULL)
+			return llm_buf_append(b, t, m->len);
+	}
 	if (m != NULL)
 		return llm_buf_append(b, m->text, m->len);
 	if (depth < 2 && json_object_is_type(v, json_type_object))

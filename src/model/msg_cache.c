@@ -34,7 +34,8 @@
  * that keeping an entry never raises an error (an entry that cannot be
  * kept is just freed).  Entries are only read while a request is built
  * and serialized, never changed -- except that a message's memo gets its
- * jsonb the first time a ledger row needs it (request_jsonb.c).
+ * text and its jsonb the first time a request is printed and a ledger row
+ * made with it (llm_json.c, request_jsonb.c).
  *
  * IDENTIFICATION
  *	  src/model/msg_cache.c
@@ -84,15 +85,12 @@ typedef struct MsgEntry
 static MsgEntry **buckets = NULL;
 static size_t used = 0;
 
-static uint32 msg_hash(int kind, const char *key, size_t len);
-static uint32 key_hash(int kind, const char *key1, size_t len1,
+static uint32 msg_hash(const char *key, size_t len);
+static uint32 key_hash(int kind, uint32 h1, const char *key2, size_t len2);
+static MsgEntry *find2(int kind, uint32 h1, const char *key1, size_t len1,
 					   const char *key2, size_t len2);
-static MsgEntry *find2(int kind, const char *key1, size_t len1,
-					   const char *key2, size_t len2);
-static MsgEntry *find(int kind, const char *key, size_t len);
-static MsgEntry *add2(int kind, const char *key1, size_t len1,
+static MsgEntry *add2(int kind, uint32 h1, const char *key1, size_t len1,
 					  const char *key2, size_t len2);
-static MsgEntry *add(int kind, const char *key, size_t len);
 static bool memo_all(struct json_object *msgs);
 static void free_entry(MsgEntry *e);
 
@@ -103,9 +101,9 @@ static void free_entry(MsgEntry *e);
  * costs a comparison, never a wrong message.
  */
 static uint32
-msg_hash(int kind, const char *key, size_t len)
+msg_hash(const char *key, size_t len)
 {
-	uint64		h = UINT64CONST(0x9e3779b97f4a7c15) ^ ((uint64) len << 8) ^ (uint64) kind;
+	uint64		h = UINT64CONST(0x9e3779b97f4a7c15) ^ ((uint64) len << 8);
 	size_t		i;
 	uint64		w;
 
@@ -122,19 +120,35 @@ msg_hash(int kind, const char *key, size_t len)
 	return (uint32) h;
 }
 
-/* the hash of (kind, key1 [, key2]) */
-static uint32
-key_hash(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
+/*
+ * The hash of a content's bytes, computed once per content and request
+ * for all its lookups (adk_msg_cache_get and the others take it).
+ */
+uint32
+adk_msg_cache_hash(const char *key, size_t len)
 {
-	uint32		h = msg_hash(kind, key1, len1);
+	return msg_hash(key, len);
+}
+
+/* the hash of (kind, key1 [, key2]), h1 the hash of key1 */
+static uint32
+key_hash(int kind, uint32 h1, const char *key2, size_t len2)
+{
+	uint32		h = h1 ^ ((uint32) kind * 0x9e3779b1U);
 
 	if (key2 != NULL)
-		h ^= msg_hash(kind + 1, key2, len2) * 0x9e3779b1U;
+		h ^= msg_hash(key2, len2) * 0x85ebca6bU;
 	return h;
 }
 
+/*
+ * The entry for (kind, key1 [, NUL, key2]), h1 the hash of key1 (key2 may
+ * be NULL).  Never allocates or raises (the adapters look entries up
+ * while they build).
+ */
 static MsgEntry *
-find2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
+find2(int kind, uint32 h1, const char *key1, size_t len1, const char *key2,
+	  size_t len2)
 {
 	uint32		h;
 	size_t		len = key2 ? len1 + 1 + len2 : len1;
@@ -142,7 +156,7 @@ find2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
 
 	if (buckets == NULL)
 		return NULL;
-	h = key_hash(kind, key1, len1, key2, len2);
+	h = key_hash(kind, h1, key2, len2);
 	for (e = buckets[h & (NBUCKETS - 1)]; e != NULL; e = e->next)
 		if (e->hash == h && e->kind == kind && e->len == len &&
 			memcmp(e->key, key1, len1) == 0 &&
@@ -152,19 +166,14 @@ find2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
 	return NULL;
 }
 
-static MsgEntry *
-find(int kind, const char *key, size_t len)
-{
-	return find2(kind, key, len, NULL, 0);
-}
-
 /*
  * A new, empty entry for (kind, key1 [, NUL, key2]), or NULL when it
  * cannot be kept (too big, or no memory).  The cache may start over to
  * make room.
  */
 static MsgEntry *
-add2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
+add2(int kind, uint32 h1, const char *key1, size_t len1, const char *key2,
+	 size_t len2)
 {
 	size_t		len = key2 ? len1 + 1 + len2 : len1;
 	uint32		h;
@@ -179,7 +188,7 @@ add2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
 	e = buckets ? calloc(1, offsetof(MsgEntry, key) + len) : NULL;
 	if (e == NULL)
 		return NULL;
-	h = key_hash(kind, key1, len1, key2, len2);
+	h = key_hash(kind, h1, key2, len2);
 	e->hash = h;
 	e->kind = kind;
 	e->len = len;
@@ -193,12 +202,6 @@ add2(int kind, const char *key1, size_t len1, const char *key2, size_t len2)
 	buckets[h & (NBUCKETS - 1)] = e;
 	used += ENTRY_COST(len);
 	return e;
-}
-
-static MsgEntry *
-add(int kind, const char *key, size_t len)
-{
-	return add2(kind, key, len, NULL, 0);
 }
 
 /* Give every message of msgs its memo; false when out of memory */
@@ -218,27 +221,28 @@ memo_all(struct json_object *msgs)
  * adk_*_cache_put, which may empty the cache to make room), or NULL.
  */
 struct json_object *
-adk_msg_cache_get(LlmProvider p, const char *key, size_t len)
+adk_msg_cache_get(LlmProvider p, uint32 h, const char *key, size_t len)
 {
-	MsgEntry   *e = find((int) p, key, len);
+	MsgEntry   *e = find2((int) p, h, key, len, NULL, 0);
 
 	return e ? e->msgs : NULL;
 }
 
 /*
  * Keep msgs (an array of wire messages; this takes the caller's reference)
- * for (p, key), each message with its memo (llm.h: its text, printed once
- * here, and its jsonb, made by the ledger when it first needs it).
+ * for (p, key), each message with its memo (llm.h: its text, printed by
+ * the next request that prints it, and its jsonb, made by the ledger when
+ * it first needs it).
  * Already kept, or no memory: msgs is put.
  */
 void
-adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
+adk_msg_cache_put(LlmProvider p, uint32 h, const char *key, size_t len,
 				  struct json_object *msgs)
 {
 	MsgEntry   *e;
 
-	if (find((int) p, key, len) != NULL || !memo_all(msgs) ||
-		(e = add((int) p, key, len)) == NULL)
+	if (find2((int) p, h, key, len, NULL, 0) != NULL || !memo_all(msgs) ||
+		(e = add2((int) p, h, key, len, NULL, 0)) == NULL)
 	{
 		json_object_put(msgs);
 		return;
@@ -251,9 +255,9 @@ adk_msg_cache_put(LlmProvider p, const char *key, size_t len,
  * adk_msg_cache_get), or NULL.
  */
 struct json_object *
-adk_content_cache_get(LlmProvider p, const char *key, size_t len)
+adk_content_cache_get(LlmProvider p, uint32 h, const char *key, size_t len)
 {
-	MsgEntry   *e = find(CONTENT_KIND + (int) p, key, len);
+	MsgEntry   *e = find2(CONTENT_KIND + (int) p, h, key, len, NULL, 0);
 
 	return e ? e->msgs : NULL;
 }
@@ -263,13 +267,13 @@ adk_content_cache_get(LlmProvider p, const char *key, size_t len)
  * Already kept, or no memory: content is put.
  */
 void
-adk_content_cache_put(LlmProvider p, const char *key, size_t len,
+adk_content_cache_put(LlmProvider p, uint32 h, const char *key, size_t len,
 					  struct json_object *content)
 {
 	MsgEntry   *e;
 
-	if (find(CONTENT_KIND + (int) p, key, len) != NULL ||
-		(e = add(CONTENT_KIND + (int) p, key, len)) == NULL)
+	if (find2(CONTENT_KIND + (int) p, h, key, len, NULL, 0) != NULL ||
+		(e = add2(CONTENT_KIND + (int) p, h, key, len, NULL, 0)) == NULL)
 	{
 		json_object_put(content);
 		return;
@@ -282,10 +286,10 @@ adk_content_cache_put(LlmProvider p, const char *key, size_t len,
  * (borrowed, valid as for adk_msg_cache_get), or NULL.
  */
 struct json_object *
-adk_idmsg_cache_get(LlmProvider p, const char *key, size_t len,
+adk_idmsg_cache_get(LlmProvider p, uint32 h, const char *key, size_t len,
 					const char *sig)
 {
-	MsgEntry   *e = find2(IDMSG_KIND + (int) p, key, len, sig, strlen(sig));
+	MsgEntry   *e = find2(IDMSG_KIND + (int) p, h, key, len, sig, strlen(sig));
 
 	return e ? e->msgs : NULL;
 }
@@ -296,15 +300,15 @@ adk_idmsg_cache_get(LlmProvider p, const char *key, size_t len,
  * memory: msgs is put.
  */
 void
-adk_idmsg_cache_put(LlmProvider p, const char *key, size_t len,
+adk_idmsg_cache_put(LlmProvider p, uint32 h, const char *key, size_t len,
 					const char *sig, struct json_object *msgs)
 {
 	size_t		slen = strlen(sig);
 	MsgEntry   *e;
 
-	if (find2(IDMSG_KIND + (int) p, key, len, sig, slen) != NULL ||
+	if (find2(IDMSG_KIND + (int) p, h, key, len, sig, slen) != NULL ||
 		!memo_all(msgs) ||
-		(e = add2(IDMSG_KIND + (int) p, key, len, sig, slen)) == NULL)
+		(e = add2(IDMSG_KIND + (int) p, h, key, len, sig, slen)) == NULL)
 		json_object_put(msgs);
 	else
 		e->msgs = msgs;
