@@ -29,14 +29,25 @@
 #define ADK_LLM_INTERNAL
 #include "llm.h"
 
-/* Messages being assembled: the pending one is kept until the role changes */
+/*
+ * Messages being assembled: the pending one is kept until the role changes.
+ * It is the blocks of n contents.  While n is 1 they are that content's
+ * own array (referenced: its tool_result blocks first, then the others),
+ * with the message of these blocks alone when the content has one (made
+ * for reuse): it is added as it is if no other content joins.  From the
+ * second content on, results and others collect the blocks of all.
+ */
 typedef struct AnthMessages
 {
 	struct json_object *messages;	/* borrowed from the body */
-	int			role;			/* of the pending message: -1 none, 0 user,
-								 * 1 assistant */
-	struct json_object *results;	/* its tool_result blocks */
-	struct json_object *others; /* its other blocks */
+	int			role;			/* of the pending message: 0 user, 1
+								 * assistant (when n > 0) */
+	int			n;				/* contents in it */
+	struct json_object *first_blocks;	/* n == 1: the content's */
+	size_t		first_nres;		/* how many of them are tool results */
+	struct json_object *first_msg;	/* n == 1: its message, or NULL */
+	struct json_object *results;	/* n > 1: its tool_result blocks */
+	struct json_object *others; /* n > 1: its other blocks */
 } AnthMessages;
 
 static struct json_object *anth_build(const LlmRequestSpec *spec,
@@ -44,7 +55,15 @@ static struct json_object *anth_build(const LlmRequestSpec *spec,
 static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 						  char **errmsg);
 static int	anth_content(AnthMessages *am, struct json_object *content,
-						 size_t ci, LlmIdSynth *ids, char **errmsg);
+						 size_t ci, LlmIdSynth *ids, struct json_object **made,
+						 char **errmsg);
+static void anth_add(AnthMessages *am, int is_model,
+					 struct json_object *blocks, size_t nres,
+					 struct json_object *msg);
+static void anth_split(AnthMessages *am, struct json_object *blocks,
+					   size_t nres);
+static int	anth_reuse(AnthMessages *am, struct json_object *made,
+					   LlmIdSynth *ids);
 static struct json_object *anth_block(const LlmPart *part, int is_model,
 									  size_t ci, size_t pi, LlmIdSynth *ids,
 									  char **errmsg);
@@ -52,6 +71,8 @@ static struct json_object *anth_media(const LlmPart *part, size_t ci,
 									  size_t pi, char **errmsg);
 static void anth_move(struct json_object *dst, struct json_object *src);
 static void anth_flush(AnthMessages *am);
+static struct json_object *anth_message(int is_model,
+										struct json_object *blocks);
 static int	anth_tools(struct json_object *body, const LlmRequestSpec *spec,
 					   char **errmsg);
 static struct json_object *anth_parse(struct json_object *body);
@@ -140,16 +161,22 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 	size_t		n = json_object_array_length(spec->contents);
 	int			rc = 0;
 
+	memset(&am, 0, sizeof(am));
 	am.messages = json_object_new_array();
-	am.role = -1;
-	am.results = json_object_new_array();
-	am.others = json_object_new_array();
 	json_object_object_add(body, "messages", am.messages);
 	for (i = 0; i < n && rc == 0; i++)
-		rc = anth_content(&am, json_object_array_get_idx(spec->contents, i), i,
-						  &ids, errmsg);
+	{
+		if (spec->reuse != NULL && spec->reuse[i] != NULL)
+			rc = anth_reuse(&am, spec->reuse[i], &ids);
+		else
+			rc = anth_content(&am, json_object_array_get_idx(spec->contents, i),
+							  i, &ids, spec->reuse ? &spec->reuse[i] : NULL,
+							  errmsg);
+	}
 	if (rc == 0)
 		anth_flush(&am);
+	json_object_put(am.first_blocks);
+	json_object_put(am.first_msg);
 	json_object_put(am.results);
 	json_object_put(am.others);
 	llm_ids_free(&ids);
@@ -157,18 +184,30 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 }
 
 /*
- * Convert one content to blocks and add them to the pending message,
- * flushing it first when the role changes.  Contents that give no blocks
- * are skipped, so they do not break a run of one role.
+ * Convert one content to blocks and add them to the pending message.
+ *
+ * When made is not NULL, *made is set to what the content gave, for later
+ * requests (LlmRequestSpec.reuse): an array of one message, the content's
+ * blocks alone (tool results first), which anth_reuse adds as it is or
+ * merges with its neighbours' blocks as anth_add does here.  Only when the
+ * blocks depend on nothing but the content: every call and response in it
+ * has its own id.  Ids
+ * found or made for calls and responses without one depend on the contents
+ * before them (see llm_ids_call); those with an id are sent with it
+ * whatever came before, and anth_reuse replays them into ids so that the
+ * contents after get the same ids as when this one is converted.
  */
 static int
 anth_content(AnthMessages *am, struct json_object *content, size_t ci,
-			 LlmIdSynth *ids, char **errmsg)
+			 LlmIdSynth *ids, struct json_object **made, char **errmsg)
 {
 	struct json_object *parts;
 	struct json_object *results = json_object_new_array();
 	struct json_object *others = json_object_new_array();
+	struct json_object *blocks;
+	struct json_object *msg = NULL;
 	int			is_model;
+	int			own = 1;
 	size_t		pi;
 
 	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
@@ -183,19 +222,27 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 			goto fail;
 		if (part.kind == LLM_PART_TEXT && (part.thought || part.text_len == 0))
 			continue;
+		if ((part.kind == LLM_PART_CALL || part.kind == LLM_PART_RESPONSE) &&
+			part.id == NULL)
+			own = 0;
 		if ((block = anth_block(&part, is_model, ci, pi, ids, errmsg)) == NULL)
 			goto fail;
 		json_object_array_add(part.kind == LLM_PART_RESPONSE ? results : others,
 							  block);
 	}
-	if (json_object_array_length(results) + json_object_array_length(others) > 0)
+	blocks = json_object_new_array();
+	anth_move(blocks, results);
+	anth_move(blocks, others);
+	if (made != NULL && own)
 	{
-		if (am->role != is_model)
-			anth_flush(am);
-		am->role = is_model;
-		anth_move(am->results, results);
-		anth_move(am->others, others);
+		/* not kept when out of memory: converted again next time */
+		msg = anth_message(is_model, blocks);
+		if (msg != NULL && (*made = json_object_new_array()) != NULL)
+			json_object_array_add(*made, json_object_get(msg));
 	}
+	anth_add(am, is_model, blocks, json_object_array_length(results), msg);
+	json_object_put(msg);
+	json_object_put(blocks);
 	json_object_put(results);
 	json_object_put(others);
 	return 0;
@@ -204,6 +251,98 @@ fail:
 	json_object_put(results);
 	json_object_put(others);
 	return -1;
+}
+
+/*
+ * Add a content's blocks (nres tool results first, then the others) to the
+ * pending message, flushing it first when the role changes; msg, when not
+ * NULL, is the message of these blocks alone.  Contents that give no blocks
+ * are skipped, so they do not break a run of one role.
+ */
+static void
+anth_add(AnthMessages *am, int is_model, struct json_object *blocks,
+		 size_t nres, struct json_object *msg)
+{
+	if (json_object_array_length(blocks) == 0)
+		return;
+	if (am->n > 0 && am->role != is_model)
+		anth_flush(am);
+	am->role = is_model;
+	if (am->n == 0)
+	{
+		am->first_blocks = json_object_get(blocks);
+		am->first_nres = nres;
+		am->first_msg = msg ? json_object_get(msg) : NULL;
+	}
+	else
+	{
+		if (am->n == 1)
+		{
+			am->results = json_object_new_array();
+			am->others = json_object_new_array();
+			anth_split(am, am->first_blocks, am->first_nres);
+		}
+		anth_split(am, blocks, nres);
+	}
+	am->n++;
+}
+
+/*
+ * Append the first nres blocks to the pending tool results, the rest to
+ * the other blocks.
+ */
+static void
+anth_split(AnthMessages *am, struct json_object *blocks, size_t nres)
+{
+	size_t		n = json_object_array_length(blocks);
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(i < nres ? am->results : am->others,
+							  json_object_get(json_object_array_get_idx(blocks, i)));
+}
+
+/*
+ * Add the message a content made before (see anth_content), and register
+ * its calls and responses, all with their own ids, in ids as converting it
+ * does: its tool_use blocks in order as calls, its tool_result blocks in
+ * order as responses (a content holds only one of the two kinds).
+ */
+static int
+anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
+{
+	struct json_object *msg = json_object_array_get_idx(made, 0);
+	struct json_object *blocks = llm_get_arr(msg, "content");
+	size_t		n = json_object_array_length(blocks);
+	size_t		nres = 0;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+	{
+		struct json_object *block = json_object_array_get_idx(blocks, i);
+		const char *type = llm_get_str(block, "type");
+		LlmPart		part = {0};
+
+		if (strcmp(type, "tool_result") == 0)
+		{
+			nres++;
+			part.kind = LLM_PART_RESPONSE;
+			part.id = llm_get_str(block, "tool_use_id");
+			if (llm_ids_response(ids, &part) == NULL)
+				return -1;
+		}
+		else if (strcmp(type, "tool_use") == 0)
+		{
+			part.kind = LLM_PART_CALL;
+			part.id = llm_get_str(block, "id");
+			part.name = llm_get_str(block, "name");
+			if (llm_ids_call(ids, &part) == NULL)
+				return -1;
+		}
+	}
+	anth_add(am, strcmp(llm_get_str(msg, "role"), "assistant") == 0, blocks,
+			 nres, msg);
+	return 0;
 }
 
 /*
@@ -304,28 +443,46 @@ anth_move(struct json_object *dst, struct json_object *src)
 }
 
 /*
- * Emit the pending message (tool results first) and start an empty one.
+ * Emit the pending message and start an empty one.
  */
 static void
 anth_flush(AnthMessages *am)
 {
-	struct json_object *msg;
 	struct json_object *blocks;
 
-	if (am->role < 0 ||
-		json_object_array_length(am->results) + json_object_array_length(am->others) == 0)
-		return;
-	blocks = json_object_new_array();
-	anth_move(blocks, am->results);
-	anth_move(blocks, am->others);
-	msg = json_object_new_object();
-	llm_add_str(msg, "role", am->role ? "assistant" : "user");
-	json_object_object_add(msg, "content", blocks);
-	json_object_array_add(am->messages, msg);
+	if (am->n == 1 && am->first_msg != NULL)
+		json_object_array_add(am->messages, json_object_get(am->first_msg));
+	else if (am->n == 1)
+		json_object_array_add(am->messages,
+							  anth_message(am->role, am->first_blocks));
+	else if (am->n > 1)
+	{
+		blocks = json_object_new_array();
+		anth_move(blocks, am->results);
+		anth_move(blocks, am->others);
+		json_object_array_add(am->messages, anth_message(am->role, blocks));
+		json_object_put(blocks);
+	}
+	json_object_put(am->first_blocks);
+	json_object_put(am->first_msg);
 	json_object_put(am->results);
 	json_object_put(am->others);
-	am->results = json_object_new_array();
-	am->others = json_object_new_array();
+	am->first_blocks = am->first_msg = NULL;
+	am->results = am->others = NULL;
+	am->n = 0;
+}
+
+/*
+ * {"role", "content": blocks (referenced)}
+ */
+static struct json_object *
+anth_message(int is_model, struct json_object *blocks)
+{
+	struct json_object *msg = json_object_new_object();
+
+	llm_add_str(msg, "role", is_model ? "assistant" : "user");
+	llm_add_ref(msg, "content", blocks);
+	return msg;
 }
 
 static int

@@ -35,6 +35,8 @@ static struct json_object *gemini_build(const LlmRequestSpec *spec,
 										char **errmsg);
 static int	gemini_contents(struct json_object *body,
 							const LlmRequestSpec *spec, char **errmsg);
+static int	gemini_content(struct json_object *content, size_t ci,
+						   struct json_object **out, char **errmsg);
 static struct json_object *gemini_part(const LlmPart *part);
 static struct json_object *gemini_call(const LlmPart *part, const char *key,
 									   const char *argkey);
@@ -126,7 +128,11 @@ fail:
 
 /*
  * "contents": each ADK content with its parts renamed; contents left
- * without parts are dropped (Gemini refuses empty ones).
+ * without parts are dropped (Gemini refuses empty ones).  A content's wire
+ * form depends on nothing but the content (ids are sent only when present,
+ * nothing is merged), so every content's is offered for reuse
+ * (LlmRequestSpec.reuse): an array of its one wire content, empty for a
+ * dropped one.
  */
 static int
 gemini_contents(struct json_object *body, const LlmRequestSpec *spec,
@@ -139,40 +145,67 @@ gemini_contents(struct json_object *body, const LlmRequestSpec *spec,
 	json_object_object_add(body, "contents", contents);
 	for (ci = 0; ci < n; ci++)
 	{
-		struct json_object *parts;
-		struct json_object *out;
 		struct json_object *content;
-		int			is_model;
-		size_t		pi;
 
-		if (llm_content_decode(json_object_array_get_idx(spec->contents, ci), ci,
-							   &is_model, &parts, errmsg) < 0)
-			return -1;
-		out = json_object_new_array();
-		for (pi = 0; pi < json_object_array_length(parts); pi++)
+		if (spec->reuse != NULL && spec->reuse[ci] != NULL)
 		{
-			LlmPart		part;
-			struct json_object *gp;
-
-			if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi,
-								&part, errmsg) < 0)
-			{
-				json_object_put(out);
-				return -1;
-			}
-			if ((gp = gemini_part(&part)) != NULL)
-				json_object_array_add(out, gp);
-		}
-		if (json_object_array_length(out) == 0)
-		{
-			json_object_put(out);
+			if (json_object_array_length(spec->reuse[ci]) > 0)
+				json_object_array_add(contents,
+									  json_object_get(json_object_array_get_idx(spec->reuse[ci], 0)));
 			continue;
 		}
-		content = json_object_new_object();
-		llm_add_str(content, "role", is_model ? "model" : "user");
-		json_object_object_add(content, "parts", out);
-		json_object_array_add(contents, content);
+		if (gemini_content(json_object_array_get_idx(spec->contents, ci), ci,
+						   &content, errmsg) < 0)
+			return -1;
+		if (spec->reuse != NULL &&
+			(spec->reuse[ci] = json_object_new_array()) != NULL &&
+			content != NULL)
+			json_object_array_add(spec->reuse[ci], json_object_get(content));
+		if (content != NULL)
+			json_object_array_add(contents, content);
 	}
+	return 0;
+}
+
+/*
+ * One ADK content in Gemini's form (*out), or *out NULL when it has no
+ * part to send.
+ */
+static int
+gemini_content(struct json_object *content, size_t ci,
+			   struct json_object **out, char **errmsg)
+{
+	struct json_object *parts;
+	struct json_object *gparts;
+	int			is_model;
+	size_t		pi;
+
+	*out = NULL;
+	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
+		return -1;
+	gparts = json_object_new_array();
+	for (pi = 0; pi < json_object_array_length(parts); pi++)
+	{
+		LlmPart		part;
+		struct json_object *gp;
+
+		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi,
+							&part, errmsg) < 0)
+		{
+			json_object_put(gparts);
+			return -1;
+		}
+		if ((gp = gemini_part(&part)) != NULL)
+			json_object_array_add(gparts, gp);
+	}
+	if (json_object_array_length(gparts) == 0)
+	{
+		json_object_put(gparts);
+		return 0;
+	}
+	*out = json_object_new_object();
+	llm_add_str(*out, "role", is_model ? "model" : "user");
+	json_object_object_add(*out, "parts", gparts);
 	return 0;
 }
 

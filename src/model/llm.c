@@ -191,7 +191,7 @@ llm_set_errmsg(char **errmsg, const char *fmt,...)
 int
 llm_reuses_contents(LlmProvider p)
 {
-	return p == LLM_OPENAI;
+	return p == LLM_OPENAI || p == LLM_GEMINI || p == LLM_ANTHROPIC;
 }
 
 char *

@@ -103,11 +103,14 @@ typedef struct LlmRequestSpec
 	 * NULL, or one slot per content (llm_reuses_contents providers only).
 	 * A slot set on entry is the array of wire messages that content made
 	 * before: they are added (referenced) in its place, and the content
-	 * itself is not read (it may be JSON null).  A slot NULL on entry is
-	 * set to a new array of the messages its content made when they depend
-	 * on nothing but the content (no function call or response, whose ids
-	 * are counted over the request); the caller owns it, even when the
-	 * build fails.
+	 * itself is not read (it may be JSON null).  (Anthropic: the message
+	 * of its blocks alone, added as it is unless contents of the same role
+	 * next to it are merged into one message with it, which then takes
+	 * its blocks.)  A slot NULL on entry is set to a new array of the
+	 * messages its content made when they depend on nothing but the
+	 * content (OpenAI: no function call or response, whose ids are counted
+	 * over the request; Anthropic: no call or response without an id;
+	 * Gemini: always); the caller owns it, even when the build fails.
 	 */
 	struct json_object **reuse;
 
@@ -116,7 +119,8 @@ typedef struct LlmRequestSpec
 	 * for the contents whose messages depend on the ids their calls and
 	 * responses are given (counted over the request): see LlmIdReuse.
 	 * idmsgs(idarg, i, sig) gives the messages content i made before with
-	 * the ids in sig (borrowed), or NULL.
+	 * the ids in sig (borrowed), or NULL.  Only OpenAI uses them: Gemini
+	 * needs no ids, and Anthropic makes such contents again every time.
 	 */
 	struct LlmIdReuse *idreuse;
 	struct json_object *(*idmsgs) (void *idarg, size_t i, const char *sig);

@@ -3,7 +3,11 @@
 # of history, without compaction (issue 12, Benchmark; §7: a run reads its
 # session once, then only the events after the last seq it saw).
 #
-#   bash test/bench/prompt.sh [rounds (5)] [sizes ("10 1000 5000")]
+#   [PROVIDER=openai|gemini|anthropic] bash test/bench/prompt.sh [rounds (5)] [sizes ("10 1000 5000")]
+#
+# PROVIDER (test/bench/provider.sh, default openai) picks the wire format of
+# the requests: the model is defined for that provider against the local
+# model server.
 #
 # A tool loop inside one run: an after_model plugin turns every answer into
 # a call of a tool, so each model call of the run sees the whole history
@@ -36,6 +40,7 @@ SIZES=${2:-"10 1000 5000"}
 HISTORY=${HISTORY:-text}
 K1=2
 K2=12
+. test/bench/provider.sh
 . test/scripts/cluster.sh
 . test/scripts/model_server.sh
 cluster_start
@@ -43,10 +48,11 @@ model_server_start
 trap 'model_server_stop; cluster_stop' EXIT
 PSQL="psql -X -q -v ON_ERROR_STOP=1"
 
-$PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
+$PSQL -v url="$ADK_TEST_MODEL_URL" -v provider="$PROVIDER" -v model_path="$BENCH_MODEL_PATH" \
+    -v model_id="$BENCH_MODEL_ID" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;
 SELECT adk_set_secret('k', 'sk-bench', ARRAY['127.0.0.1']);
-SELECT adk_define_model('local', 'openai', :'url' || '/v1', 'gpt-test', api_key_secret => 'k');
+SELECT adk_define_model('local', :'provider', :'url' || :'model_path', :'model_id', api_key_secret => 'k');
 CREATE FUNCTION probe() RETURNS jsonb LANGUAGE sql AS $$ SELECT '{"probed": true}'::jsonb $$;
 SELECT adk_define_tool('probe()'::regprocedure);
 -- every answer becomes a call of probe: a tool loop until max_llm_calls
@@ -108,7 +114,7 @@ BEGIN
     FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
    WHERE i.app_name = 'prompt_app' AND i.session_id = s;
   -- the last request's length: reading every request would count here
-  SELECT jsonb_array_length(request -> 'messages') INTO msgs FROM adk.model_calls
+  SELECT jsonb_array_length(coalesce(request -> 'messages', request -> 'contents')) INTO msgs FROM adk.model_calls
    WHERE id = (SELECT max(c.id) FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
                 WHERE i.app_name = 'prompt_app' AND i.session_id = s);
   IF (SELECT count(*) FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
@@ -129,7 +135,7 @@ SQL
 
 $PSQL -c "DO \$\$ BEGIN EXECUTE format('ALTER DATABASE %I SET bench.history = %L', current_database(), '$HISTORY'); END \$\$"
 
-echo "prompt assembly per model call inside a run (tool loop, model server at 0 ms, $HISTORY history), $ROUNDS rounds, K1=$K1 K2=$K2"
+echo "prompt assembly per model call inside a run ($PROVIDER, tool loop, model server at 0 ms, $HISTORY history), $ROUNDS rounds, K1=$K1 K2=$K2"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 first=
 last=

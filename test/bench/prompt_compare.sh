@@ -4,13 +4,15 @@
 # machine) instead of prompt.sh's wall times, and the requests each build
 # sends, byte for byte, and stores in adk.model_calls.
 #
-#   sudo ADK_PG_CONFIG=/path/pg_config bash test/bench/prompt_compare.sh BASE.so NEW.so
+#   sudo ADK_PG_CONFIG=/path/pg_config [PROVIDER=openai|gemini|anthropic] \
+#       bash test/bench/prompt_compare.sh BASE.so NEW.so
 #
 # BASE.so and NEW.so are two builds of adk_runner.so (e.g. the branch point's
 # and yours) for the PostgreSQL tree of ADK_PG_CONFIG, whose extension SQL
 # files are installed.  The tree is copied (a relocatable one) so that the
 # two libraries can take turns without touching it.  The scenario is
-# prompt.sh's: a tool loop on sessions of 10, 1,000 and 5,000 events; per
+# prompt.sh's, for PROVIDER's wire format (test/bench/provider.sh, default
+# openai): a tool loop on sessions of 10, 1,000 and 5,000 events; per
 # size and build, a single-user backend under callgrind makes a warm-up run
 # and then one run of K1 = 2 or K2 = 12 model calls, and
 #
@@ -30,6 +32,7 @@ SIZES=${SIZES:-"10 1000 5000"}
 HISTORY=${HISTORY:-text}		# or tools: see prompt.sh's make_session
 K1=2
 K2=12
+. test/bench/provider.sh
 id adkci >/dev/null 2>&1 || useradd --create-home adkci
 W=$(mktemp -d /tmp/adk-prompt-compare.XXXXXX)
 trap 'kill $(cat "$W/ms.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$W"' EXIT
@@ -55,7 +58,8 @@ as "$PGBIN/initdb" -D "$W/data" -A trust -U adkci --no-sync >/dev/null
 printf "unix_socket_directories = '%s'\nlisten_addresses = ''\nfsync = off\nlc_messages = 'C'\ntimezone = 'UTC'\n" "$W" >>"$W/data/postgresql.conf"
 as "$PGBIN/pg_ctl" -D "$W/data" -l "$W/server.log" -w start >/dev/null
 sed -n '/^CREATE EXTENSION adk_runner;/,/^SQL$/p' "$SRC/test/bench/prompt.sh" | sed '$d' |
-    as "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$W" -d postgres -v url="$url" >/dev/null
+    as "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$W" -d postgres -v url="$url" \
+        -v provider="$PROVIDER" -v model_path="$BENCH_MODEL_PATH" -v model_id="$BENCH_MODEL_ID" >/dev/null
 as "$PGBIN/psql" -X -q -h "$W" -d postgres -c "ALTER DATABASE postgres SET bench.history = '$HISTORY'"
 for b in base new; do for n in $SIZES; do for k in $K1 $K2; do
     as "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$W" -d postgres -c "CALL make_session('$b-$n-$k', $n)"
@@ -77,12 +81,12 @@ for b in base new; do
         sed -n "$((s + 1)),\$p" "$W/bodies" >"$W/bodies.$b.$n.$k"
         echo "COPY (SELECT c.request FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
                     WHERE i.session_id IN ('w-$b-$n-$k', '$b-$n-$k')
-                    ORDER BY c.created_at, jsonb_array_length(c.request -> 'messages')) TO '$W/req.$b.$n.$k'" |
+                    ORDER BY c.id) TO '$W/req.$b.$n.$k'" |
             tr '\n' ' ' | sed 's/$/\n/' | single >/dev/null 2>&1
     done; done
 done
 
-echo "instructions per model call inside a run ($HISTORY history; callgrind; (K$K2 - K$K1) / $((K2 - K1)))"
+echo "instructions per model call inside a run ($PROVIDER, $HISTORY history; callgrind; (K$K2 - K$K1) / $((K2 - K1)))"
 printf '%8s %14s %14s %8s\n' events base new change
 for n in $SIZES; do
     pb=$(( (IR[base.$n.$K2] - IR[base.$n.$K1]) / (K2 - K1) ))

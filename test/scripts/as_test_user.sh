@@ -6,9 +6,9 @@
 #
 # As root: copies test/ into a temp dir owned by the unprivileged user
 # adkci (created if missing), runs the script there as adkci with the same
-# arguments (PGBIN and MEM_CALLS passed on), removes the copy and exits
-# with the script's status.  As any other user it returns at once and the
-# script goes on.
+# arguments (PGBIN, MEM_CALLS, HISTORY and PROVIDER passed on), removes the
+# copy and exits with the script's status.  As any other user it returns at
+# once and the script goes on.
 run_as_test_user() {
     local script=$1 d rc
     shift
@@ -21,7 +21,7 @@ run_as_test_user() {
     fi
     rc=0
     runuser -u adkci -- env HOME=/home/adkci PGBIN="${PGBIN:-}" MEM_CALLS="${MEM_CALLS:-}" HISTORY="${HISTORY:-}" \
-        bash "$d/$script" "$@" || rc=$?
+        PROVIDER="${PROVIDER:-}" bash "$d/$script" "$@" || rc=$?
     rm -rf "$d"
     exit $rc
 }

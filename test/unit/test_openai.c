@@ -115,8 +115,6 @@ test_request_reuse(void)
 	int			n = 0;
 
 	CHECK(llm_reuses_contents(LLM_OPENAI));
-	CHECK(!llm_reuses_contents(LLM_GEMINI));
-	CHECK(!llm_reuses_contents(LLM_ANTHROPIC));
 	CHECK_INT(json_object_array_length(contents), 7);
 	memset(&spec, 0, sizeof(spec));
 	spec.provider = LLM_OPENAI;
@@ -513,6 +511,35 @@ test_stream_refusal(void)
 	unit_stream_free(&run);
 }
 
+/*
+ * The same over more histories: only contents without calls and responses
+ * are kept.
+ */
+static void
+test_request_reuse_history(void)
+{
+	CHECK(llm_reuses_contents(LLM_OPENAI));
+	CHECK(CHECK_REUSE(LLM_OPENAI,
+					  "[{'role':'user','parts':[{'text':'hi'}]},"
+	"{'role':'model','parts':[{'text':'Let me look.'},"
+	"{'function_call':{'id':'t1','name':'get_weather','args':{'city':'Paris'}},'thought_signature':'c2ln'},"
+	"{'function_call':{'id':'t2','name':'lookup','args':{'q':'x'}}}]},"
+	"{'role':'user','parts':[{'function_response':{'id':'t2','name':'lookup','response':{'r':2}}},"
+	"{'function_response':{'id':'t1','name':'get_weather','response':{'temp':21}}}]},"
+	"{'role':'model','parts':[{'function_call':{'name':'get_weather','args':{'city':'Rome'}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'get_weather','response':{'temp':25}}}]},"
+	"{'role':'user','parts':[{'text':'For context:'},{'text':'[other] said: done'}]},"
+	"{'role':'model','parts':[{'function_call':{'id':'call_1','name':'lookup','args':{}}}]},"
+	"{'role':'user','parts':[{'function_response':{'id':'call_1','name':'lookup','response':{}}}]},"
+	"{'role':'model','parts':[{'text':'hmm','thought':true},{'text':''}]},"
+	"{'role':'user','parts':[{'inline_data':{'mime_type':'image/png','data':'iVBO'}},{'text':'see'}]},"
+	"{'role':'model','parts':[{'text':''}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'lookup','response':{'late':true}}}]},"
+	"{'role':'model','parts':[{'text':'again'},{'function_call':{'id':'t3','name':'get_weather','args':{'city':'Oslo'}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'get_weather','response':{'temp':3}}}]}]",
+					  "10000100111000") > 0);
+}
+
 /* idmsgs for test_request_id_reuse: what the last build made, by index */
 typedef struct IdMsgsStore
 {
@@ -648,6 +675,7 @@ test_request_id_reuse(void)
 }
 
 const UnitTest openai_tests[] = {
+	{"request_reuse_history", test_request_reuse_history},
 	{"stream_refusal", test_stream_refusal},
 	{"request_golden", test_request_golden},
 	{"request_stream", test_request_stream},

@@ -59,6 +59,21 @@ extern struct json_object *unit_build_fixture(LlmProvider p, const char *model,
 extern struct json_object *unit_build(LlmProvider p, const char *contents,
 									  char **err);
 
+/*
+ * Build requests of contents taken from history (' for ") as a tool loop,
+ * compaction and reordering would: every prefix, every suffix, the whole
+ * reversed.  Each is built once without reuse and once with what earlier
+ * requests' contents made (keyed by the content's text, as msg_cache.c
+ * keys by its bytes), which must give the same bytes; returns how many
+ * contents were reused and checks that each content of history that made
+ * something for reuse is one of expect_kept (a string of '1' and '0', a
+ * character per content of history).
+ */
+extern int	unit_check_reuse(const char *file, int line, LlmProvider p,
+							 const char *history, const char *expect_kept);
+#define CHECK_REUSE(p, history, kept) \
+	unit_check_reuse(__FILE__, __LINE__, (p), (history), (kept))
+
 /* Feed body to a new stream in pieces of step bytes (0: all at once) */
 typedef struct UnitStreamRun
 {

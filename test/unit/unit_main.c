@@ -198,6 +198,145 @@ unit_build(LlmProvider p, const char *contents, char **err)
 	return obj;
 }
 
+/* what contents made, by the content's text: unit_check_reuse's cache */
+typedef struct UnitMade
+{
+	char	   *key;
+	struct json_object *made;
+} UnitMade;
+
+static int	unit_reuse_one(const char *file, int line, LlmProvider p,
+						   struct json_object *contents, UnitMade **cache,
+						   size_t *ncache);
+
+int
+unit_check_reuse(const char *file, int line, LlmProvider p,
+				 const char *history, const char *expect_kept)
+{
+	struct json_object *h = J(history);
+	size_t		n = json_object_array_length(h);
+	UnitMade   *cache = NULL;
+	size_t		ncache = 0;
+	size_t		i;
+	size_t		k;
+	int			reused = 0;
+
+	if (strlen(expect_kept) != n)
+		unit_fail(file, line, "expect_kept has %zu flags for %zu contents",
+				  strlen(expect_kept), n);
+	/*
+	 * requests: the prefixes of 1..n contents (a tool loop), the suffixes
+	 * from content 0..n-1 on (compaction), all n reversed
+	 */
+	for (k = 0; k < 2 * n + 1; k++)
+	{
+		struct json_object *req = json_object_new_array();
+
+		for (i = 0; i < n; i++)
+		{
+			struct json_object *c = json_object_array_get_idx(h, k == 2 * n ? n - 1 - i : i);
+
+			if ((k < n && i > k) || (k >= n && k < 2 * n && i < k - n))
+				continue;
+			json_object_array_add(req, json_object_get(c));
+		}
+		reused += unit_reuse_one(file, line, p, req, &cache, &ncache);
+		json_object_put(req);
+	}
+	for (i = 0; i < n; i++)
+	{
+		const char *key = json_object_to_json_string_ext(json_object_array_get_idx(h, i),
+														 JSON_C_TO_STRING_PLAIN);
+		int			kept = 0;
+
+		for (k = 0; k < ncache; k++)
+			kept |= (strcmp(cache[k].key, key) == 0);
+		if (kept != (expect_kept[i] == '1'))
+			unit_fail(file, line, "content %zu %s kept", i, kept ? "was" : "was not");
+	}
+	for (k = 0; k < ncache; k++)
+	{
+		free(cache[k].key);
+		json_object_put(cache[k].made);
+	}
+	free(cache);
+	json_object_put(h);
+	return reused;
+}
+
+/*
+ * One request of unit_check_reuse: its bytes with and without reuse, and
+ * what its contents made added to the cache.  Returns the contents reused.
+ */
+static int
+unit_reuse_one(const char *file, int line, LlmProvider p,
+			   struct json_object *contents, UnitMade **cache, size_t *ncache)
+{
+	LlmRequestSpec spec;
+	size_t		n = json_object_array_length(contents);
+	struct json_object **slots = calloc(n + 1, sizeof(struct json_object *));
+	char	  **keys = calloc(n + 1, sizeof(char *));
+	struct json_object *holes = json_object_new_array();
+	struct json_object *tools = unit_load("tools.json");
+	char	   *plain;
+	char	   *got;
+	char	   *err1 = NULL;
+	char	   *err2 = NULL;
+	size_t		i;
+	size_t		k;
+	int			reused = 0;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = p;
+	spec.model = "m";
+	spec.tools = tools;
+	spec.system_instruction = "Be brief.";
+	spec.contents = contents;
+	plain = llm_build_request(&spec, &err1);
+	for (i = 0; i < n; i++)
+	{
+		struct json_object *c = json_object_array_get_idx(contents, i);
+
+		keys[i] = strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
+		for (k = 0; k < *ncache; k++)
+			if (strcmp((*cache)[k].key, keys[i]) == 0)
+				slots[i] = (*cache)[k].made;
+		/* a reused content is not read: JSON null in its place */
+		json_object_array_add(holes, slots[i] ? NULL : json_object_get(c));
+		if (slots[i] != NULL)
+		{
+			free(keys[i]);
+			keys[i] = NULL;
+			reused++;
+		}
+	}
+	spec.contents = holes;
+	spec.reuse = slots;
+	got = llm_build_request(&spec, &err2);
+	if (plain == NULL || got == NULL ? plain != got : strcmp(plain, got) != 0)
+		unit_fail(file, line, "request with reuse differs:\n  plain %s\n  reuse %s",
+				  plain ? plain : err1, got ? got : err2);
+	for (i = 0; i < n; i++)
+		if (keys[i] != NULL && slots[i] != NULL)
+		{
+			*cache = realloc(*cache, (*ncache + 1) * sizeof(UnitMade));
+			(*cache)[*ncache].key = keys[i];
+			(*cache)[*ncache].made = slots[i];
+			(*ncache)++;
+		}
+		else
+			free(keys[i]);
+	free(plain);
+	free(got);
+	free(err1);
+	free(err2);
+	free(slots);
+	free(keys);
+	json_object_put(holes);
+	json_object_put(tools);
+	return reused;
+}
+
 static void
 unit_partial(struct json_object *partial, void *arg)
 {
