@@ -21,6 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +55,13 @@ static struct json_object *anth_build(const LlmRequestSpec *spec,
 									  char **errmsg);
 static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 						  char **errmsg);
+static int	anth_assign_ids(struct json_object *content, size_t ci,
+							LlmIdSynth *ids, const char ***assigned,
+							char **sig, char **errmsg);
 static int	anth_content(AnthMessages *am, struct json_object *content,
-						 size_t ci, LlmIdSynth *ids, struct json_object **made,
-						 char **errmsg);
+						 size_t ci, LlmIdSynth *ids, const char **assigned,
+						 struct json_object **made,
+						 struct json_object **made_ids, char **errmsg);
 static void anth_add(AnthMessages *am, int is_model,
 					 struct json_object *blocks, size_t nres,
 					 struct json_object *msg);
@@ -64,9 +69,10 @@ static void anth_split(AnthMessages *am, struct json_object *blocks,
 					   size_t nres);
 static int	anth_reuse(AnthMessages *am, struct json_object *made,
 					   LlmIdSynth *ids);
+static void anth_add_made(AnthMessages *am, struct json_object *made);
 static struct json_object *anth_block(const LlmPart *part, int is_model,
-									  size_t ci, size_t pi, LlmIdSynth *ids,
-									  char **errmsg);
+									   size_t ci, size_t pi, LlmIdSynth *ids,
+									   const char *id, char **errmsg);
 static struct json_object *anth_media(const LlmPart *part, size_t ci,
 									  size_t pi, char **errmsg);
 static void anth_move(struct json_object *dst, struct json_object *src);
@@ -166,12 +172,45 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 	json_object_object_add(body, "messages", am.messages);
 	for (i = 0; i < n && rc == 0; i++)
 	{
+		struct json_object *content = json_object_array_get_idx(spec->contents, i);
+		struct json_object *same;
+		const char **assigned = NULL;
+		char	   *sig = NULL;
+		int			uses = ids.uses;
+
 		if (spec->reuse != NULL && spec->reuse[i] != NULL)
+		{
 			rc = anth_reuse(&am, spec->reuse[i], &ids);
+			continue;
+		}
+		if (spec->idreuse == NULL)
+		{
+			rc = anth_content(&am, content, i, &ids, NULL,
+							  spec->reuse ? &spec->reuse[i] : NULL, NULL, errmsg);
+			continue;
+		}
+
+		/*
+		 * The ids first (as OpenAI's adapter does): a content whose calls
+		 * or responses are given ids over the request makes the same
+		 * blocks again for the same ids.
+		 */
+		if ((rc = anth_assign_ids(content, i, &ids, &assigned, &sig, errmsg)) < 0)
+			break;
+		same = (ids.uses != uses && spec->idmsgs != NULL) ?
+			spec->idmsgs(spec->idarg, i, sig) : NULL;
+		if (same != NULL)
+			anth_add_made(&am, same);
 		else
-			rc = anth_content(&am, json_object_array_get_idx(spec->contents, i),
-							  i, &ids, spec->reuse ? &spec->reuse[i] : NULL,
+			rc = anth_content(&am, content, i, &ids, assigned,
+							  spec->reuse ? &spec->reuse[i] : NULL,
+							  ids.uses != uses ? &spec->idreuse[i].made : NULL,
 							  errmsg);
+		free(assigned);
+		if (same == NULL && spec->idreuse[i].made != NULL)
+			spec->idreuse[i].made_sig = sig;
+		else
+			free(sig);
 	}
 	if (rc == 0)
 		anth_flush(&am);
@@ -199,7 +238,8 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
  */
 static int
 anth_content(AnthMessages *am, struct json_object *content, size_t ci,
-			 LlmIdSynth *ids, struct json_object **made, char **errmsg)
+			 LlmIdSynth *ids, const char **assigned, struct json_object **made,
+			 struct json_object **made_ids, char **errmsg)
 {
 	struct json_object *parts;
 	struct json_object *results = json_object_new_array();
@@ -225,7 +265,8 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 		if ((part.kind == LLM_PART_CALL || part.kind == LLM_PART_RESPONSE) &&
 			part.id == NULL)
 			own = 0;
-		if ((block = anth_block(&part, is_model, ci, pi, ids, errmsg)) == NULL)
+		if ((block = anth_block(&part, is_model, ci, pi, ids,
+								assigned ? assigned[pi] : NULL, errmsg)) == NULL)
 			goto fail;
 		json_object_array_add(part.kind == LLM_PART_RESPONSE ? results : others,
 							  block);
@@ -233,12 +274,17 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 	blocks = json_object_new_array();
 	anth_move(blocks, results);
 	anth_move(blocks, others);
-	if (made != NULL && own)
+	/* what it gave depends on the content alone, or on it and its ids */
+	if (own && made == NULL)
+		made_ids = NULL;
+	else if (own)
+		made_ids = made;
+	if (made_ids != NULL)
 	{
 		/* not kept when out of memory: converted again next time */
 		msg = anth_message(is_model, blocks);
-		if (msg != NULL && (*made = json_object_new_array()) != NULL)
-			json_object_array_add(*made, json_object_get(msg));
+		if (msg != NULL && (*made_ids = json_object_new_array()) != NULL)
+			json_object_array_add(*made_ids, json_object_get(msg));
 	}
 	anth_add(am, is_model, blocks, json_object_array_length(results), msg);
 	json_object_put(msg);
@@ -303,6 +349,102 @@ anth_split(AnthMessages *am, struct json_object *blocks, size_t nres)
 }
 
 /*
+ * Add the message a content made before (see anth_content) in its place,
+ * its blocks to be merged with its neighbours' as anth_add does.
+ */
+static void
+anth_add_made(AnthMessages *am, struct json_object *made)
+{
+	struct json_object *msg = json_object_array_get_idx(made, 0);
+	struct json_object *blocks = llm_get_arr(msg, "content");
+	size_t		n = json_object_array_length(blocks);
+	size_t		nres = 0;
+
+	while (nres < n &&
+		   strcmp(llm_get_str(json_object_array_get_idx(blocks, nres), "type"),
+				  "tool_result") == 0)
+		nres++;
+	anth_add(am, strcmp(llm_get_str(msg, "role"), "assistant") == 0, blocks,
+			 nres, msg);
+}
+
+/*
+ * The ids content ci's calls (a model content) or responses (a user
+ * content) are given, as anth_block gives them, in the order of its parts:
+ * (*assigned)[k] for part k, NULL for the other parts (malloc'd; the
+ * strings are owned by ids or the content); *sig, the ids as one string,
+ * "<length>:<id>" each (malloc'd).  The checks anth_content and anth_block
+ * make up to a part's id are made here in the same order, with the same
+ * errors (inline data is checked by making its block).  0, or -1.
+ */
+static int
+anth_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
+				const char ***assigned, char **sig, char **errmsg)
+{
+	struct json_object *parts;
+	int			is_model;
+	size_t		n;
+	size_t		pi;
+	const char **a;
+	LlmBuf		b = {0};
+
+	*assigned = NULL;
+	*sig = NULL;
+	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
+		return -1;
+	n = json_object_array_length(parts);
+	a = calloc(n + 1, sizeof(char *));
+	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
+		goto fail;
+	for (pi = 0; pi < n; pi++)
+	{
+		LlmPart		part;
+		const char *id;
+		char		len[32];
+
+		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi, &part,
+							errmsg) < 0)
+			goto fail;
+		if (part.kind == LLM_PART_TEXT)
+			continue;
+		if (part.kind == LLM_PART_INLINE && !is_model)
+		{
+			struct json_object *block = anth_media(&part, ci, pi, errmsg);
+
+			if (block == NULL)
+				goto fail;
+			json_object_put(block);
+			continue;
+		}
+		if (part.kind == LLM_PART_CALL && is_model)
+			id = llm_ids_call(ids, &part);
+		else if (part.kind == LLM_PART_RESPONSE && !is_model)
+			id = llm_ids_response(ids, &part);
+		else
+		{
+			llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a %s content cannot hold this kind of part",
+						   ci, pi, is_model ? "model" : "user");
+			goto fail;
+		}
+		if (id == NULL)
+			goto fail;
+		a[pi] = id;
+		snprintf(len, sizeof(len), "%zu:", strlen(id));
+		if (llm_buf_append(&b, len, strlen(len)) < 0 ||
+			llm_buf_append(&b, id, strlen(id)) < 0)
+			goto fail;
+	}
+	*assigned = a;
+	*sig = b.data;
+	return 0;
+
+fail:
+	free(a);
+	llm_buf_free(&b);
+	return -1;
+}
+
+/*
  * Add the message a content made before (see anth_content), and register
  * its calls and responses, all with their own ids, in ids as converting it
  * does: its tool_use blocks in order as calls, its tool_result blocks in
@@ -314,7 +456,6 @@ anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
 	struct json_object *msg = json_object_array_get_idx(made, 0);
 	struct json_object *blocks = llm_get_arr(msg, "content");
 	size_t		n = json_object_array_length(blocks);
-	size_t		nres = 0;
 	size_t		i;
 
 	for (i = 0; i < n; i++)
@@ -325,7 +466,6 @@ anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
 
 		if (strcmp(type, "tool_result") == 0)
 		{
-			nres++;
 			part.kind = LLM_PART_RESPONSE;
 			part.id = llm_get_str(block, "tool_use_id");
 			if (llm_ids_response(ids, &part) == NULL)
@@ -340,8 +480,7 @@ anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
 				return -1;
 		}
 	}
-	anth_add(am, strcmp(llm_get_str(msg, "role"), "assistant") == 0, blocks,
-			 nres, msg);
+	anth_add_made(am, made);
 	return 0;
 }
 
@@ -350,7 +489,7 @@ anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
  */
 static struct json_object *
 anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
-		   LlmIdSynth *ids, char **errmsg)
+		   LlmIdSynth *ids, const char *given, char **errmsg)
 {
 	struct json_object *block;
 	struct json_object *args;
@@ -370,7 +509,7 @@ anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
 		return anth_media(part, ci, pi, errmsg);
 	if (part->kind == LLM_PART_CALL && is_model)
 	{
-		if ((id = llm_ids_call(ids, part)) == NULL)
+		if ((id = given ? given : llm_ids_call(ids, part)) == NULL)
 			return NULL;
 		block = json_object_new_object();
 		llm_add_str(block, "type", "tool_use");
@@ -381,7 +520,7 @@ anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
 	}
 	if (part->kind == LLM_PART_RESPONSE && !is_model)
 	{
-		if ((id = llm_ids_response(ids, part)) == NULL)
+		if ((id = given ? given : llm_ids_response(ids, part)) == NULL)
 			return NULL;
 		args = llm_part_args(part);
 		str = llm_json_compact(args);

@@ -119,8 +119,8 @@ typedef struct LlmRequestSpec
 	 * for the contents whose messages depend on the ids their calls and
 	 * responses are given (counted over the request): see LlmIdReuse.
 	 * idmsgs(idarg, i, sig) gives the messages content i made before with
-	 * the ids in sig (borrowed), or NULL.  Only OpenAI uses them: Gemini
-	 * needs no ids, and Anthropic makes such contents again every time.
+	 * the ids in sig (borrowed), or NULL.  OpenAI and Anthropic use them;
+	 * Gemini needs no ids.
 	 */
 	struct LlmIdReuse *idreuse;
 	struct json_object *(*idmsgs) (void *idarg, size_t i, const char *sig);

@@ -324,8 +324,35 @@ test_request_reuse_history(void)
 					  "11100111111010") > 0);
 }
 
+/*
+ * Contents whose calls or responses have no ids of their own are given
+ * call_<n> over the request: their blocks are kept per content and ids
+ * (LlmRequestSpec.idmsgs), and taken again when a later request gives them
+ * the same ids, byte for byte the same request.
+ */
+static void
+test_request_id_reuse(void)
+{
+	int			before = unit_idreuse_hits;
+
+	/* tool turns as the runner sends them: the adk- ids stripped */
+	CHECK(CHECK_REUSE(LLM_ANTHROPIC,
+					  "[{'role':'user','parts':[{'text':'go'}]},"
+	"{'role':'model','parts':[{'function_call':{'name':'probe','args':{'n':7}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'probe','response':{'ok':true}}}]},"
+	"{'role':'model','parts':[{'text':'again'},{'function_call':{'name':'probe','args':{'n':7}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'probe','response':{'ok':true}}}]},"
+	"{'role':'user','parts':[{'text':'and you?'}]},"
+	"{'role':'model','parts':[{'function_call':{'name':'probe','args':{'n':7}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'probe','response':{'ok':true}}}]},"
+	"{'role':'model','parts':[{'text':'done'}]}]",
+					  "100001001") > 0);
+	CHECK(unit_idreuse_hits > before);
+}
+
 const UnitTest anthropic_tests[] = {
 	{"request_reuse_history", test_request_reuse_history},
+	{"request_id_reuse", test_request_id_reuse},
 	{"stream_refusal", test_stream_refusal},
 	{"request_golden", test_request_golden},
 	{"request_merge_and_order", test_request_merge_and_order},

@@ -74,6 +74,12 @@ extern int	unit_check_reuse(const char *file, int line, LlmProvider p,
 #define CHECK_REUSE(p, history, kept) \
 	unit_check_reuse(__FILE__, __LINE__, (p), (history), (kept))
 
+/*
+ * How many contents unit_check_reuse took from what they made with the same
+ * ids (LlmRequestSpec.idmsgs), since the start.
+ */
+extern int	unit_idreuse_hits;
+
 /* Feed body to a new stream in pieces of step bytes (0: all at once) */
 typedef struct UnitStreamRun
 {

@@ -209,6 +209,44 @@ static int	unit_reuse_one(const char *file, int line, LlmProvider p,
 						   struct json_object *contents, UnitMade **cache,
 						   size_t *ncache);
 
+/* what unit_idmsgs looks in: the cache, and the request's content keys */
+typedef struct UnitIdArg
+{
+	UnitMade   *cache;
+	size_t		ncache;
+	char	  **keys;
+} UnitIdArg;
+
+int			unit_idreuse_hits = 0;
+
+/* (content text, ids) as one key: "<text>\001<sig>" */
+static char *
+unit_id_key(const char *key, const char *sig)
+{
+	char	   *k = malloc(strlen(key) + strlen(sig) + 2);
+
+	sprintf(k, "%s\001%s", key, sig);
+	return k;
+}
+
+/* LlmRequestSpec.idmsgs over the cache, as msg_cache.c keys it */
+static struct json_object *
+unit_idmsgs(void *arg, size_t i, const char *sig)
+{
+	UnitIdArg  *a = (UnitIdArg *) arg;
+	char	   *k = unit_id_key(a->keys[i], sig);
+	struct json_object *found = NULL;
+	size_t		j;
+
+	for (j = 0; j < a->ncache && found == NULL; j++)
+		if (strcmp(a->cache[j].key, k) == 0)
+			found = a->cache[j].made;
+	free(k);
+	if (found != NULL)
+		unit_idreuse_hits++;
+	return found;
+}
+
 int
 unit_check_reuse(const char *file, int line, LlmProvider p,
 				 const char *history, const char *expect_kept)
@@ -276,6 +314,9 @@ unit_reuse_one(const char *file, int line, LlmProvider p,
 	size_t		n = json_object_array_length(contents);
 	struct json_object **slots = calloc(n + 1, sizeof(struct json_object *));
 	char	  **keys = calloc(n + 1, sizeof(char *));
+	char	  **all = calloc(n + 1, sizeof(char *));
+	LlmIdReuse *ids = calloc(n + 1, sizeof(LlmIdReuse));
+	UnitIdArg	idarg;
 	struct json_object *holes = json_object_new_array();
 	struct json_object *tools = unit_load("tools.json");
 	char	   *plain;
@@ -298,6 +339,7 @@ unit_reuse_one(const char *file, int line, LlmProvider p,
 		struct json_object *c = json_object_array_get_idx(contents, i);
 
 		keys[i] = strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
+		all[i] = strdup(keys[i]);
 		for (k = 0; k < *ncache; k++)
 			if (strcmp((*cache)[k].key, keys[i]) == 0)
 				slots[i] = (*cache)[k].made;
@@ -312,6 +354,13 @@ unit_reuse_one(const char *file, int line, LlmProvider p,
 	}
 	spec.contents = holes;
 	spec.reuse = slots;
+	/* and the messages contents made with the ids they were given */
+	idarg.cache = *cache;
+	idarg.ncache = *ncache;
+	idarg.keys = all;
+	spec.idreuse = ids;
+	spec.idmsgs = unit_idmsgs;
+	spec.idarg = &idarg;
 	got = llm_build_request(&spec, &err2);
 	if (plain == NULL || got == NULL ? plain != got : strcmp(plain, got) != 0)
 		unit_fail(file, line, "request with reuse differs:\n  plain %s\n  reuse %s",
@@ -326,6 +375,22 @@ unit_reuse_one(const char *file, int line, LlmProvider p,
 		}
 		else
 			free(keys[i]);
+	for (i = 0; i < n; i++)
+	{
+		if (ids[i].made != NULL && ids[i].made_sig != NULL)
+		{
+			*cache = realloc(*cache, (*ncache + 1) * sizeof(UnitMade));
+			(*cache)[*ncache].key = unit_id_key(all[i], ids[i].made_sig);
+			(*cache)[*ncache].made = ids[i].made;
+			(*ncache)++;
+		}
+		else
+			json_object_put(ids[i].made);
+		free(ids[i].made_sig);
+		free(all[i]);
+	}
+	free(ids);
+	free(all);
 	free(plain);
 	free(got);
 	free(err1);
