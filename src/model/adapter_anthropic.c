@@ -21,7 +21,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -387,20 +386,23 @@ anth_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
 	size_t		pi;
 	const char **a;
 	LlmBuf		b = {0};
+	LlmIdPlan  *plan;
+	int			rc;
 
-	*assigned = NULL;
-	*sig = NULL;
+	/* a content that took its ids before: the same calls, no decoding */
+	if ((rc = llm_ids_replay(content, ids, assigned, sig)) != 0)
+		return rc > 0 ? 0 : -1;
 	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
 		return -1;
 	n = json_object_array_length(parts);
 	a = calloc(n + 1, sizeof(char *));
+	plan = llm_ids_plan_new(content, is_model, n);
 	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
 		goto fail;
 	for (pi = 0; pi < n; pi++)
 	{
 		LlmPart		part;
 		const char *id;
-		char		len[32];
 
 		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi, &part,
 							errmsg) < 0)
@@ -426,19 +428,18 @@ anth_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
 						   ci, pi, is_model ? "model" : "user");
 			goto fail;
 		}
-		if (id == NULL)
+		if (id == NULL || llm_ids_sig_append(&b, id) < 0)
 			goto fail;
 		a[pi] = id;
-		snprintf(len, sizeof(len), "%zu:", strlen(id));
-		if (llm_buf_append(&b, len, strlen(len)) < 0 ||
-			llm_buf_append(&b, id, strlen(id)) < 0)
-			goto fail;
+		llm_ids_plan_add(plan, pi, &part);
 	}
+	llm_ids_plan_keep(content, plan);
 	*assigned = a;
 	*sig = b.data;
 	return 0;
 
 fail:
+	llm_ids_plan_free(plan);
 	free(a);
 	llm_buf_free(&b);
 	return -1;

@@ -21,7 +21,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,60 +229,6 @@ openai_made(struct json_object *messages, size_t from)
 }
 
 /*
- * What openai_assign_ids learnt of a content that took its ids without an
- * error: its calls (model) or responses (user), by part, with their own
- * ids and names (borrowed from the content).  Kept as the content's json-c
- * userdata, so that the next requests that send the same (kept, never
- * changed) content give it its ids without decoding it again.
- */
-#define OPENAI_PLAN_MAGIC 0x4e4c504fU
-
-typedef struct OpenaiPlanItem
-{
-	size_t		part;
-	const char *id;
-	const char *name;
-} OpenaiPlanItem;
-
-typedef struct OpenaiPlan
-{
-	uint32_t	magic;
-	int			is_model;
-	size_t		nparts;
-	size_t		n;
-	OpenaiPlanItem items[];
-} OpenaiPlan;
-
-static void
-plan_free(struct json_object *content, void *userdata)
-{
-	(void) content;
-	free(userdata);
-}
-
-/* "<length>:<id>" appended to b */
-static int
-sig_append(LlmBuf *b, const char *id)
-{
-	char		digits[24];
-	size_t		len = strlen(id);
-	size_t		n = 0;
-	char		out[25];
-	size_t		k;
-
-	do
-	{
-		digits[n++] = (char) ('0' + len % 10);
-		len /= 10;
-	} while (len > 0);
-	for (k = 0; k < n; k++)
-		out[k] = digits[n - 1 - k];
-	out[n] = ':';
-	return llm_buf_append(b, out, n + 1) < 0 ? -1 :
-		llm_buf_append(b, id, strlen(id));
-}
-
-/*
  * The ids content ci's calls (a model content) or responses (a user
  * content) are given, as llm_ids_call and llm_ids_response give them, in
  * the order of its parts: (*assigned)[k] for part k, NULL for the other
@@ -302,52 +247,19 @@ openai_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
 	size_t		i;
 	const char **a = NULL;
 	LlmBuf		b = {0};
-	OpenaiPlan *plan = (OpenaiPlan *) json_object_get_userdata(content);
-	OpenaiPlan *made = NULL;
+	LlmIdPlan  *plan;
+	int			rc;
 
-	*assigned = NULL;
-	*sig = NULL;
-	if (plan != NULL && plan->magic == OPENAI_PLAN_MAGIC &&
-		json_object_is_type(content, json_type_object))
-	{
-		/* a content that took its ids before: the same calls, no decoding */
-		a = calloc(plan->nparts + 1, sizeof(char *));
-		if (a == NULL || llm_buf_append(&b, "", 0) < 0)
-			goto fail;
-		for (i = 0; i < plan->n; i++)
-		{
-			LlmPart		part;
-			const char *id;
-
-			memset(&part, 0, sizeof(part));
-			part.kind = plan->is_model ? LLM_PART_CALL : LLM_PART_RESPONSE;
-			part.id = plan->items[i].id;
-			part.name = plan->items[i].name;
-			id = plan->is_model ? llm_ids_call(ids, &part) :
-				llm_ids_response(ids, &part);
-			if (id == NULL || sig_append(&b, id) < 0)
-				goto fail;
-			a[plan->items[i].part] = id;
-		}
-		*assigned = a;
-		*sig = b.data;
-		return 0;
-	}
+	/* a content that took its ids before: the same calls, no decoding */
+	if ((rc = llm_ids_replay(content, ids, assigned, sig)) != 0)
+		return rc > 0 ? 0 : -1;
 	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
 		return -1;
 	n = json_object_array_length(parts);
 	a = calloc(n + 1, sizeof(char *));
-	made = json_object_get_userdata(content) == NULL ?
-		malloc(offsetof(OpenaiPlan, items) + sizeof(OpenaiPlanItem) * (n + 1)) : NULL;
+	plan = llm_ids_plan_new(content, is_model, n);
 	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
 		goto fail;
-	if (made != NULL)
-	{
-		made->magic = OPENAI_PLAN_MAGIC;
-		made->is_model = is_model;
-		made->nparts = n;
-		made->n = 0;
-	}
 	for (i = 0; i < n; i++)
 	{
 		LlmPart		part;
@@ -373,25 +285,18 @@ openai_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
 		if (!is_model && part.kind != LLM_PART_RESPONSE)
 			continue;
 		id = is_model ? llm_ids_call(ids, &part) : llm_ids_response(ids, &part);
-		if (id == NULL || sig_append(&b, id) < 0)
+		if (id == NULL || llm_ids_sig_append(&b, id) < 0)
 			goto fail;
 		a[i] = id;
-		if (made != NULL)
-		{
-			made->items[made->n].part = i;
-			made->items[made->n].id = part.id;
-			made->items[made->n].name = part.name;
-			made->n++;
-		}
+		llm_ids_plan_add(plan, i, &part);
 	}
-	if (made != NULL)
-		json_object_set_userdata(content, made, plan_free);
+	llm_ids_plan_keep(content, plan);
 	*assigned = a;
 	*sig = b.data;
 	return 0;
 
 fail:
-	free(made);
+	llm_ids_plan_free(plan);
 	free(a);
 	llm_buf_free(&b);
 	return -1;

@@ -365,6 +365,34 @@ extern const char *llm_ids_call(LlmIdSynth *ids, const LlmPart *part);
 extern const char *llm_ids_response(LlmIdSynth *ids, const LlmPart *part);
 extern void llm_ids_free(LlmIdSynth *ids);
 
+/*
+ * What an adapter learnt of a content that took its ids without an error
+ * (its calls, in a model content, or its responses, in a user content, by
+ * part, with their own ids and names), kept as the content's json-c
+ * userdata: the next requests that send the same kept (never changed)
+ * content give it the same llm_ids_* calls without decoding it.  Every
+ * function here takes a NULL plan (out of memory, or the content already
+ * has userdata) and does nothing with it.
+ */
+typedef struct LlmIdPlan LlmIdPlan;
+
+extern LlmIdPlan *llm_ids_plan_new(struct json_object *content, int is_model,
+								   size_t nparts);
+extern void llm_ids_plan_add(LlmIdPlan *plan, size_t part, const LlmPart *p);
+extern void llm_ids_plan_keep(struct json_object *content, LlmIdPlan *plan);
+extern void llm_ids_plan_free(LlmIdPlan *plan);
+
+/*
+ * Give content the ids its plan says, as the adapter would: (*assigned)[k]
+ * for part k (malloc'd), *sig the ids as one string (malloc'd).  1 when
+ * replayed, 0 when the content has no plan, -1 when out of memory.
+ */
+extern int	llm_ids_replay(struct json_object *content, LlmIdSynth *ids,
+						   const char ***assigned, char **sig);
+
+/* Append "<length>:<id>" to b (an ids signature); 0, or -1 */
+extern int	llm_ids_sig_append(LlmBuf *b, const char *id);
+
 /* Generation config keys copied to the wire under another name */
 typedef enum LlmConfigType
 {

@@ -12,6 +12,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,143 @@ llm_ids_response(LlmIdSynth *ids, const LlmPart *part)
 			ids->first_open++;
 	}
 	return id;
+}
+
+/* ----------------------------------------------------------------
+ *		Plans: the ids a kept content takes, without decoding it
+ * ----------------------------------------------------------------
+ */
+
+#define PLAN_MAGIC 0x4e4c5044U
+
+typedef struct LlmIdPlanItem
+{
+	size_t		part;
+	const char *id;				/* borrowed from the content */
+	const char *name;
+} LlmIdPlanItem;
+
+struct LlmIdPlan
+{
+	uint32_t	magic;
+	int			is_model;
+	size_t		nparts;
+	size_t		n;
+	LlmIdPlanItem items[];
+};
+
+static void
+plan_free(struct json_object *content, void *userdata)
+{
+	(void) content;
+	free(userdata);
+}
+
+LlmIdPlan *
+llm_ids_plan_new(struct json_object *content, int is_model, size_t nparts)
+{
+	LlmIdPlan  *plan;
+
+	if (!json_object_is_type(content, json_type_object) ||
+		json_object_get_userdata(content) != NULL)
+		return NULL;
+	plan = malloc(offsetof(LlmIdPlan, items) + sizeof(LlmIdPlanItem) * (nparts + 1));
+	if (plan == NULL)
+		return NULL;
+	plan->magic = PLAN_MAGIC;
+	plan->is_model = is_model;
+	plan->nparts = nparts;
+	plan->n = 0;
+	return plan;
+}
+
+void
+llm_ids_plan_add(LlmIdPlan *plan, size_t part, const LlmPart *p)
+{
+	if (plan == NULL || plan->n >= plan->nparts)
+		return;
+	plan->items[plan->n].part = part;
+	plan->items[plan->n].id = p->id;
+	plan->items[plan->n].name = p->name;
+	plan->n++;
+}
+
+void
+llm_ids_plan_keep(struct json_object *content, LlmIdPlan *plan)
+{
+	if (plan != NULL)
+		json_object_set_userdata(content, plan, plan_free);
+}
+
+void
+llm_ids_plan_free(LlmIdPlan *plan)
+{
+	free(plan);
+}
+
+int
+llm_ids_replay(struct json_object *content, LlmIdSynth *ids,
+			   const char ***assigned, char **sig)
+{
+	LlmIdPlan  *plan;
+	const char **a;
+	LlmBuf		b = {0};
+	size_t		i;
+
+	*assigned = NULL;
+	*sig = NULL;
+	if (!json_object_is_type(content, json_type_object))
+		return 0;
+	plan = (LlmIdPlan *) json_object_get_userdata(content);
+	if (plan == NULL || plan->magic != PLAN_MAGIC)
+		return 0;
+	a = calloc(plan->nparts + 1, sizeof(char *));
+	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
+		goto fail;
+	for (i = 0; i < plan->n; i++)
+	{
+		LlmPart		part;
+		const char *id;
+
+		memset(&part, 0, sizeof(part));
+		part.kind = plan->is_model ? LLM_PART_CALL : LLM_PART_RESPONSE;
+		part.id = plan->items[i].id;
+		part.name = plan->items[i].name;
+		id = plan->is_model ? llm_ids_call(ids, &part) :
+			llm_ids_response(ids, &part);
+		if (id == NULL || llm_ids_sig_append(&b, id) < 0)
+			goto fail;
+		a[plan->items[i].part] = id;
+	}
+	*assigned = a;
+	*sig = b.data;
+	return 1;
+
+fail:
+	free(a);
+	llm_buf_free(&b);
+	return -1;
+}
+
+int
+llm_ids_sig_append(LlmBuf *b, const char *id)
+{
+	char		digits[24];
+	char		out[25];
+	size_t		len = strlen(id);
+	size_t		n = 0;
+	size_t		k;
+
+	do
+	{
+		digits[n++] = (char) ('0' + len % 10);
+		len /= 10;
+	} while (len > 0);
+	for (k = 0; k < n; k++)
+		out[k] = digits[n - 1 - k];
+	out[n] = ':';
+	return llm_buf_append(b, out, n + 1) < 0 ? -1 :
+		llm_buf_append(b, id, strlen(id));
 }
 
 void
