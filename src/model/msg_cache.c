@@ -8,8 +8,10 @@
  * each content to json-c and then to the provider's messages, and freeing
  * them all again, cost more than serializing the request (issue 12, §7).
  * The provider's messages of a content depend on nothing but the content's
- * bytes when it holds no function call or response (adapters say which:
- * LlmRequestSpec.reuse), so they are kept here, keyed by the provider and
+ * bytes when it holds no function call or response, or (Gemini) always, or
+ * (Anthropic) when all its calls and responses have ids of their own
+ * (adapters say which: LlmRequestSpec.reuse), so they are kept here, keyed
+ * by the provider and
  * the bytes of the content's jsonb container (jsonb is canonical: equal
  * contents have equal bytes), and later requests reference them instead
  * of making them again.  Being keyed by content, nothing here depends on
@@ -17,13 +19,14 @@
  * and agents' views change the contents prompt assembly hands in, and a
  * changed content simply misses.
  *
- * A content with function calls or responses makes messages that depend
- * on the ids they are given over the request ("call_<n>" for a call the
- * runner stripped of its "adk-" id, a response answering by name): such a
- * content is kept in json-c (no conversion next time), and its messages
- * per content and ids (LlmIdReuse: the adapter gives the ids first, then
- * asks for the messages).  So a tool loop's history costs a copy per
- * content, whatever it holds.
+ * Otherwise (OpenAI, Anthropic) a content with function calls or
+ * responses makes messages that depend on the ids they are given over the
+ * request ("call_<n>" for a call the runner stripped of its "adk-" id, a
+ * response answering by name): such a content is kept in json-c (no
+ * conversion next time), and its messages per content and ids
+ * (LlmIdReuse: the adapter gives the ids first, replaying the content's
+ * plan, llm_ids.c, then asks for the messages).  So a tool loop's history
+ * costs a copy per content, whatever it holds.
  *
  * Bounded: entries are charged their key and an estimate of their json-c
  * objects, and the cache starts over empty when a new entry would take it
