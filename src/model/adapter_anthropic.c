@@ -54,9 +54,8 @@ static struct json_object *anth_build(const LlmRequestSpec *spec,
 									  char **errmsg);
 static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 						  char **errmsg);
-static int	anth_assign_ids(struct json_object *content, size_t ci,
-							LlmIdSynth *ids, const char ***assigned,
-							char **sig, char **errmsg);
+static int	anth_id_check(const LlmPart *part, int is_model, size_t ci,
+						  size_t pi, char **errmsg);
 static int	anth_content(AnthMessages *am, struct json_object *content,
 						 size_t ci, LlmIdSynth *ids, const char **assigned,
 						 struct json_object **made,
@@ -194,7 +193,8 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 		 * or responses are given ids over the request makes the same
 		 * blocks again for the same ids.
 		 */
-		if ((rc = anth_assign_ids(content, i, &ids, &assigned, &sig, errmsg)) < 0)
+		if ((rc = llm_ids_assign(content, i, &ids, anth_id_check, &assigned,
+								 &sig, errmsg)) < 0)
 			break;
 		same = (ids.uses != uses && spec->idmsgs != NULL) ?
 			spec->idmsgs(spec->idarg, i, sig) : NULL;
@@ -368,80 +368,30 @@ anth_add_made(AnthMessages *am, struct json_object *made)
 }
 
 /*
- * The ids content ci's calls (a model content) or responses (a user
- * content) are given, as anth_block gives them, in the order of its parts:
- * (*assigned)[k] for part k, NULL for the other parts (malloc'd; the
- * strings are owned by ids or the content); *sig, the ids as one string,
- * "<length>:<id>" each (malloc'd).  The checks anth_content and anth_block
- * make up to a part's id are made here in the same order, with the same
- * errors (inline data is checked by making its block).  0, or -1.
+ * LlmIdCheck: which parts take ids (as anth_block gives them), and the
+ * errors anth_content and anth_block give first (inline data is checked by
+ * making its block).
  */
 static int
-anth_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
-				const char ***assigned, char **sig, char **errmsg)
+anth_id_check(const LlmPart *part, int is_model, size_t ci, size_t pi,
+			  char **errmsg)
 {
-	struct json_object *parts;
-	int			is_model;
-	size_t		n;
-	size_t		pi;
-	const char **a;
-	LlmBuf		b = {0};
-	LlmIdPlan  *plan;
-	int			rc;
+	struct json_object *block;
 
-	/* a content that took its ids before: the same calls, no decoding */
-	if ((rc = llm_ids_replay(content, ids, assigned, sig)) != 0)
-		return rc > 0 ? 0 : -1;
-	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
-		return -1;
-	n = json_object_array_length(parts);
-	a = calloc(n + 1, sizeof(char *));
-	plan = llm_ids_plan_new(content, is_model, n);
-	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
-		goto fail;
-	for (pi = 0; pi < n; pi++)
+	if (part->kind == LLM_PART_TEXT)
+		return 0;
+	if (part->kind == LLM_PART_INLINE && !is_model)
 	{
-		LlmPart		part;
-		const char *id;
-
-		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi, &part,
-							errmsg) < 0)
-			goto fail;
-		if (part.kind == LLM_PART_TEXT)
-			continue;
-		if (part.kind == LLM_PART_INLINE && !is_model)
-		{
-			struct json_object *block = anth_media(&part, ci, pi, errmsg);
-
-			if (block == NULL)
-				goto fail;
-			json_object_put(block);
-			continue;
-		}
-		if (part.kind == LLM_PART_CALL && is_model)
-			id = llm_ids_call(ids, &part);
-		else if (part.kind == LLM_PART_RESPONSE && !is_model)
-			id = llm_ids_response(ids, &part);
-		else
-		{
-			llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a %s content cannot hold this kind of part",
-						   ci, pi, is_model ? "model" : "user");
-			goto fail;
-		}
-		if (id == NULL || llm_ids_sig_append(&b, id) < 0)
-			goto fail;
-		a[pi] = id;
-		llm_ids_plan_add(plan, pi, &part);
+		if ((block = anth_media(part, ci, pi, errmsg)) == NULL)
+			return -1;
+		json_object_put(block);
+		return 0;
 	}
-	llm_ids_plan_keep(content, plan);
-	*assigned = a;
-	*sig = b.data;
-	return 0;
-
-fail:
-	llm_ids_plan_free(plan);
-	free(a);
-	llm_buf_free(&b);
+	if ((part->kind == LLM_PART_CALL && is_model) ||
+		(part->kind == LLM_PART_RESPONSE && !is_model))
+		return 1;
+	llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a %s content cannot hold this kind of part",
+				   ci, pi, is_model ? "model" : "user");
 	return -1;
 }
 

@@ -33,9 +33,8 @@ static struct json_object *openai_build(const LlmRequestSpec *spec,
 										char **errmsg);
 static struct json_object *openai_made(struct json_object *messages,
 									   size_t from);
-static int	openai_assign_ids(struct json_object *content, size_t ci,
-							  LlmIdSynth *ids, const char ***assigned,
-							  char **sig, char **errmsg);
+static int	openai_id_check(const LlmPart *part, int is_model, size_t ci,
+							size_t pi, char **errmsg);
 static int	openai_content(struct json_object *messages,
 						   struct json_object *content, size_t ci,
 						   LlmIdSynth *ids, const char **assigned,
@@ -150,7 +149,8 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 		else if (spec->idreuse != NULL)
 		{
 			/* the ids first: the messages are kept per content and ids */
-			if (openai_assign_ids(content, i, &ids, &assigned, &sig, errmsg) < 0)
+			if (llm_ids_assign(content, i, &ids, openai_id_check, &assigned,
+							   &sig, errmsg) < 0)
 				goto fail;
 			if (ids.uses != uses && spec->idmsgs != NULL)
 				same = spec->idmsgs(spec->idarg, i, sig);
@@ -229,82 +229,32 @@ openai_made(struct json_object *messages, size_t from)
 }
 
 /*
- * The ids content ci's calls (a model content) or responses (a user
- * content) are given, as llm_ids_call and llm_ids_response give them, in
- * the order of its parts: (*assigned)[k] for part k, NULL for the other
- * parts (a malloc'd array; the strings are owned by ids or the content);
- * *sig, the ids as one string, "<length>:<id>" each (malloc'd).  The
- * checks the build makes before it gives a part its id are made here in
- * the same order, with the same errors.  0, or -1.
+ * LlmIdCheck: which parts take ids, and the errors the build gives first.
  */
 static int
-openai_assign_ids(struct json_object *content, size_t ci, LlmIdSynth *ids,
-				  const char ***assigned, char **sig, char **errmsg)
+openai_id_check(const LlmPart *part, int is_model, size_t ci, size_t pi,
+				char **errmsg)
 {
-	struct json_object *parts;
-	int			is_model;
-	size_t		n;
-	size_t		i;
-	const char **a = NULL;
-	LlmBuf		b = {0};
-	LlmIdPlan  *plan;
-	int			rc;
-
-	/* a content that took its ids before: the same calls, no decoding */
-	if ((rc = llm_ids_replay(content, ids, assigned, sig)) != 0)
-		return rc > 0 ? 0 : -1;
-	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
-		return -1;
-	n = json_object_array_length(parts);
-	a = calloc(n + 1, sizeof(char *));
-	plan = llm_ids_plan_new(content, is_model, n);
-	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
-		goto fail;
-	for (i = 0; i < n; i++)
+	if (is_model && part->kind == LLM_PART_TEXT)
+		return 0;
+	if (is_model && part->kind != LLM_PART_CALL)
 	{
-		LlmPart		part;
-		const char *id;
-
-		if (llm_part_decode(json_object_array_get_idx(parts, i), ci, i, &part,
-							errmsg) < 0)
-			goto fail;
-		if (is_model && part.kind == LLM_PART_TEXT)
-			continue;
-		if (is_model && part.kind != LLM_PART_CALL)
-		{
-			llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a model content can only hold text and function calls",
-						   ci, i);
-			goto fail;
-		}
-		if (!is_model && part.kind == LLM_PART_CALL)
-		{
-			llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a user content cannot hold a function call",
-						   ci, i);
-			goto fail;
-		}
-		if (!is_model && part.kind != LLM_PART_RESPONSE)
-			continue;
-		id = is_model ? llm_ids_call(ids, &part) : llm_ids_response(ids, &part);
-		if (id == NULL || llm_ids_sig_append(&b, id) < 0)
-			goto fail;
-		a[i] = id;
-		llm_ids_plan_add(plan, i, &part);
+		llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a model content can only hold text and function calls",
+					   ci, pi);
+		return -1;
 	}
-	llm_ids_plan_keep(content, plan);
-	*assigned = a;
-	*sig = b.data;
-	return 0;
-
-fail:
-	llm_ids_plan_free(plan);
-	free(a);
-	llm_buf_free(&b);
-	return -1;
+	if (!is_model && part->kind == LLM_PART_CALL)
+	{
+		llm_set_errmsg(errmsg, "contents[%zu].parts[%zu]: a user content cannot hold a function call",
+					   ci, pi);
+		return -1;
+	}
+	return is_model || part->kind == LLM_PART_RESPONSE;
 }
 
 /*
  * The messages of content ci; assigned: the ids its parts were given
- * (openai_assign_ids), or NULL to give them here.
+ * (llm_ids_assign), or NULL to give them here.
  */
 static int
 openai_content(struct json_object *messages, struct json_object *content,

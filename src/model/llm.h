@@ -393,6 +393,30 @@ extern int	llm_ids_replay(struct json_object *content, LlmIdSynth *ids,
 /* Append "<length>:<id>" to b (an ids signature); 0, or -1 */
 extern int	llm_ids_sig_append(LlmBuf *b, const char *id);
 
+/*
+ * An adapter's rule for a part of a content (is_model: a model content):
+ * 1 when it takes an id (a call of a model content, a response of a user
+ * content), 0 when it takes none, -1 (errmsg set) when the build would
+ * fail on it -- the checks the build makes up to the part's id, in the
+ * same order, with the same errors.
+ */
+typedef int (*LlmIdCheck) (const LlmPart *part, int is_model, size_t ci,
+						   size_t pi, char **errmsg);
+
+/*
+ * The ids content ci's calls (a model content) or responses (a user
+ * content) are given, in the order of its parts, as the build would give
+ * them: (*assigned)[k] for part k, NULL for the other parts (malloc'd; the
+ * strings are owned by ids or the content); *sig, the ids as one string,
+ * "<length>:<id>" each (malloc'd).  A content that took its ids before
+ * replays its plan; one that takes them now without an error keeps one.
+ * 0, or -1.
+ */
+extern int	llm_ids_assign(struct json_object *content, size_t ci,
+						   LlmIdSynth *ids, LlmIdCheck check,
+						   const char ***assigned, char **sig,
+						   char **errmsg);
+
 /* Generation config keys copied to the wire under another name */
 typedef enum LlmConfigType
 {

@@ -277,6 +277,59 @@ fail:
 }
 
 int
+llm_ids_assign(struct json_object *content, size_t ci, LlmIdSynth *ids,
+			   LlmIdCheck check, const char ***assigned, char **sig,
+			   char **errmsg)
+{
+	struct json_object *parts;
+	int			is_model;
+	size_t		n;
+	size_t		pi;
+	const char **a;
+	LlmBuf		b = {0};
+	LlmIdPlan  *plan;
+	int			rc;
+
+	/* a content that took its ids before: the same calls, no decoding */
+	if ((rc = llm_ids_replay(content, ids, assigned, sig)) != 0)
+		return rc > 0 ? 0 : -1;
+	if (llm_content_decode(content, ci, &is_model, &parts, errmsg) < 0)
+		return -1;
+	n = json_object_array_length(parts);
+	a = calloc(n + 1, sizeof(char *));
+	plan = llm_ids_plan_new(content, is_model, n);
+	if (a == NULL || llm_buf_append(&b, "", 0) < 0)
+		goto fail;
+	for (pi = 0; pi < n; pi++)
+	{
+		LlmPart		part;
+		const char *id;
+
+		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi, &part,
+							errmsg) < 0 ||
+			(rc = check(&part, is_model, ci, pi, errmsg)) < 0)
+			goto fail;
+		if (rc == 0)
+			continue;
+		id = is_model ? llm_ids_call(ids, &part) : llm_ids_response(ids, &part);
+		if (id == NULL || llm_ids_sig_append(&b, id) < 0)
+			goto fail;
+		a[pi] = id;
+		llm_ids_plan_add(plan, pi, &part);
+	}
+	llm_ids_plan_keep(content, plan);
+	*assigned = a;
+	*sig = b.data;
+	return 0;
+
+fail:
+	llm_ids_plan_free(plan);
+	free(a);
+	llm_buf_free(&b);
+	return -1;
+}
+
+int
 llm_ids_sig_append(LlmBuf *b, const char *id)
 {
 	char		digits[24];

@@ -293,23 +293,7 @@ test_request_reuse_history(void)
 {
 	CHECK(llm_reuses_contents(LLM_GEMINI));
 	CHECK(CHECK_REUSE(LLM_GEMINI,
-					  "[{'role':'user','parts':[{'text':'hi'}]},"
-	"{'role':'model','parts':[{'text':'Let me look.'},"
-	"{'function_call':{'id':'t1','name':'get_weather','args':{'city':'Paris'}},'thought_signature':'c2ln'},"
-	"{'function_call':{'id':'t2','name':'lookup','args':{'q':'x'}}}]},"
-	"{'role':'user','parts':[{'function_response':{'id':'t2','name':'lookup','response':{'r':2}}},"
-	"{'function_response':{'id':'t1','name':'get_weather','response':{'temp':21}}}]},"
-	"{'role':'model','parts':[{'function_call':{'name':'get_weather','args':{'city':'Rome'}}}]},"
-	"{'role':'user','parts':[{'function_response':{'name':'get_weather','response':{'temp':25}}}]},"
-	"{'role':'user','parts':[{'text':'For context:'},{'text':'[other] said: done'}]},"
-	"{'role':'model','parts':[{'function_call':{'id':'call_1','name':'lookup','args':{}}}]},"
-	"{'role':'user','parts':[{'function_response':{'id':'call_1','name':'lookup','response':{}}}]},"
-	"{'role':'model','parts':[{'text':'hmm','thought':true},{'text':''}]},"
-	"{'role':'user','parts':[{'inline_data':{'mime_type':'image/png','data':'iVBO'}},{'text':'see'}]},"
-	"{'role':'model','parts':[{'text':''}]},"
-	"{'role':'user','parts':[{'function_response':{'name':'lookup','response':{'late':true}}}]},"
-	"{'role':'model','parts':[{'text':'again'},{'function_call':{'id':'t3','name':'get_weather','args':{'city':'Oslo'}}}]},"
-	"{'role':'user','parts':[{'function_response':{'name':'get_weather','response':{'temp':3}}}]}]",
+					  unit_reuse_history,
 					  "11111111111111") > 0);
 }
 

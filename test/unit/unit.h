@@ -80,6 +80,9 @@ extern int	unit_check_reuse(const char *file, int line, LlmProvider p,
  */
 extern int	unit_idreuse_hits;
 
+/* The history the adapters' reuse tests build from (14 contents) */
+extern const char unit_reuse_history[];
+
 /* Feed body to a new stream in pieces of step bytes (0: all at once) */
 typedef struct UnitStreamRun
 {

@@ -199,6 +199,30 @@ unit_build(LlmProvider p, const char *contents, char **err)
 }
 
 /* what contents made, by the content's text: unit_check_reuse's cache */
+/*
+ * A history with every kind of content the adapters reuse or not: text,
+ * calls and responses with and without ids, a thought with a signature,
+ * another agent's context, inline data, empty and thought-only contents.
+ */
+const char unit_reuse_history[] =
+	"[{'role':'user','parts':[{'text':'hi'}]},"
+	"{'role':'model','parts':[{'text':'Let me look.'},"
+	"{'function_call':{'id':'t1','name':'get_weather','args':{'city':'Paris'}},'thought_signature':'c2ln'},"
+	"{'function_call':{'id':'t2','name':'lookup','args':{'q':'x'}}}]},"
+	"{'role':'user','parts':[{'function_response':{'id':'t2','name':'lookup','response':{'r':2}}},"
+	"{'function_response':{'id':'t1','name':'get_weather','response':{'temp':21}}}]},"
+	"{'role':'model','parts':[{'function_call':{'name':'get_weather','args':{'city':'Rome'}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'get_weather','response':{'temp':25}}}]},"
+	"{'role':'user','parts':[{'text':'For context:'},{'text':'[other] said: done'}]},"
+	"{'role':'model','parts':[{'function_call':{'id':'call_1','name':'lookup','args':{}}}]},"
+	"{'role':'user','parts':[{'function_response':{'id':'call_1','name':'lookup','response':{}}}]},"
+	"{'role':'model','parts':[{'text':'hmm','thought':true},{'text':''}]},"
+	"{'role':'user','parts':[{'inline_data':{'mime_type':'image/png','data':'iVBO'}},{'text':'see'}]},"
+	"{'role':'model','parts':[{'text':''}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'lookup','response':{'late':true}}}]},"
+	"{'role':'model','parts':[{'text':'again'},{'function_call':{'id':'t3','name':'get_weather','args':{'city':'Oslo'}}}]},"
+	"{'role':'user','parts':[{'function_response':{'name':'get_weather','response':{'temp':3}}}]}]";
+
 typedef struct UnitMade
 {
 	char	   *key;
