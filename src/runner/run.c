@@ -102,6 +102,9 @@ static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
 static void invocation_end(AdkRun *run);
 static void parse_options(AdkRun *run, Jsonb *options);
+/* largest block of a run's own memory context (see new_run) */
+#define RUN_MAX_BLOCK (64 * 1024)
+
 static MemoryContext new_step_cxt(AdkRun *run);
 
 /*
@@ -300,9 +303,17 @@ static AdkRun *
 new_run(const char *app, const char *user, const char *session,
 		Jsonb *state_delta, Jsonb *options, AdkEventSink sink, void *sink_arg)
 {
+	/*
+	 * What a run keeps grows with the history it reads (prompt.c keeps its
+	 * events and their pieces), a few kB per model call of a tool loop:
+	 * blocks of at most RUN_MAX_BLOCK, so that what it holds follows what it
+	 * uses instead of doubling (the default's blocks go up to 8 MB).
+	 */
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
 											  "adk_runner run",
-											  ALLOCSET_DEFAULT_SIZES);
+											  ALLOCSET_DEFAULT_MINSIZE,
+											  ALLOCSET_DEFAULT_INITSIZE,
+											  RUN_MAX_BLOCK);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	AdkRun	   *run = palloc0(sizeof(AdkRun));
 
