@@ -24,6 +24,7 @@
 #include "llm.h"
 
 static int	llm_random(unsigned char *buf, size_t n);
+static size_t put_decimal(char *out, size_t v);
 static int	llm_id_grow(LlmIdSynth *ids);
 static LlmIdCall *llm_ids_match(LlmIdSynth *ids, const LlmPart *part);
 
@@ -31,6 +32,27 @@ static LlmIdCall *llm_ids_match(LlmIdSynth *ids, const LlmPart *part);
  *		Call ids
  * ----------------------------------------------------------------
  */
+
+/*
+ * v in decimal at out (at most 20 digits, no NUL); returns the length.
+ * Ids and signatures are written per call of every request: no snprintf.
+ */
+static size_t
+put_decimal(char *out, size_t v)
+{
+	char		digits[20];
+	size_t		n = 0;
+	size_t		k;
+
+	do
+	{
+		digits[n++] = (char) ('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	for (k = 0; k < n; k++)
+		out[k] = digits[n - 1 - k];
+	return n;
+}
 
 static int
 llm_id_grow(LlmIdSynth *ids)
@@ -65,20 +87,8 @@ llm_ids_call(LlmIdSynth *ids, const LlmPart *part)
 	if (id == NULL)
 	{
 		/* "call_<n>", without snprintf: one per id-less call of a request */
-		char		digits[16];
-		int			v = ++ids->counter;
-		int			n = 0;
-		int			k;
-
-		do
-		{
-			digits[n++] = (char) ('0' + v % 10);
-			v /= 10;
-		} while (v > 0 && n < (int) sizeof(digits));
 		memcpy(buf, "call_", 5);
-		for (k = 0; k < n; k++)
-			buf[5 + k] = digits[n - 1 - k];
-		buf[5 + n] = '\0';
+		buf[5 + put_decimal(buf + 5, (size_t) ++ids->counter)] = '\0';
 		id = buf;
 	}
 	c = &ids->calls[ids->ncalls];
@@ -332,19 +342,9 @@ fail:
 int
 llm_ids_sig_append(LlmBuf *b, const char *id)
 {
-	char		digits[24];
-	char		out[25];
-	size_t		len = strlen(id);
-	size_t		n = 0;
-	size_t		k;
+	char		out[24];
+	size_t		n = put_decimal(out, strlen(id));
 
-	do
-	{
-		digits[n++] = (char) ('0' + len % 10);
-		len /= 10;
-	} while (len > 0);
-	for (k = 0; k < n; k++)
-		out[k] = digits[n - 1 - k];
 	out[n] = ':';
 	return llm_buf_append(b, out, n + 1) < 0 ? -1 :
 		llm_buf_append(b, id, strlen(id));
