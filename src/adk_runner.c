@@ -131,6 +131,15 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("adk.verify_incremental",
+							 gettext_noop("Whether every prompt and request built from the run's previous one is also built from scratch and compared."),
+							 gettext_noop("For tests: a difference is an internal error.  Doubles the cost of prompt assembly."),
+							 &adk_verify_incremental,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("adk.max_artifact_size",
 							gettext_noop("Largest artifact accepted by adk_save_artifact."),
 							NULL,

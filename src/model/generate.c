@@ -49,6 +49,7 @@ PG_FUNCTION_INFO_V1(adk_generate);
 PG_FUNCTION_INFO_V1(adk_generate_stream);
 
 int			adk_max_response_bytes = 8 * 1024 * 1024;
+bool		adk_verify_incremental = false;
 
 #define DEFAULT_TIMEOUT_MS			60000
 #define DEFAULT_CONNECT_TIMEOUT_MS	10000

@@ -20,6 +20,13 @@ typedef void (*AdkPartialFn) (Jsonb *partial, void *arg);
 /* GUC */
 extern int	adk_max_response_bytes;
 
+/*
+ * GUC adk.verify_incremental: what is built from a run's previous prompt
+ * or request (prompt.c, generate.c) is also built from scratch and the
+ * two compared (for the test suites)
+ */
+extern bool adk_verify_incremental;
+
 /* One model call in flight (generate.c) */
 typedef struct AdkModelCall AdkModelCall;
 

@@ -26,7 +26,7 @@ model_server_start() {
     ADK_TEST_MODEL_URL="http://127.0.0.1:$(cat "$MODEL_SERVER_DIR/port")"
     ADK_TEST_MODEL_CONF=$MODEL_SERVER_DIR/model_server.conf
     MODEL_SERVER_LOG=$MODEL_SERVER_DIR/server.log
-    echo "adk_test.model_url = '$ADK_TEST_MODEL_URL'" >"$ADK_TEST_MODEL_CONF"
+    printf "adk_test.model_url = '%s'\nadk.verify_incremental = on\n" "$ADK_TEST_MODEL_URL" >"$ADK_TEST_MODEL_CONF"
     export ADK_TEST_MODEL_URL ADK_TEST_MODEL_CONF MODEL_SERVER_LOG
 }
 
