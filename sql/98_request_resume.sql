@@ -20,21 +20,28 @@ COMMENT ON FUNCTION rr98_probe(integer) IS 'Probe.';
 SELECT adk_define_tool('rr98_probe(integer)'::regprocedure);
 
 -- A foreign writer inside the run: step 1 stores a call of the agent made
--- by another runtime (its response not yet stored: the prompt leaves the
--- call out),
--- step 2 its response (now both are sent, the call where it was stored:
--- a content in the middle of the previous request changes); every step
--- sets state key "mood", which the agents' instruction shows.
+-- by another runtime, its response not yet stored (the prompt leaves the
+-- call out), step 2 its response (now both are sent, where the call was
+-- stored: contents in the middle of the previous request change).  Its id
+-- is an "adk-" one, which is not sent: the call and its response look like
+-- the run's own, of the same length as the run's next ones, so only their
+-- bytes tell them apart.  Every step sets state key "mood", which the
+-- agents' instruction shows.
 CREATE FUNCTION rr98_foreign(app text, s text, agent text, step integer) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  id text := 'adk-00000000-0000-4000-8000-0000000000e1';
 BEGIN
   IF step = 1 THEN
     PERFORM adk_append_event(app, 'u', s, jsonb_build_object('author', agent,
-      'content', '{"role": "model", "parts": [{"function_call": {"id": "ext_1", "name": "rr98_probe",
-                   "args": {"n": 100}}}]}'::jsonb));
+      'content', jsonb_build_object('role', 'model', 'parts', jsonb_build_array(
+        jsonb_build_object('text', 'Call 99.'),
+        jsonb_build_object('function_call', jsonb_build_object('id', id, 'name', 'rr98_foreign',
+          'args', jsonb_build_object('app', app, 's', s, 'agent', agent, 'step', 9)))))));
   ELSIF step = 2 THEN
     PERFORM adk_append_event(app, 'u', s, jsonb_build_object('author', agent,
-      'content', '{"role": "user", "parts": [{"function_response": {"id": "ext_1", "name": "rr98_probe",
-                   "response": {"probed": 100}}}]}'::jsonb));
+      'content', jsonb_build_object('role', 'user', 'parts', jsonb_build_array(
+        jsonb_build_object('function_response', jsonb_build_object('id', id, 'name', 'rr98_foreign',
+          'response', '{"step": 9}'::jsonb))))));
   END IF;
   PERFORM adk_append_event(app, 'u', s, jsonb_build_object('author', 'user',
     'actions', jsonb_build_object('state_delta', jsonb_build_object('mood', 'step ' || step))));
@@ -42,6 +49,18 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION rr98_foreign(text, text, text, integer) IS 'Write as another runtime.';
 SELECT adk_define_tool('rr98_foreign(text,text,text,integer)'::regprocedure);
+
+-- Redefine model rr98_switch mid-run: one agent's next request goes to
+-- another provider (the same model id), so its request memo holds a
+-- request of the wrong wire format
+CREATE FUNCTION rr98_switch(provider text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT adk_define_model('rr98_switch', provider,
+                          current_setting('adk_test.model_url') || CASE provider WHEN 'openai' THEN '/v1' ELSE '' END,
+                          'm-test', api_key_secret => 'rr98-key');
+  SELECT jsonb_build_object('now', provider) $$;
+COMMENT ON FUNCTION rr98_switch(text) IS 'Switch the provider.';
+SELECT adk_define_tool('rr98_switch(text)'::regprocedure);
+SELECT rr98_switch('openai');
 
 -- The model's answers (after_model): a call without an id (the runner
 -- gives it an "adk-" id, which is not sent: OpenAI and Anthropic get
@@ -56,6 +75,9 @@ CREATE FUNCTION rr98_loop(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$
                jsonb_build_object('name', 'rr98_foreign', 'args', jsonb_build_object(
                  'app', ctx ->> 'app_name', 's', ctx ->> 'session_id', 'agent', ctx ->> 'agent',
                  'step', mine / 2 + 1))
+             WHEN ctx ->> 'agent' = 'rr98_sw' THEN
+               jsonb_build_object('name', 'rr98_switch', 'args', jsonb_build_object(
+                 'provider', (ARRAY['anthropic', 'gemini', 'openai'])[mine / 2 % 3 + 1]))
              WHEN ctx ->> 'agent' = 'rr98_root' AND mine >= 4 THEN
                jsonb_build_object('name', 'transfer_to_agent', 'args', '{"agent_name": "rr98_sub"}'::jsonb)
              ELSE jsonb_build_object('name', 'rr98_probe', 'args', jsonb_build_object('n', n)) END))))
@@ -80,8 +102,11 @@ SELECT adk_define_agent('rr98_sub', model => 'rr98_anthropic', instruction => 'Y
                         description => 'Probes with Anthropic.', tools => ARRAY['rr98_probe']);
 SELECT adk_define_agent('rr98_root', model => 'rr98_openai', instruction => 'You probe, then hand over.',
                         tools => ARRAY['rr98_probe'], sub_agents => ARRAY['rr98_sub']);
+SELECT adk_define_agent('rr98_sw', model => 'rr98_switch', instruction => 'You switch.',
+                        tools => ARRAY['rr98_switch']);
 SELECT adk_define_app(a || '_app', a, plugins => ARRAY['rr98_loop'])
-  FROM unnest(ARRAY['rr98_oai', 'rr98_ant', 'rr98_gem', 'rr98_mid_oai', 'rr98_mid_ant', 'rr98_root']) a;
+  FROM unnest(ARRAY['rr98_oai', 'rr98_ant', 'rr98_gem', 'rr98_mid_oai', 'rr98_mid_ant', 'rr98_root',
+                    'rr98_sw']) a;
 
 -- a history to start from: text, calls with and without ids and their
 -- responses, another agent's turn (a user content "For context" next to
@@ -159,6 +184,11 @@ SELECT ord, split_part(r #>> '{messages,0,content}', E'\n', 1) AS system,
        jsonb_path_query_array(r, '$.messages[*].tool_calls[*].id') AS call_ids,
        jsonb_path_query_array(r, '$.messages[*] ? (@.role == "tool").tool_call_id') AS answered
   FROM rr98_requests('rr98_mid_oai_app', 'm1') WITH ORDINALITY x(r, ord) ORDER BY ord;
+-- the calls and responses of the last request: the foreign ones (step 9)
+-- among the run's
+SELECT jsonb_path_query_array(r, '$.messages[*] ? (@.role == "assistant").content') AS texts,
+       jsonb_path_query_array(r, '$.messages[*] ? (@.role == "tool").content') AS responses
+  FROM rr98_requests('rr98_mid_oai_app', 'm1') WITH ORDINALITY x(r, ord) ORDER BY ord DESC LIMIT 1;
 SELECT ord, split_part(r ->> 'system', E'\n', 1) AS system, jsonb_path_query_array(r, '$.messages[*].role') AS roles,
        jsonb_path_query_array(r, '$.messages[*].content[*] ? (@.type == "tool_use").id') AS call_ids,
        jsonb_path_query_array(r, '$.messages[*].content[*] ? (@.type == "tool_result").tool_use_id') AS result_ids
@@ -174,3 +204,14 @@ SELECT ord, r ->> 'model' AS model, jsonb_array_length(r -> 'messages') AS messa
        jsonb_path_query_array(r, '$.messages[*].content[*] ? (@.type == "tool_use").id') AS ant_ids,
        jsonb_path_query_array(r, '$.messages[*].content[*] ? (@.type == "tool_result").tool_use_id') AS ant_results
   FROM rr98_requests('rr98_root_app', 't1') WITH ORDINALITY x(r, ord) ORDER BY ord;
+
+-- One agent whose model changes provider between its calls (a tool
+-- redefines it): a request is resumed only from one of the same provider
+-- and model.
+SELECT rr98_session('rr98_sw_app', 'rr98_sw', 'p1') AS appended;
+SELECT rr98_run('rr98_sw_app', 'p1', 5) AS events;
+SELECT ord, c.provider, c.request ? 'messages' AS has_messages, c.request ? 'contents' AS has_contents,
+       coalesce(jsonb_array_length(c.request -> 'messages'), jsonb_array_length(c.request -> 'contents')) AS items
+  FROM (SELECT c.*, row_number() OVER (ORDER BY c.id) AS ord
+          FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
+         WHERE i.app_name = 'rr98_sw_app' AND i.session_id = 'p1') c ORDER BY ord;

@@ -198,7 +198,8 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 		const char **assigned = NULL;
 		char	   *sig = NULL;
 		int			uses = ids.uses;
-		int			pending = am.n;
+		/* resumed here: the message before was the other role's (see anth_log) */
+		int			pending = (k == 0 && spec->from > 0) ? -2 : am.n;
 		size_t		before = json_object_array_length(am.messages);
 
 		/* the ids' state here, logged once it is known whether it may be */
@@ -262,7 +263,8 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 /*
  * Log the boundary before the content just added (st: the ids' state
  * there; pending: how many contents the pending message held there, -1
- * when the state could not be saved; before: the messages there).  Consecutive contents of one role
+ * when the state could not be saved, -2 at the boundary the build resumed
+ * at; before: the messages there).  Consecutive contents of one role
  * make one message, so a build can start again only where no message is
  * pending: before the first content (or the boundary it resumed at:
  * pending 0, any content may follow), or before a content that flushed
@@ -270,7 +272,9 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
  * only before that same content: one of the role before it would have
  * joined that message).  Resuming there makes that content's message
  * again, with the contents of its role after it -- in a conversation, a
- * content or two.
+ * content or two.  A build resumed at such a boundary (pending -2) logs it
+ * as it was: nothing is pending there only because the message before was
+ * taken complete.
  */
 static void
 anth_log(LlmRequestLog *log, AnthMessages *am, int pending, size_t before,
@@ -281,7 +285,9 @@ anth_log(LlmRequestLog *log, AnthMessages *am, int pending, size_t before,
 	if (log == NULL)
 		return;
 	m = json_object_array_length(am->messages);
-	if (pending == 0)
+	if (pending == -2 && am->n == 1)
+		llm_log_saved(log, m, LLM_RESUME_SAME, st);
+	else if (pending == 0)
 		llm_log_saved(log, m, LLM_RESUME_ANY, st);
 	else if (pending > 0 && am->n == 1 && m == before + 1)
 		llm_log_saved(log, m, LLM_RESUME_SAME, st);
