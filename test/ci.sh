@@ -62,6 +62,12 @@ fail=0
 skipped=()
 count() {  # log-file: adds the suite's ok / failed lines to the totals
     local log=$1 rc=$2 ok bad line
+    if [ ! -f "$log" ]; then
+        # the suite's log is gone (its tree removed under it): a failure
+        echo "---- no log $log: the suite counts as failed"
+        fail=$((fail + 1))
+        return
+    fi
     ok=$(grep -cE '^ok\s+\S|\.\.\. ok( |$)' "$log")
     bad=$(grep -cE '^not ok|^FAIL |\.\.\. FAILED|^\S+\.pl \.+ (Dubious|Failed)' "$log")
     [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && bad=1
@@ -97,15 +103,15 @@ run_script_suite() {  # name, command...
     count "$WORK/ci-$name.log" "$rc"
 }
 
-if wants model_server && [ -f "$WORK/test/model_server/selftest.sh" ]; then
+if wants model_server && [ -f "$SRC/test/model_server/selftest.sh" ]; then
     run_script_suite model_server bash test/model_server/selftest.sh
 fi
-if wants unit && [ -f "$WORK/test/unit/Makefile" ]; then
+if wants unit && [ -f "$SRC/test/unit/Makefile" ]; then
     # the model layer's C, standalone: ASan + UBSan, then valgrind
     run_script_suite unit make -s -C test/unit check
     run_script_suite unit_valgrind make -s -C test/unit valgrind
 fi
-if wants fuzz && [ -f "$WORK/test/unit/fuzz/run.sh" ]; then
+if wants fuzz && [ -f "$SRC/test/unit/fuzz/run.sh" ]; then
     # libFuzzer (ASan + UBSan) on the SSE parser and each adapter, unary and
     # streamed: 3 s per harness, seeded from test/unit/data
     run_script_suite fuzz make -s -C test/unit fuzz-check FUZZ_SECONDS=3
@@ -133,10 +139,10 @@ if wants isolation; then
     run_make_suite isolation "output_iso/regression.diffs output_iso/log/postmaster.log" REGRESS= TAP_TESTS= \
         EXTRA_REGRESS_OPTS="--temp-config=$ADK_TEST_MODEL_CONF"
 fi
-if wants tap && ls "$WORK"/test/t/*.pl >/dev/null 2>&1; then
+if wants tap && ls "$SRC"/test/t/*.pl >/dev/null 2>&1; then
     run_make_suite tap "$(cd "$WORK" && echo tmp_check/log/*)" REGRESS= ISOLATION= PROVE_FLAGS=--verbose
 fi
-if wants interop && [ -f "$WORK/test/interop/run.sh" ]; then
+if wants interop && [ -f "$SRC/test/interop/run.sh" ]; then
     run_script_suite interop bash test/interop/run.sh
 fi
 

@@ -271,12 +271,13 @@ entry_size(const JsonbValue *v, Size pos)
  * instead of going through their values.
  */
 static Jsonb *
-container_of(uint32 header, const JsonbValue *const *ent, int n)
+container_of(uint32 header, const JsonbValue *const *ent, int n,
+			 const JsonbContainer *pre, int keep)
 {
-	Size		start = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) n;
-	Size		total = start;
+	Size		start = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) (keep + n);
+	uint32		off = keep > 0 ? getJsonbOffset(pre, keep) : 0;
+	Size		total = start + off;
 	Size		pos;
-	uint32		off = 0;
 	Jsonb	   *res;
 	int			i;
 
@@ -294,7 +295,19 @@ container_of(uint32 header, const JsonbValue *const *ent, int n)
 	res = palloc(total);
 	SET_VARSIZE(res, total);
 	res->root.header = header;
-	pos = start;
+	if (keep > 0)
+	{
+		/*
+		 * The first keep entries of pre, as they are: an entry's JEntry
+		 * depends only on the entries before it, and its bytes move by a
+		 * multiple of 4 (the JEntries of the other elements), so their
+		 * padding stays right.
+		 */
+		memcpy(res->root.children, pre->children, sizeof(JEntry) * keep);
+		memcpy((char *) res + start,
+			   (const char *) &pre->children[JsonContainerSize(pre)], off);
+	}
+	pos = start + off;
 	for (i = 0; i < n; i++)
 	{
 		const JsonbValue *v = ent[i];
@@ -302,6 +315,7 @@ container_of(uint32 header, const JsonbValue *const *ent, int n)
 		uint32		pad = (v->type == jbvNumeric || v->type == jbvBinary) ?
 			INTALIGN(pos) - pos : 0;
 		uint32		type = 0;
+		int			j = keep + i;
 
 		memset((char *) res + pos, 0, pad);
 		switch (v->type)
@@ -326,8 +340,8 @@ container_of(uint32 header, const JsonbValue *const *ent, int n)
 				break;
 		}
 		off += len;
-		res->root.children[i] = type |
-			((i % JB_OFFSET_STRIDE) == 0 ? (off | JENTRY_HAS_OFF) : len);
+		res->root.children[j] = type |
+			((j % JB_OFFSET_STRIDE) == 0 ? (off | JENTRY_HAS_OFF) : len);
 		pos += len;
 	}
 	Assert(pos == total);
@@ -353,7 +367,35 @@ adk_jsonb_array_of(const JsonbValue *elems, int n)
 						(size_t) JB_CMASK)));
 	for (i = 0; i < n; i++)
 		ent[i] = &elems[i];
-	res = container_of((uint32) n | JB_FARRAY, ent, n);
+	res = container_of((uint32) n | JB_FARRAY, ent, n, NULL, 0);
+	pfree(ent);
+	return res;
+}
+
+/*
+ * The jsonb array of the first keep elements of pre (an array) followed by
+ * elems: what adk_jsonb_array_of would give for all of them, byte for byte,
+ * the first keep copied as they are (prompt.c: a request extending the
+ * previous one costs a copy of its bytes).
+ */
+Jsonb *
+adk_jsonb_array_extend(const Jsonb *pre, int keep, const JsonbValue *elems,
+					   int n)
+{
+	const JsonbValue **ent = palloc(sizeof(JsonbValue *) * (n + 1));
+	Jsonb	   *res;
+	int			i;
+
+	Assert(keep >= 0 && keep <= (int) JB_ROOT_COUNT(pre));
+	Assert(JB_ROOT_IS_ARRAY(pre) && !JB_ROOT_IS_SCALAR(pre));
+	if ((Size) keep + n > JB_CMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("number of jsonb array elements exceeds the maximum allowed (%zu)",
+						(size_t) JB_CMASK)));
+	for (i = 0; i < n; i++)
+		ent[i] = &elems[i];
+	res = container_of((uint32) (keep + n) | JB_FARRAY, ent, n, &pre->root, keep);
 	pfree(ent);
 	return res;
 }
@@ -393,7 +435,7 @@ adk_jsonb_object_of(const JsonbValue *keys, const JsonbValue *vals, int n)
 			elog(ERROR, "duplicate key in jsonb object");
 	for (i = 0; i < n; i++)
 		ent[n + i] = &vals[ent[i] - keys];
-	res = container_of((uint32) n | JB_FOBJECT, ent, 2 * n);
+	res = container_of((uint32) n | JB_FOBJECT, ent, 2 * n, NULL, 0);
 	pfree(ent);
 	return res;
 }

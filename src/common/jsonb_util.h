@@ -30,6 +30,8 @@ extern bool adk_jsonb_is_object(JsonbContainer *c);
 extern Jsonb *adk_jsonb_concat(Jsonb *a, Jsonb *b);
 extern Jsonb *adk_jsonb_value_to_jsonb(JsonbValue *v);
 extern Jsonb *adk_jsonb_array_of(const JsonbValue *elems, int n);
+extern Jsonb *adk_jsonb_array_extend(const Jsonb *pre, int keep,
+									 const JsonbValue *elems, int n);
 extern Jsonb *adk_jsonb_object_of(const JsonbValue *keys,
 								  const JsonbValue *vals, int n);
 extern Jsonb *adk_jsonb_one_int(const char *key, int64 value);

@@ -31,7 +31,10 @@
  * through the (app, user, session, seq) index, or by adk._prompt_events
  * (sql/install/65_compaction.sql) once the session is compacted:
  * compaction summaries stand in for the events they cover, and only the
- * events after the covered prefix are read.
+ * events after the covered prefix are read.  Within a run, what was read
+ * is kept (HistCache), and each request extends the previous one: only
+ * the events from the first one that could give other contents than last
+ * time are paired and placed again (memo_resume_at).
  *
  * IDENTIFICATION
  *	  src/runner/prompt.c
@@ -41,6 +44,7 @@
 #include "postgres.h"
 
 #include <ctype.h>
+#include <limits.h>
 
 #include "common/hashfn.h"
 #include "utils/builtins.h"
@@ -48,6 +52,7 @@
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
+#include "model/generate.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
 #include "store/session_read.h"
@@ -149,7 +154,66 @@ typedef struct IdIndex
 	uint32		mask;
 } IdIndex;
 
-static List *read_history(AdkRun *run, AdkAgent *agent, const char *branch);
+/* An id of the parts of a HistCache's events: the first event with one */
+typedef struct FirstId
+{
+	struct FirstId *next;
+	const char *id;
+	uint32		hash;
+	int			first;
+} FirstId;
+
+/*
+ * What the run's previous request of a HistCache's events was made of
+ * (memo_resume_at): for agent, of events [0, nevents); the call event
+ * cut_to_latest_response cut after (INT_MAX: none); ev_elem[i], i in
+ * [0, nevents], how many of its contents came before event i; its
+ * contents.  agent NULL: none yet.
+ */
+typedef struct PromptMemo
+{
+	char	   *agent;
+	int			nevents;
+	int			cut_from;
+	int		   *ev_elem;
+	int			cap;
+	Jsonb	   *contents;
+} PromptMemo;
+
+/*
+ * What a run has read of its session for one branch, kept between model
+ * calls (issue 12 §7): the events that pass the branch filter, and the
+ * last seq read.  The next call reads only the events after it, so prompt
+ * assembly costs O(new events) in reads, not O(history) -- a tool loop of
+ * 50 calls reads the history once.  Events are append-only and a session's
+ * seq only grows (appends take the session row lock), so a foreign writer's
+ * events (ADK-JS) are simply the next ones read.  A compacted session is
+ * read through adk._prompt_events every time (summaries stand in for the
+ * events they cover), and its cache dropped.  The ids of the events' parts
+ * (FirstId, a hash table) and the previous request (PromptMemo) go with
+ * the events.
+ */
+typedef struct HistCache
+{
+	char	   *branch;			/* NULL: the root branch */
+	int64		last_seq;
+	List	   *events;			/* HistEvent *, in the run's memory */
+	FirstId   **ids;
+	uint32		ids_mask;
+	int			nids;
+	PromptMemo	memo;
+} HistCache;
+
+static List *read_history(AdkRun *run, const char *branch,
+						  HistCache **cache);
+static List *history_copies(HistCache *cache, int from);
+static int	memo_resume_at(HistCache *cache, AdkAgent *agent);
+static void note_ids(HistCache *cache, HistEvent *h, int at);
+static void memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent,
+					  int from, int len, const int *ev_elem, int nkeep,
+					  int cut_from, Jsonb *result);
+static Jsonb *build_from(AdkRun *run, AdkAgent *agent, HistCache *cache,
+						 List *fresh, int from);
 static bool belongs_to_branch(Jsonb *event, const char *branch);
 static bool is_internal_request(JsonbContainer *parts);
 static char *jstr(JsonbContainer *c, const char *key);
@@ -166,26 +230,70 @@ static bool part_call_id(JsonbValue *part, const char *kind, char **id);
 static List *part_ids(HistEvent *e, char kind);
 static bool answers(HistEvent *e, char kind, List *ids);
 static bool answered_later(IdIndex *ix, int after, PartInfo *p);
-static void cut_to_latest_response(List *history, int start);
+static int	cut_to_latest_response(List *history, int start);
 static Jsonb *event_piece(HistEvent *e, bool other, IdIndex *ix);
 static void add_piece(ContentsOut *out, Jsonb *piece);
 
 /*
  * The contents array of the next request for "agent" on "branch".
+ *
+ * A run's requests extend each other (issue 12 §7): the contents the
+ * events before "from" gave last time are copied as they are, and only
+ * the events from there on are paired and placed (memo_resume_at says
+ * where that is).  So a request costs O(new events) plus a copy of its
+ * bytes, not O(history).
  */
 Jsonb *
 adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 {
-	List	   *history = read_history(run, agent, branch);
+	HistCache *cache;
+	List	   *fresh = read_history(run, branch, &cache);
+	int			from = 0;
+	Jsonb	   *result;
+
+	if (cache != NULL && !agent->include_contents_none)
+		from = memo_resume_at(cache, agent);
+	result = build_from(run, agent, cache, fresh, from);
+	if (adk_verify_incremental && from > 0)
+	{
+		/* the same request made from the whole history (tests) */
+		Jsonb	   *full = build_from(run, agent, NULL, history_copies(cache, 0), 0);
+
+		if (VARSIZE(full) != VARSIZE(result) ||
+			memcmp(full, result, VARSIZE(full)) != 0)
+			elog(ERROR, "incremental prompt differs from the prompt built from the whole history (resumed at event %d)",
+				 from);
+		pfree(full);
+	}
+	return result;
+}
+
+/*
+ * The request of "history" (events "from" on of cache's; with no cache,
+ * fresh, the whole history).  With a cache whose memo was made for this
+ * agent, the contents of the events before "from" are the memo's; the
+ * memo then takes the new request.
+ */
+static Jsonb *
+build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
+		   int from)
+{
+	List	   *history = cache ? history_copies(cache, from) : fresh;
+	int			len = list_length(history);
 	JsonWriter	w;
 	IdIndex		ix;
 	ContentsOut out;
+	int		   *ev_elem = palloc(sizeof(int) * (len + 1));
 	int			start = 0;
+	int			cut;
+	int			nkeep = 0;
+	List	   *last;
+	Jsonb	   *result;
 	int			i;
 
 	if (agent->include_contents_none)
 	{
-		for (i = list_length(history) - 1; i >= 0; i--)
+		for (i = len - 1; i >= 0; i--)
 		{
 			HistEvent  *e = list_nth(history, i);
 
@@ -219,7 +327,7 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		}
 	}
 
-	cut_to_latest_response(history, start);
+	cut = cut_to_latest_response(history, start);
 	build_index(history, start, agent->name, &ix);
 
 	/*
@@ -229,15 +337,16 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	 * whose piece is kept costs a copy, not a rewrite.
 	 */
 	memset(&out, 0, sizeof(out));
-	for (i = start; i < list_length(history); i++)
+	for (i = 0; i < len; i++)
 	{
 		HistEvent  *e = list_nth(history, i);
+		bool		other;
 
-		bool		other = strcmp(e->author, "user") != 0 &&
-			strcmp(e->author, agent->name) != 0;
-
-		if (e->consumed)
+		ev_elem[i] = out.n;
+		if (i < start || e->consumed)
 			continue;
+		other = strcmp(e->author, "user") != 0 &&
+			strcmp(e->author, agent->name) != 0;
 		add_piece(&out, event_piece(e, other, &ix));
 		if (e->has_calls)
 		{
@@ -247,14 +356,26 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 				add_piece(&out, resp);
 		}
 	}
+	ev_elem[len] = out.n;
 	/* load_artifacts (builtin_tools.c): the artifacts it loaded */
 	jw_init(&w);
 	jw_begin_array(&w);
-	adk_builtin_contents(run, agent, &w, history != NIL ?
-						 ((HistEvent *) llast(history))->event : NULL);
+	last = cache ? cache->events : history;
+	adk_builtin_contents(run, agent, &w, last != NIL ?
+						 ((HistEvent *) llast(last))->event : NULL);
 	jw_end_array(&w);
 	add_piece(&out, jw_finish(&w));
-	return adk_jsonb_array_of(out.elems, out.n);
+
+	if (cache == NULL || agent->include_contents_none)
+		return adk_jsonb_array_of(out.elems, out.n);
+	nkeep = from > 0 ? cache->memo.ev_elem[from] : 0;
+	result = nkeep > 0 ?
+		adk_jsonb_array_extend(cache->memo.contents, nkeep, out.elems, out.n) :
+		adk_jsonb_array_of(out.elems, out.n);
+	memo_keep(run, cache, agent, from, len, ev_elem, nkeep,
+			  cut >= 0 ? from + cut : INT_MAX, result);
+	pfree(ev_elem);
+	return result;
 }
 
 /*
@@ -325,24 +446,6 @@ add_piece(ContentsOut *out, Jsonb *piece)
 		pfree(v);
 	}
 }
-
-/*
- * What a run has read of its session for one branch, kept between model
- * calls (issue 12 §7): the events that pass the branch filter, and the
- * last seq read.  The next call reads only the events after it, so prompt
- * assembly costs O(new events) in reads, not O(history) -- a tool loop of
- * 50 calls reads the history once.  Events are append-only and a session's
- * seq only grows (appends take the session row lock), so a foreign writer's
- * events (ADK-JS) are simply the next ones read.  A compacted session is
- * read through adk._prompt_events every time (summaries stand in for the
- * events they cover), and its cache dropped.
- */
-typedef struct HistCache
-{
-	char	   *branch;			/* NULL: the root branch */
-	int64		last_seq;
-	List	   *events;			/* HistEvent *, in the run's memory */
-} HistCache;
 
 static HistEvent *hist_event(Jsonb *ev, const char *branch);
 
@@ -479,8 +582,14 @@ part_is_paired(HistEvent *e, int k, IdIndex *ix)
 	return ent != NULL && ent->sent_call;
 }
 
+/*
+ * Read what is new of the history for branch.  A run keeps what it read
+ * (HistCache): *cache is set, and the result is NIL (history_copies gives
+ * the events).  Otherwise (adk_prompt has no run; a compacted session is
+ * read whole every time) *cache is NULL and the result is the events.
+ */
 static List *
-read_history(AdkRun *run, AdkAgent *agent, const char *branch)
+read_history(AdkRun *run, const char *branch, HistCache **cachep)
 {
 	List	   *result = NIL;
 	MemoryContext caller = CurrentMemoryContext;
@@ -516,7 +625,10 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 		{
 			cache->last_seq = Max(cache->last_seq, row->seq);
 			if (h)
+			{
+				note_ids(cache, h, list_length(cache->events));
 				cache->events = lappend(cache->events, h);
+			}
 		}
 		else if (h)
 			result = lappend(result, h);
@@ -526,20 +638,189 @@ read_history(AdkRun *run, AdkAgent *agent, const char *branch)
 		pfree(row);
 	}
 	list_free(rows);
-	if (cache == NULL)
-		return result;
+	*cachep = cache;
+	return result;
+}
 
-	/* the caller marks events consumed: copies of the cached ones */
-	foreach(lc, cache->events)
+/*
+ * Copies of cache's events from index "from" on, which the caller marks
+ * consumed (kept: the cached one).
+ */
+static List *
+history_copies(HistCache *cache, int from)
+{
+	List	   *result = NIL;
+	int			n = list_length(cache->events);
+	int			i;
+
+	for (i = from; i < n; i++)
 	{
+		HistEvent  *orig = list_nth(cache->events, i);
 		HistEvent  *h = palloc(sizeof(HistEvent));
 
-		*h = *(HistEvent *) lfirst(lc);
+		*h = *orig;
 		h->consumed = false;
-		h->kept = (HistEvent *) lfirst(lc);
+		h->kept = orig;
 		result = lappend(result, h);
 	}
 	return result;
+}
+
+/* The entry of id in cache's ids, or NULL */
+static FirstId *
+first_id(HistCache *cache, const char *id, uint32 hash)
+{
+	FirstId    *f;
+
+	if (cache->ids == NULL)
+		return NULL;
+	for (f = cache->ids[hash & cache->ids_mask]; f != NULL; f = f->next)
+		if (f->hash == hash && strcmp(f->id, id) == 0)
+			return f;
+	return NULL;
+}
+
+/*
+ * Enter the ids of h, the event at index "at" of cache, into its table (in
+ * the current memory context, the run's).
+ */
+static void
+note_ids(HistCache *cache, HistEvent *h, int at)
+{
+	int			k;
+
+	for (k = 0; k < h->npinfo; k++)
+	{
+		PartInfo   *p = &h->pinfo[k];
+		FirstId    *f;
+
+		if (p->kind == 0 || p->id == NULL)
+			continue;
+		if ((f = first_id(cache, p->id, p->hash)) == NULL)
+		{
+			if (cache->ids == NULL || cache->nids >= (int) cache->ids_mask)
+			{
+				/* twice as many buckets, or 64 to start */
+				uint32		nb = cache->ids ? (cache->ids_mask + 1) * 2 : 64;
+				FirstId   **b = palloc0(sizeof(FirstId *) * nb);
+				uint32		j;
+
+				for (j = 0; cache->ids != NULL && j <= cache->ids_mask; j++)
+				{
+					FirstId    *next;
+
+					for (f = cache->ids[j]; f != NULL; f = next)
+					{
+						next = f->next;
+						f->next = b[f->hash & (nb - 1)];
+						b[f->hash & (nb - 1)] = f;
+					}
+				}
+				if (cache->ids != NULL)
+					pfree(cache->ids);
+				cache->ids = b;
+				cache->ids_mask = nb - 1;
+			}
+			f = palloc(sizeof(FirstId));
+			f->id = p->id;
+			f->hash = p->hash;
+			f->first = at;
+			f->next = cache->ids[p->hash & cache->ids_mask];
+			cache->ids[p->hash & cache->ids_mask] = f;
+			cache->nids++;
+		}
+	}
+}
+
+/*
+ * Where the next request of cache's events for agent stops being the
+ * previous one (its memo): the events before the index returned give the
+ * same contents as they did then, and are not looked at again.  0 when
+ * there is no memo for agent.
+ *
+ * What an event gives depends on the event, the agent, whether it is left
+ * out by the cut to the latest response, and on the events that share an
+ * id with its calls or responses (pairing; the responses moved up after a
+ * call; of two responses the later wins) -- nothing else.  So the events
+ * from "from" on are made again, where from is at most
+ *	- the first new event, and the previous request's cut (the events it
+ *	  left out may be sent now);
+ *	- the first event with an id that an event from "from" on has, down to
+ *	  a fixpoint: no id is then shared between the events before "from"
+ *	  and those after, so what is paired before is paired as it was.
+ * The cut this request makes is covered by the second: the newest event
+ * is new or was the newest then, and the call event it answers has its
+ * id.  An id is usually new or recent, so "from" stays near the end.
+ */
+static int
+memo_resume_at(HistCache *cache, AdkAgent *agent)
+{
+	PromptMemo *m = &cache->memo;
+	int			n = list_length(cache->events);
+	int			from;
+	int			i;
+	int			k;
+
+	if (m->agent == NULL || strcmp(m->agent, agent->name) != 0 ||
+		m->nevents > n)
+		return 0;
+	from = Min(m->nevents, m->cut_from);
+	for (i = n - 1; i >= from; i--)
+	{
+		HistEvent  *e = list_nth(cache->events, i);
+
+		for (k = 0; k < e->npinfo; k++)
+		{
+			PartInfo   *p = &e->pinfo[k];
+			FirstId    *f;
+
+			if (p->kind == 0 || p->id == NULL)
+				continue;
+			f = first_id(cache, p->id, p->hash);
+			Assert(f != NULL);
+			if (f != NULL && f->first < from)
+				from = f->first;
+		}
+	}
+	return from;
+}
+
+/*
+ * The request just made of cache's events (result; its events from "from"
+ * on: len of them, ev_elem as for PromptMemo but counted from nkeep, the
+ * contents kept from the memo; cut_from as for PromptMemo) becomes the
+ * memo, in the run's memory.
+ */
+static void
+memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent, int from, int len,
+		  const int *ev_elem, int nkeep, int cut_from, Jsonb *result)
+{
+	PromptMemo *m = &cache->memo;
+	int			n = from + len;
+	int			j;
+
+	if (m->agent == NULL || strcmp(m->agent, agent->name) != 0)
+	{
+		if (m->agent != NULL)
+			pfree(m->agent);
+		m->agent = MemoryContextStrdup(run->run_cxt, agent->name);
+	}
+	if (m->cap < n + 1)
+	{
+		int			cap = Max(n + 1, m->cap * 2);
+
+		m->ev_elem = m->ev_elem ? repalloc(m->ev_elem, sizeof(int) * cap) :
+			MemoryContextAlloc(run->run_cxt, sizeof(int) * cap);
+		m->cap = cap;
+	}
+	for (j = 0; j <= len; j++)
+		m->ev_elem[from + j] = nkeep + ev_elem[j];
+	m->nevents = n;
+	m->cut_from = cut_from;
+	if (m->contents != NULL)
+		pfree(m->contents);
+	m->contents = MemoryContextAlloc(run->run_cxt, VARSIZE(result));
+	memcpy(m->contents, result, VARSIZE(result));
 }
 
 /*
@@ -845,9 +1126,10 @@ answered_later(IdIndex *ix, int after, PartInfo *p)
  * long-running answer), the events in between are left out, except
  * responses to any call of that call event (an answer given in an earlier
  * turn to another call of the same event stays), so the request ends with
- * the call event and its answers.
+ * the call event and its answers.  Returns the index of that call event,
+ * or -1 when nothing is left out.
  */
-static void
+static int
 cut_to_latest_response(List *history, int start)
 {
 	int			last = list_length(history) - 1;
@@ -857,10 +1139,10 @@ cut_to_latest_response(List *history, int start)
 	int			i;
 
 	if (last <= start)
-		return;
+		return -1;
 	resp = list_nth(history, last);
 	if (!resp->only_responses)
-		return;
+		return -1;
 	ids = part_ids(resp, 'r');
 	for (c = last - 1; c >= start; c--)
 	{
@@ -870,7 +1152,7 @@ cut_to_latest_response(List *history, int start)
 			break;
 	}
 	if (c < start || c == last - 1)
-		return;
+		return -1;
 
 	/* every call of that event, not only those the newest event answers */
 	ids = part_ids(list_nth(history, c), 'c');
@@ -881,6 +1163,7 @@ cut_to_latest_response(List *history, int start)
 		if (!(e->only_responses && answers(e, 'r', ids)))
 			e->consumed = true;
 	}
+	return c;
 }
 
 static int
