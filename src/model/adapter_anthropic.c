@@ -54,6 +54,8 @@ static struct json_object *anth_build(const LlmRequestSpec *spec,
 									  char **errmsg);
 static int	anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 						  char **errmsg);
+static void anth_log(LlmRequestLog *log, AnthMessages *am, int pending,
+					 size_t before, LlmIdState *st);
 static int	anth_id_check(const LlmPart *part, int is_model, size_t ci,
 						  size_t pi, char **errmsg);
 static int	anth_content(AnthMessages *am, struct json_object *content,
@@ -161,30 +163,59 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 {
 	AnthMessages am;
 	LlmIdSynth	ids = {0};
-	size_t		i;
+	LlmIdState	st;
+	size_t		k;
 	size_t		n = json_object_array_length(spec->contents);
 	int			rc = 0;
 
 	memset(&am, 0, sizeof(am));
+	memset(&st, 0, sizeof(st));
 	am.messages = json_object_new_array();
 	json_object_object_add(body, "messages", am.messages);
-	for (i = 0; i < n && rc == 0; i++)
+
+	/*
+	 * Resumed (see anth_log): the messages before the boundary are all
+	 * complete there, nothing is pending.
+	 */
+	if (spec->from > 0)
 	{
-		struct json_object *content = json_object_array_get_idx(spec->contents, i);
+		for (k = 0; k < spec->resume_n; k++)
+			json_object_array_add(am.messages,
+								  json_object_get(json_object_array_get_idx(spec->resume_msgs,
+																			spec->resume_off + k)));
+		if (spec->resume_ids != NULL &&
+			llm_ids_restore(&ids, spec->resume_ids) < 0)
+		{
+			llm_set_errmsg(errmsg, "out of memory");
+			rc = -1;
+		}
+	}
+	for (k = 0; k < n && rc == 0; k++)
+	{
+		size_t		i = spec->from + k;
+		struct json_object *content = json_object_array_get_idx(spec->contents, k);
 		struct json_object *same;
 		const char **assigned = NULL;
 		char	   *sig = NULL;
 		int			uses = ids.uses;
+		/* resumed here: the message before was the other role's (see anth_log) */
+		int			pending = (k == 0 && spec->from > 0) ? -2 : am.n;
+		size_t		before = json_object_array_length(am.messages);
 
-		if (spec->reuse != NULL && spec->reuse[i] != NULL)
+		/* the ids' state here, logged once it is known whether it may be */
+		if (spec->log != NULL && llm_ids_save(&ids, &st) < 0)
+			pending = -1;
+		if (spec->reuse != NULL && spec->reuse[k] != NULL)
 		{
-			rc = anth_reuse(&am, spec->reuse[i], &ids);
+			rc = anth_reuse(&am, spec->reuse[k], &ids);
+			anth_log(spec->log, &am, pending, before, &st);
 			continue;
 		}
 		if (spec->idreuse == NULL)
 		{
 			rc = anth_content(&am, content, i, &ids, NULL,
-							  spec->reuse ? &spec->reuse[i] : NULL, NULL, errmsg);
+							  spec->reuse ? &spec->reuse[k] : NULL, NULL, errmsg);
+			anth_log(spec->log, &am, pending, before, &st);
 			continue;
 		}
 
@@ -197,28 +228,74 @@ anth_messages(struct json_object *body, const LlmRequestSpec *spec,
 								 &sig, errmsg)) < 0)
 			break;
 		same = (ids.uses != uses && spec->idmsgs != NULL) ?
-			spec->idmsgs(spec->idarg, i, sig) : NULL;
+			spec->idmsgs(spec->idarg, k, sig) : NULL;
 		if (same != NULL)
 			anth_add_made(&am, same);
 		else
 			rc = anth_content(&am, content, i, &ids, assigned,
-							  spec->reuse ? &spec->reuse[i] : NULL,
-							  ids.uses != uses ? &spec->idreuse[i].made : NULL,
+							  spec->reuse ? &spec->reuse[k] : NULL,
+							  ids.uses != uses ? &spec->idreuse[k].made : NULL,
 							  errmsg);
 		free(assigned);
-		if (same == NULL && spec->idreuse[i].made != NULL)
-			spec->idreuse[i].made_sig = sig;
+		if (same == NULL && spec->idreuse[k].made != NULL)
+			spec->idreuse[k].made_sig = sig;
 		else
 			free(sig);
+		anth_log(spec->log, &am, pending, before, &st);
 	}
+	llm_id_state_free(&st);
 	if (rc == 0)
+	{
+		/* after the last content: resumable only when nothing is pending */
+		llm_log_boundary(spec->log, json_object_array_length(am.messages),
+						 am.n == 0 ? LLM_RESUME_ANY : LLM_RESUME_NO, &ids);
 		anth_flush(&am);
+		llm_log_finish(spec->log, am.messages, 0);
+	}
 	json_object_put(am.first_blocks);
 	json_object_put(am.first_msg);
 	json_object_put(am.results);
 	json_object_put(am.others);
 	llm_ids_free(&ids);
 	return rc;
+}
+
+/*
+ * Log the boundary before the content just added (st: the ids' state
+ * there; pending: how many contents the pending message held there, -1
+ * when the state could not be saved, -2 at the boundary the build resumed
+ * at; before: the messages there).  Consecutive contents of one role
+ * make one message, so a build can start again only where no message is
+ * pending: before the first content (or the boundary it resumed at:
+ * pending 0, any content may follow), or before a content that flushed
+ * the pending message of the other role and started one of its own (then
+ * only before that same content: one of the role before it would have
+ * joined that message).  Resuming there makes that content's message
+ * again, with the contents of its role after it -- in a conversation, a
+ * content or two.  A build resumed at such a boundary (pending -2) logs it
+ * as it was: nothing is pending there only because the message before was
+ * taken complete.
+ */
+static void
+anth_log(LlmRequestLog *log, AnthMessages *am, int pending, size_t before,
+		 LlmIdState *st)
+{
+	size_t		m;
+
+	if (log == NULL)
+		return;
+	m = json_object_array_length(am->messages);
+	if (pending == -2 && am->n == 1)
+		llm_log_saved(log, m, LLM_RESUME_SAME, st);
+	else if (pending == 0)
+		llm_log_saved(log, m, LLM_RESUME_ANY, st);
+	else if (pending > 0 && am->n == 1 && m == before + 1)
+		llm_log_saved(log, m, LLM_RESUME_SAME, st);
+	else
+	{
+		llm_id_state_free(st);
+		llm_log_saved(log, 0, LLM_RESUME_NO, st);
+	}
 }
 
 /*

@@ -139,31 +139,42 @@ gemini_contents(struct json_object *body, const LlmRequestSpec *spec,
 				char **errmsg)
 {
 	struct json_object *contents = json_object_new_array();
-	size_t		ci;
+	size_t		k;
 	size_t		n = json_object_array_length(spec->contents);
 
 	json_object_object_add(body, "contents", contents);
-	for (ci = 0; ci < n; ci++)
+	/* no ids, nothing merged: a request resumes at any boundary */
+	for (k = 0; spec->from > 0 && k < spec->resume_n; k++)
+		json_object_array_add(contents,
+							  json_object_get(json_object_array_get_idx(spec->resume_msgs,
+																		spec->resume_off + k)));
+	for (k = 0; k < n; k++)
 	{
+		size_t		ci = spec->from + k;
 		struct json_object *content;
 
-		if (spec->reuse != NULL && spec->reuse[ci] != NULL)
+		llm_log_boundary(spec->log, json_object_array_length(contents),
+						 LLM_RESUME_ANY, NULL);
+		if (spec->reuse != NULL && spec->reuse[k] != NULL)
 		{
-			if (json_object_array_length(spec->reuse[ci]) > 0)
+			if (json_object_array_length(spec->reuse[k]) > 0)
 				json_object_array_add(contents,
-									  json_object_get(json_object_array_get_idx(spec->reuse[ci], 0)));
+									  json_object_get(json_object_array_get_idx(spec->reuse[k], 0)));
 			continue;
 		}
-		if (gemini_content(json_object_array_get_idx(spec->contents, ci), ci,
+		if (gemini_content(json_object_array_get_idx(spec->contents, k), ci,
 						   &content, errmsg) < 0)
 			return -1;
 		if (spec->reuse != NULL &&
-			(spec->reuse[ci] = json_object_new_array()) != NULL &&
+			(spec->reuse[k] = json_object_new_array()) != NULL &&
 			content != NULL)
-			json_object_array_add(spec->reuse[ci], json_object_get(content));
+			json_object_array_add(spec->reuse[k], json_object_get(content));
 		if (content != NULL)
 			json_object_array_add(contents, content);
 	}
+	llm_log_boundary(spec->log, json_object_array_length(contents),
+					 LLM_RESUME_ANY, NULL);
+	llm_log_finish(spec->log, contents, 0);
 	return 0;
 }
 

@@ -114,8 +114,9 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 	struct json_object *body;
 	struct json_object *messages;
 	LlmIdSynth	ids = {0};
-	size_t		i;
+	size_t		k;
 	size_t		n = json_object_array_length(spec->contents);
+	size_t		off;
 
 	if (spec->model == NULL || spec->model[0] == '\0')
 	{
@@ -134,18 +135,40 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 		llm_add_str(sys, "content", spec->system_instruction);
 		json_object_array_add(messages, sys);
 	}
-	for (i = 0; i < n; i++)
+
+	/*
+	 * The contents' messages start after the system message; each content
+	 * makes its own, so a request resumes at any boundary: the messages of
+	 * the contents before it, then the ids as they stood there.
+	 */
+	off = json_object_array_length(messages);
+	if (spec->from > 0)
 	{
+		for (k = 0; k < spec->resume_n; k++)
+			json_object_array_add(messages,
+								  json_object_get(json_object_array_get_idx(spec->resume_msgs,
+																			spec->resume_off + k)));
+		if (spec->resume_ids != NULL &&
+			llm_ids_restore(&ids, spec->resume_ids) < 0)
+		{
+			llm_set_errmsg(errmsg, "out of memory");
+			goto fail;
+		}
+	}
+	for (k = 0; k < n; k++)
+	{
+		size_t		i = spec->from + k;
 		size_t		before = json_object_array_length(messages);
 		int			uses = ids.uses;
-		struct json_object *content = json_object_array_get_idx(spec->contents, i);
+		struct json_object *content = json_object_array_get_idx(spec->contents, k);
 		struct json_object *same = NULL;
 		const char **assigned = NULL;
 		char	   *sig = NULL;
 		int			rc;
 
-		if (spec->reuse != NULL && spec->reuse[i] != NULL)
-			same = spec->reuse[i];
+		llm_log_boundary(spec->log, before - off, LLM_RESUME_ANY, &ids);
+		if (spec->reuse != NULL && spec->reuse[k] != NULL)
+			same = spec->reuse[k];
 		else if (spec->idreuse != NULL)
 		{
 			/* the ids first: the messages are kept per content and ids */
@@ -153,7 +176,7 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 							   &sig, errmsg) < 0)
 				goto fail;
 			if (ids.uses != uses && spec->idmsgs != NULL)
-				same = spec->idmsgs(spec->idarg, i, sig);
+				same = spec->idmsgs(spec->idarg, k, sig);
 		}
 		if (same != NULL)
 		{
@@ -178,17 +201,19 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 		{
 			free(sig);
 			if (spec->reuse != NULL)
-				spec->reuse[i] = openai_made(messages, before);
+				spec->reuse[k] = openai_made(messages, before);
 		}
 		else if (sig != NULL)
 		{
-			spec->idreuse[i].made = openai_made(messages, before);
-			if (spec->idreuse[i].made != NULL)
-				spec->idreuse[i].made_sig = sig;
+			spec->idreuse[k].made = openai_made(messages, before);
+			if (spec->idreuse[k].made != NULL)
+				spec->idreuse[k].made_sig = sig;
 			else
 				free(sig);
 		}
 	}
+	llm_log_boundary(spec->log, json_object_array_length(messages) - off,
+					 LLM_RESUME_ANY, &ids);
 	if (openai_tools(body, spec, errmsg) < 0 ||
 		llm_config_apply(body, spec, openai_config_map, errmsg) < 0)
 		goto fail;
@@ -201,6 +226,7 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 		json_object_object_add(body, "stream_options", opts);
 	}
 	llm_ids_free(&ids);
+	llm_log_finish(spec->log, messages, off);
 	return body;
 
 fail:

@@ -103,7 +103,8 @@ static Jsonb *partial_to_jsonb(StreamState *st, struct json_object *p);
 static Jsonb *require_array(FunctionCallInfo fcinfo, int argno, const char *what);
 static void free_call_objects(void *arg);
 static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
-					   Jsonb *options, AdkPartialFn on_partial, void *arg);
+					   Jsonb *options, AdkPartialFn on_partial, void *arg,
+					   AdkRequestMemo *memo);
 static Jsonb *finish_call(AdkModelCall *c);
 
 /* A content of the request: its jsonb bytes, and whether they were kept */
@@ -122,12 +123,59 @@ typedef struct IdMsgsArg
 	ContentKey *keys;
 } IdMsgsArg;
 
+/*
+ * A request memo: the last request built through it, kept whole.  A run
+ * keeps one per agent and branch (flow.c), and their requests grow by a
+ * turn or a tool call at a time: the next request's contents begin with
+ * this one's (up to a content prompt assembly changed: a long-running
+ * call answered late, compaction, another writer), so it is built from the
+ * first content that differs -- or from the adapter's last boundary before
+ * it where it can start again (LlmBoundary) -- and the messages of the
+ * contents before are this request's, referenced as they are.  Finding
+ * that content is one memcmp over the contents' jsonb; the contents before
+ * it are not converted, hashed, looked up or given ids at all, so what a
+ * model call costs here besides serializing its request no longer grows
+ * with the history.
+ *
+ * Memory: the struct, the model id and the contents' copy are in owner;
+ * the boundaries are malloc'd and msgs is a json-c reference, both
+ * released when owner goes (cb) or the memo is emptied.  It holds one
+ * request: each new one replaces the old.
+ */
+struct AdkRequestMemo
+{
+	MemoryContext owner;
+	MemoryContextCallback cb;
+	bool		valid;
+	LlmProvider provider;
+	char	   *model;			/* the provider's model id */
+	Jsonb	   *contents;		/* the contents it was built of */
+	LlmBoundary *b;				/* its boundaries, 0 .. number of contents */
+	size_t		nb;
+	size_t		cap;
+	struct json_object *msgs;	/* its contents' messages, from msgs_off */
+	size_t		msgs_off;
+};
+
 static struct json_object *idmsgs_lookup(void *arg, size_t i, const char *sig);
 static struct json_object **convert_contents(AdkModelCall *c, Jsonb *contents,
-											 ContentKey **keys, int *n,
-											 LlmIdReuse **idreuse);
+											 int *from, ContentKey **keys,
+											 int *n, LlmIdReuse **idreuse);
 static void keep_made(AdkModelCall *c, struct json_object **reuse,
 					  LlmIdReuse *idreuse, ContentKey *keys, int n);
+static char *build_body(AdkModelCall *c, Jsonb *contents,
+						const LlmRequestSpec *base, AdkRequestMemo *memo,
+						int *from, LlmRequestLog *log,
+						struct json_object **request);
+static int	same_prefix(Jsonb *a, Jsonb *b);
+static int	resume_point(const AdkRequestMemo *memo, int q);
+static void memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
+					  Jsonb *contents, int from, LlmRequestLog *log);
+static void memo_empty(AdkRequestMemo *memo, bool freeing);
+static void memo_release(void *arg);
+static void verify_resumed(AdkModelCall *c, Jsonb *contents,
+						   const LlmRequestSpec *base, const char *body,
+						   AdkRequestMemo *memo, int from);
 
 /*
  * One model call, waited for.  contents: array of ADK contents; tools:
@@ -141,7 +189,7 @@ adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
 			   bool stream, AdkPartialFn on_partial, void *arg)
 {
 	AdkModelCall *c = adk_model_start(model, contents, tools, config, stream,
-									  on_partial, arg);
+									  on_partial, arg, NULL);
 
 	while (!adk_model_call_ready(c))
 		adk_http_drive(ADK_HTTP_POLL_MS);
@@ -154,10 +202,13 @@ adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
  * says when its answer is in, adk_model_finish() makes the response of it.
  * The key, the request body and the partials' callback argument must stay
  * valid until then (they are copied into the call, but arg is not).
+ * memo, when not NULL, is the request memo the request is built through
+ * (see AdkRequestMemo); it holds this request once it is built.
  */
 AdkModelCall *
 adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
-				Jsonb *config, bool stream, AdkPartialFn on_partial, void *arg)
+				Jsonb *config, bool stream, AdkPartialFn on_partial, void *arg,
+				AdkRequestMemo *memo)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -185,7 +236,7 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 			json_object_put(c->config);
 			c->config = NULL;
 		}
-		start_call(c, contents, tools, options, on_partial, arg);
+		start_call(c, contents, tools, options, on_partial, arg, memo);
 	}
 	PG_CATCH();
 	{
@@ -255,7 +306,7 @@ adk_model_abandon(AdkModelCall *c)
  */
 static void
 start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
-		   AdkPartialFn on_partial, void *arg)
+		   AdkPartialFn on_partial, void *arg, AdkRequestMemo *memo)
 {
 	AdkModelDef *def = &c->def;
 	LlmRequestSpec spec;
@@ -264,21 +315,15 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	struct json_object *si;
 	char	   *body;
 	char	   *url;
-	char	   *build_err = NULL;
-	struct json_object **reuse;
-	LlmIdReuse *idreuse;
-	ContentKey *keys;
-	int			ncontents;
-	IdMsgsArg	idmsgs_arg;
+	LlmRequestLog log;
+	int			from = 0;
 
-	reuse = convert_contents(c, contents, &keys, &ncontents, &idreuse);
 	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
 	c->config = adk_jsonb_to_jsonc(options, "config");
 
 	memset(&spec, 0, sizeof(spec));
 	spec.provider = def->provider;
 	spec.model = def->model;
-	spec.contents = c->contents;
 	spec.tools = c->tools;
 	spec.config = c->config;
 	spec.stream = c->stream;
@@ -286,31 +331,26 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 		json_object_is_type(si, json_type_string))
 		spec.system_instruction = json_object_get_string(si);
 
-	spec.reuse = reuse;
-	spec.idreuse = idreuse;
-	if (idreuse != NULL)
-	{
-		idmsgs_arg.provider = def->provider;
-		idmsgs_arg.keys = keys;
-		spec.idmsgs = idmsgs_lookup;
-		spec.idarg = &idmsgs_arg;
-	}
-
-	body = llm_build_request_keep(&spec, &build_err,
-								  adk_model_calls_bodies ? &c->request : NULL);
-	if (reuse != NULL)
-		keep_made(c, reuse, idreuse, keys, ncontents);
-	if (body == NULL)
-	{
-		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
-
-		free(build_err);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid model request: %s", msg)));
-	}
+	/*
+	 * Through a memo: from the last boundary before the first content that
+	 * is not the memo's request's (the system instruction, tools and config
+	 * are made anew every time: only the contents' messages are taken).
+	 */
+	if (memo != NULL &&
+		(!JB_ROOT_IS_ARRAY(contents) || JB_ROOT_IS_SCALAR(contents)))
+		memo = NULL;
+	if (memo != NULL && memo->valid && memo->provider == def->provider &&
+		strcmp(memo->model, def->model) == 0)
+		from = resume_point(memo, same_prefix(memo->contents, contents));
+	memset(&log, 0, sizeof(log));
+	body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
+					  adk_model_calls_bodies ? &c->request : NULL);
+	if (memo != NULL)
+		memo_take(memo, def->provider, def->model, contents, from, &log);
 	c->body = pstrdup(body);
 	free(body);
+	if (memo != NULL && from > 0 && adk_verify_incremental)
+		verify_resumed(c, contents, &spec, c->body, memo, from);
 	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
 		elog(ERROR, "could not build the request URL");
@@ -330,8 +370,6 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	req->max_bytes = (size_t) adk_max_response_bytes;
 
 	/* the request is built: its json-c form is not needed any more */
-	json_object_put(c->contents);
-	c->contents = NULL;
 	if (c->tools)
 		json_object_put(c->tools);
 	c->tools = NULL;
@@ -358,29 +396,33 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 }
 
 /*
- * Set c->contents, the request's contents in json-c.  For a provider that
- * reuses the messages of contents (msg_cache.c), the result has a slot per
- * content (spec.reuse): a content whose messages are kept is JSON null in
+ * Set c->contents, the request's contents from *from on in json-c (a
+ * resumed request's, LlmRequestSpec.from: the contents before are not
+ * read at all).  For a provider that reuses the messages of contents
+ * (msg_cache.c), the result has a slot per content converted
+ * (spec.reuse): a content whose messages are kept is JSON null in
  * c->contents and its messages are in its slot, *keys says where each
  * content's bytes are (in contents) and *n how many there are; a content
  * whose messages depend on the ids it is given is taken as kept in json-c
  * (no conversion), with the messages it made last in *idreuse.  Otherwise
  * (or for contents the node-by-node copy cannot take, which the whole
- * conversion then gives its error) every content is converted and the
- * result is NULL.
+ * conversion then gives its error) every content is converted, *from is
+ * set to 0 and the result is NULL.
  */
 static struct json_object **
-convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n,
-				 LlmIdReuse **idreuse)
+convert_contents(AdkModelCall *c, Jsonb *contents, int *from,
+				 ContentKey **keys, int *n, LlmIdReuse **idreuse)
 {
 	LlmProvider p = c->def.provider;
 	struct json_object **reuse;
 	LlmIdReuse *ir;
 	ContentKey *k;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
-	JsonbValue	v;
-	int			i = 0;
+	JsonbContainer *root = &contents->root;
+	const char *base;
+	int			count;
+	int			i;
+	int			j = 0;
+	uint32		off;
 
 	*keys = NULL;
 	*n = 0;
@@ -388,35 +430,46 @@ convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n,
 	if (!llm_reuses_contents(p) || !JB_ROOT_IS_ARRAY(contents) ||
 		JB_ROOT_IS_SCALAR(contents))
 		goto whole;
-	reuse = palloc0(sizeof(struct json_object *) * (JB_ROOT_COUNT(contents) + 1));
-	ir = palloc0(sizeof(LlmIdReuse) * (JB_ROOT_COUNT(contents) + 1));
-	k = palloc0(sizeof(ContentKey) * (JB_ROOT_COUNT(contents) + 1));
+	count = (int) JB_ROOT_COUNT(contents);
+	reuse = palloc0(sizeof(struct json_object *) * (count - *from + 1));
+	ir = palloc0(sizeof(LlmIdReuse) * (count - *from + 1));
+	k = palloc0(sizeof(ContentKey) * (count - *from + 1));
 	c->contents = json_object_new_array();
 	if (c->contents == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
-	it = JsonbIteratorInit(&contents->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+
+	/*
+	 * The elements from *from on, straight from the array's JEntries (an
+	 * iterator would step over every element before): each is a container,
+	 * its data after the alignment padding, as JsonbIteratorNext gives it.
+	 */
+	base = (const char *) &root->children[count];
+	off = *from > 0 ? getJsonbOffset(root, *from) : 0;
+	for (i = *from; i < count; i++)
 	{
+		JEntry		e = root->children[i];
+		uint32		start = off;
+		uint32		len;
 		struct json_object *obj = NULL;
 
-		if (tok != WJB_ELEM)
-			continue;
-		if (v.type != jbvBinary)
+		len = JBE_HAS_OFF(e) ? JBE_OFFLENFLD(e) - off : JBE_OFFLENFLD(e);
+		off += len;
+		if (!JBE_ISCONTAINER(e))
 			goto restart;
-		k[i].key = (const char *) v.val.binary.data;
-		k[i].len = (size_t) v.val.binary.len;
-		k[i].hash = adk_msg_cache_hash(k[i].key, k[i].len);
-		reuse[i] = adk_msg_cache_get(p, k[i].hash, k[i].key, k[i].len);
-		k[i].kept = (reuse[i] != NULL);
-		if (!k[i].kept)
+		k[j].key = base + INTALIGN(start);
+		k[j].len = (size_t) (len - (INTALIGN(start) - start));
+		k[j].hash = adk_msg_cache_hash(k[j].key, k[j].len);
+		reuse[j] = adk_msg_cache_get(p, k[j].hash, k[j].key, k[j].len);
+		k[j].kept = (reuse[j] != NULL);
+		if (!k[j].kept)
 		{
-			obj = adk_content_cache_get(p, k[i].hash, k[i].key, k[i].len);
+			obj = adk_content_cache_get(p, k[j].hash, k[j].key, k[j].len);
 			if (obj != NULL)
 				json_object_get(obj);
 			/* an element of the top array: nesting level 2 */
-			else if ((obj = adk_jsonb_container_to_jsonc(v.val.binary.data, 2)) == NULL)
+			else if ((obj = adk_jsonb_container_to_jsonc((JsonbContainer *) k[j].key, 2)) == NULL)
 				goto restart;
 		}
 		if (json_object_array_add(c->contents, obj) != 0)
@@ -426,10 +479,10 @@ convert_contents(AdkModelCall *c, Jsonb *contents, ContentKey **keys, int *n,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("out of memory")));
 		}
-		i++;
+		j++;
 	}
 	*keys = k;
-	*n = i;
+	*n = j;
 	*idreuse = ir;
 	return reuse;
 
@@ -437,6 +490,7 @@ restart:
 	json_object_put(c->contents);
 	c->contents = NULL;
 whole:
+	*from = 0;
 	c->contents = adk_jsonb_to_jsonc(contents, "contents");
 	return NULL;
 }
@@ -484,6 +538,300 @@ keep_made(AdkModelCall *c, struct json_object **reuse, LlmIdReuse *idreuse,
 		free(idreuse[i].made_sig);
 		idreuse[i].made_sig = NULL;
 	}
+}
+
+/*
+ * Build the request body (malloc'd) of contents from *from on, base giving
+ * the rest of the spec; when *from > 0 the contents before are memo's
+ * (resumed).  *from is set to 0 when the request is built whole after
+ * all.  log, when not NULL, gets the build's boundaries; request, when
+ * not NULL, the body in json-c.  An invalid request raises (log empty).
+ */
+static char *
+build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
+		   AdkRequestMemo *memo, int *from, LlmRequestLog *log,
+		   struct json_object **request)
+{
+	LlmRequestSpec spec = *base;
+	struct json_object **reuse;
+	LlmIdReuse *idreuse;
+	ContentKey *keys;
+	int			ncontents;
+	IdMsgsArg	idmsgs_arg;
+	char	   *body;
+	char	   *build_err = NULL;
+
+	reuse = convert_contents(c, contents, from, &keys, &ncontents, &idreuse);
+	spec.contents = c->contents;
+	spec.reuse = reuse;
+	spec.idreuse = idreuse;
+	if (idreuse != NULL)
+	{
+		idmsgs_arg.provider = spec.provider;
+		idmsgs_arg.keys = keys;
+		spec.idmsgs = idmsgs_lookup;
+		spec.idarg = &idmsgs_arg;
+	}
+	if (*from > 0)
+	{
+		const LlmBoundary *b = &memo->b[*from];
+
+		spec.from = (size_t) *from;
+		spec.resume_msgs = memo->msgs;
+		spec.resume_off = memo->msgs_off;
+		spec.resume_n = b->nmsgs;
+		spec.resume_ids = &b->ids;
+	}
+	spec.log = log;
+
+	body = llm_build_request_keep(&spec, &build_err, request);
+	if (reuse != NULL)
+		keep_made(c, reuse, idreuse, keys, ncontents);
+	json_object_put(c->contents);
+	c->contents = NULL;
+	if (body == NULL)
+	{
+		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
+
+		free(build_err);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid model request: %s", msg)));
+	}
+	return body;
+}
+
+/*
+ * How many leading contents of b are byte for byte those of a (both
+ * arrays): their JEntries and data compared with memcmp, none decoded.
+ * Equal bytes are equal contents (jsonb is canonical), and the elements
+ * of both are laid out alike up to the first that differs (same lengths,
+ * so the same offsets and alignment padding).
+ */
+static int
+same_prefix(Jsonb *a, Jsonb *b)
+{
+	int			na = (int) JB_ROOT_COUNT(a);
+	int			nb = (int) JB_ROOT_COUNT(b);
+	const char *da = (const char *) &a->root.children[na];
+	const char *db = (const char *) &b->root.children[nb];
+	uint32		off = 0;
+	int			i;
+
+	for (i = 0; i < na && i < nb; i++)
+	{
+		JEntry		ea = a->root.children[i];
+		JEntry		eb = b->root.children[i];
+		uint32		la;
+		uint32		lb;
+
+		if ((ea & JENTRY_TYPEMASK) != (eb & JENTRY_TYPEMASK))
+			break;
+		la = JBE_HAS_OFF(ea) ? JBE_OFFLENFLD(ea) - off : JBE_OFFLENFLD(ea);
+		lb = JBE_HAS_OFF(eb) ? JBE_OFFLENFLD(eb) - off : JBE_OFFLENFLD(eb);
+		if (la != lb || memcmp(da + off, db + off, la) != 0)
+			break;
+		off += la;
+	}
+	return i;
+}
+
+/*
+ * Where a request whose first q contents are the memo's starts: the last
+ * boundary at or before q the adapter can resume at (LLM_RESUME_SAME
+ * ones only before q: the content after them must be the same), or 0
+ * (built whole).
+ */
+static int
+resume_point(const AdkRequestMemo *memo, int q)
+{
+	int			b;
+
+	if ((size_t) q >= memo->nb)
+		q = (int) memo->nb - 1;
+	for (b = q; b > 0; b--)
+		if (memo->b[b].resume == LLM_RESUME_ANY ||
+			(memo->b[b].resume == LLM_RESUME_SAME && b < q))
+			return b;
+	return 0;
+}
+
+/*
+ * After a successful build of contents (from "from" on, with the log
+ * log): the memo holds that request -- the boundaries before "from"
+ * kept, the log's from there on, its messages, a copy of the contents.
+ * Never raises: when something cannot be kept the memo is emptied (the
+ * next request is built whole).  The log is taken over (emptied).
+ */
+static void
+memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
+		  Jsonb *contents, int from, LlmRequestLog *log)
+{
+	int			n = (int) JB_ROOT_COUNT(contents);
+	Jsonb	   *copy = NULL;
+	char	   *mcopy = NULL;
+	size_t		i;
+
+	if (!memo->valid || from == 0)
+	{
+		memo_empty(memo, false);
+		from = 0;
+	}
+	if (log->failed || log->msgs == NULL || log->n != (size_t) (n - from + 1) ||
+		(copy = MemoryContextAllocExtended(memo->owner, VARSIZE(contents),
+										   MCXT_ALLOC_NO_OOM)) == NULL ||
+		(mcopy = MemoryContextAllocExtended(memo->owner, strlen(model) + 1,
+											MCXT_ALLOC_NO_OOM)) == NULL)
+		goto fail;
+	if ((size_t) n + 1 > memo->cap)
+	{
+		size_t		cap = Max((size_t) n + 1, memo->cap * 2);
+		LlmBoundary *nb = realloc(memo->b, cap * sizeof(LlmBoundary));
+
+		if (nb == NULL)
+			goto fail;
+		memo->b = nb;
+		memo->cap = cap;
+	}
+	memcpy(copy, contents, VARSIZE(contents));
+	strcpy(mcopy, model);
+
+	/* the boundaries from "from" on are this request's */
+	for (i = (size_t) from; i < memo->nb; i++)
+		llm_id_state_free(&memo->b[i].ids);
+	memcpy(&memo->b[from], log->b, log->n * sizeof(LlmBoundary));
+	memo->nb = (size_t) n + 1;
+	log->n = 0;
+	if (memo->msgs != NULL)
+		json_object_put(memo->msgs);
+	memo->msgs = log->msgs;
+	memo->msgs_off = log->msgs_off;
+	log->msgs = NULL;
+	llm_log_free(log);
+	if (memo->contents != NULL)
+		pfree(memo->contents);
+	if (memo->model != NULL)
+		pfree(memo->model);
+	memo->contents = copy;
+	memo->model = mcopy;
+	memo->provider = p;
+	memo->valid = true;
+	return;
+
+fail:
+	if (copy != NULL)
+		pfree(copy);
+	memo_empty(memo, false);
+	llm_log_free(log);
+}
+
+/*
+ * Forget the memo's request; freeing: owner is going (its memory with
+ * it), so only what is not in it is released.
+ */
+static void
+memo_empty(AdkRequestMemo *memo, bool freeing)
+{
+	size_t		i;
+
+	for (i = 0; i < memo->nb; i++)
+		llm_id_state_free(&memo->b[i].ids);
+	memo->nb = 0;
+	if (freeing)
+	{
+		free(memo->b);
+		memo->b = NULL;
+		memo->cap = 0;
+	}
+	if (memo->msgs != NULL)
+		json_object_put(memo->msgs);
+	memo->msgs = NULL;
+	if (!freeing && memo->contents != NULL)
+		pfree(memo->contents);
+	if (!freeing && memo->model != NULL)
+		pfree(memo->model);
+	memo->contents = NULL;
+	memo->model = NULL;
+	memo->valid = false;
+}
+
+static void
+memo_release(void *arg)
+{
+	memo_empty((AdkRequestMemo *) arg, true);
+}
+
+/*
+ * A request memo living in owner (see AdkRequestMemo).
+ */
+AdkRequestMemo *
+adk_request_memo_new(MemoryContext owner)
+{
+	AdkRequestMemo *memo = MemoryContextAllocZero(owner, sizeof(AdkRequestMemo));
+
+	memo->owner = owner;
+	memo->cb.func = memo_release;
+	memo->cb.arg = memo;
+	MemoryContextRegisterResetCallback(owner, &memo->cb);
+	return memo;
+}
+
+/* a message's compact text, for comparing (palloc'd) */
+static char *
+message_text(struct json_object *msg)
+{
+	return pstrdup(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN));
+}
+
+/*
+ * adk.verify_incremental: the request resumed at content "from" (body)
+ * built again from scratch; a difference is an error naming the first
+ * content whose messages differ.  memo holds the resumed request (its
+ * messages): it is emptied first.
+ */
+static void
+verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
+			   const char *body, AdkRequestMemo *memo, int from)
+{
+	LlmRequestLog vlog;
+	struct json_object *vreq = NULL;
+	char	   *whole;
+	int			zero = 0;
+	int			at = -1;
+	size_t		j;
+	size_t		k;
+
+	memset(&vlog, 0, sizeof(vlog));
+	whole = build_body(c, contents, base, NULL, &zero, &vlog, &vreq);
+	if (strcmp(whole, body) == 0)
+	{
+		free(whole);
+		json_object_put(vreq);
+		llm_log_free(&vlog);
+		return;
+	}
+	free(whole);
+
+	/* the first message that differs, and the content that made it */
+	if (memo->valid && vlog.msgs != NULL)
+	{
+		size_t		nr = json_object_array_length(memo->msgs) - memo->msgs_off;
+		size_t		nw = json_object_array_length(vlog.msgs) - vlog.msgs_off;
+
+		for (j = 0; j < nr && j < nw; j++)
+			if (strcmp(message_text(json_object_array_get_idx(memo->msgs, memo->msgs_off + j)),
+					   message_text(json_object_array_get_idx(vlog.msgs, vlog.msgs_off + j))) != 0)
+				break;
+		for (k = 0; k + 1 < vlog.n; k++)
+			if (vlog.b[k + 1].nmsgs > j)
+				break;
+		at = (int) k;
+	}
+	json_object_put(vreq);
+	llm_log_free(&vlog);
+	memo_empty(memo, false);
+	elog(ERROR, "adk.verify_incremental: the request resumed at content %d differs from the one built whole, at content %d",
+		 from, at);
 }
 
 /*

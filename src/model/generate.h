@@ -30,9 +30,21 @@ extern bool adk_verify_incremental;
 /* One model call in flight (generate.c) */
 typedef struct AdkModelCall AdkModelCall;
 
+/*
+ * The previous request built through it (generate.c), so that the next
+ * one, whose contents begin with the same contents, is built from where
+ * they stop being the same: what the contents before made is taken as it
+ * is.  It lives in the memory context it was made in; its json-c objects
+ * go with that context.
+ */
+typedef struct AdkRequestMemo AdkRequestMemo;
+
+extern AdkRequestMemo *adk_request_memo_new(MemoryContext owner);
+
 extern AdkModelCall *adk_model_start(const char *model, Jsonb *contents,
 									 Jsonb *tools, Jsonb *config, bool stream,
-									 AdkPartialFn on_partial, void *arg);
+									 AdkPartialFn on_partial, void *arg,
+									 AdkRequestMemo *memo);
 extern bool adk_model_call_ready(const AdkModelCall *c);
 extern Jsonb *adk_model_finish(AdkModelCall *c);
 extern void adk_model_abandon(AdkModelCall *c);

@@ -235,6 +235,8 @@ llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
 	body = ad->build(spec, errmsg);
 	if (body == NULL)
 	{
+		if (spec->log != NULL)
+			llm_log_free(spec->log);
 		llm_set_errmsg(errmsg, "out of memory");
 		return NULL;
 	}
@@ -244,7 +246,11 @@ llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
 	else
 		json_object_put(body);
 	if (out == NULL)
+	{
+		if (spec->log != NULL)
+			llm_log_free(spec->log);
 		llm_set_errmsg(errmsg, "out of memory");
+	}
 	return out;
 }
 

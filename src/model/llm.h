@@ -125,7 +125,99 @@ typedef struct LlmRequestSpec
 	struct LlmIdReuse *idreuse;
 	struct json_object *(*idmsgs) (void *idarg, size_t i, const char *sig);
 	void	   *idarg;
+
+	/*
+	 * Resuming a previous request (generate.c's request memo): when from >
+	 * 0, the request's contents are from + length(contents) contents, of
+	 * which "contents" holds the ones from index "from" on (reuse, idreuse
+	 * and idmsgs are indexed like it: slot k is content from + k; errors
+	 * still name contents by their index in the whole request).  The
+	 * messages contents 0 .. from - 1 made are resume_n messages of
+	 * resume_msgs, from index resume_off on (borrowed; each is added by
+	 * reference, in order), and resume_ids is the ids' state after them
+	 * (borrowed).  The caller took "from" from an LlmRequestLog of a
+	 * request whose first contents were the same (see LlmBoundary).
+	 */
+	size_t		from;
+	struct json_object *resume_msgs;
+	size_t		resume_off;
+	size_t		resume_n;
+	const struct LlmIdState *resume_ids;
+
+	/* NULL, or what the build says of each boundary (LlmRequestLog) */
+	struct LlmRequestLog *log;
 } LlmRequestSpec;
+
+/*
+ * An open (unanswered) call at a content boundary, its strings copied.
+ * Calls already answered are never matched again (llm_ids_match), so the
+ * open ones, in order, and the counter are all the ids' state there.
+ */
+typedef struct LlmIdOpen
+{
+	char	   *id;
+	char	   *name;
+	int			synthesized;
+} LlmIdOpen;
+
+typedef struct LlmIdState
+{
+	int			counter;
+	size_t		nopen;
+	LlmIdOpen  *open;			/* malloc'd, NULL when nopen is 0 */
+} LlmIdState;
+
+/* Boundaries with more open calls than this are not resumable */
+#define LLM_MAX_RESUME_OPEN		64
+
+/*
+ * Whether a request built again can start at a boundary (before content
+ * b) with the messages the contents before it made: NO; ANY, whatever
+ * content b is (OpenAI and Gemini: every boundary; Anthropic: where no
+ * message is pending); SAME, only when content b is the one this request
+ * had (Anthropic: content b started a new message, which it would not if
+ * another content of the role before it stood there).
+ */
+typedef enum LlmResumeKind
+{
+	LLM_RESUME_NO = 0,
+	LLM_RESUME_ANY,
+	LLM_RESUME_SAME
+} LlmResumeKind;
+
+/*
+ * A content boundary of a built request: before content b (b = the number
+ * of contents: after the last).  nmsgs: how many messages the contents
+ * before it made that are complete there (counted from the log's
+ * msgs_off); ids: the ids' state there (when resume is not NO).
+ */
+typedef struct LlmBoundary
+{
+	size_t		nmsgs;
+	int			resume;			/* LlmResumeKind */
+	LlmIdState	ids;
+} LlmBoundary;
+
+/*
+ * What a build says of its boundaries, from spec->from to the number of
+ * contents (b[k] is boundary from + k), when it succeeds; and msgs, a new
+ * reference to the array in the body that holds the contents' messages,
+ * from index msgs_off on (OpenAI: "messages", after the system message;
+ * Anthropic: "messages"; Gemini: "contents").  A failed build leaves it
+ * empty.  The caller frees it with llm_log_free.
+ */
+typedef struct LlmRequestLog
+{
+	LlmBoundary *b;
+	size_t		n;
+	size_t		cap;
+	struct json_object *msgs;
+	size_t		msgs_off;
+	int			failed;			/* out of memory while logging */
+} LlmRequestLog;
+
+extern void llm_log_free(LlmRequestLog *log);
+extern void llm_id_state_free(LlmIdState *st);
 
 /*
  * A content whose calls or responses are given ids: its messages are a
@@ -360,6 +452,36 @@ typedef struct LlmIdSynth
 								 * request's responses cost O(open calls),
 								 * not O(calls), to match */
 } LlmIdSynth;
+
+/*
+ * The ids' state of ids as an LlmIdState (*st, malloc'd strings): 0, or
+ * -1 when out of memory or with more than LLM_MAX_RESUME_OPEN open calls
+ * (*st is then empty)
+ */
+extern int	llm_ids_save(const LlmIdSynth *ids, LlmIdState *st);
+
+/*
+ * Set ids (empty) to the state st; names are borrowed from st, which must
+ * outlive ids' use.  0, or -1 when out of memory.
+ */
+extern int	llm_ids_restore(LlmIdSynth *ids, const LlmIdState *st);
+
+/*
+ * Log boundary b of the build (spec->log, when not NULL): nmsgs messages
+ * complete, resume kind, the ids' state (NULL: none, for Gemini; saved
+ * only when resume is not NO).  A boundary whose ids cannot be saved is
+ * logged as not resumable.  Out of memory sets log->failed.
+ */
+extern void llm_log_boundary(LlmRequestLog *log, size_t nmsgs, int resume,
+							 const LlmIdSynth *ids);
+
+/* Log a boundary whose ids' state was saved before (taken over) */
+extern void llm_log_saved(LlmRequestLog *log, size_t nmsgs, int resume,
+						  LlmIdState *st);
+
+/* Finish the log of a successful build: msgs and msgs_off (llm.h) */
+extern void llm_log_finish(LlmRequestLog *log, struct json_object *msgs,
+						   size_t msgs_off);
 
 extern const char *llm_ids_call(LlmIdSynth *ids, const LlmPart *part);
 extern const char *llm_ids_response(LlmIdSynth *ids, const LlmPart *part);

@@ -171,6 +171,151 @@ llm_ids_response(LlmIdSynth *ids, const LlmPart *part)
 }
 
 /* ----------------------------------------------------------------
+ *		The ids' state at a content boundary, for requests resumed there
+ * ----------------------------------------------------------------
+ */
+
+int
+llm_ids_save(const LlmIdSynth *ids, LlmIdState *st)
+{
+	size_t		i;
+	size_t		n = 0;
+
+	memset(st, 0, sizeof(LlmIdState));
+	st->counter = ids->counter;
+	for (i = ids->first_open; i < ids->ncalls; i++)
+		if (!ids->calls[i].answered)
+			n++;
+	if (n == 0)
+		return 0;
+	if (n > LLM_MAX_RESUME_OPEN ||
+		(st->open = calloc(n, sizeof(LlmIdOpen))) == NULL)
+		return -1;
+	for (i = ids->first_open; i < ids->ncalls; i++)
+	{
+		const LlmIdCall *c = &ids->calls[i];
+		LlmIdOpen  *o = &st->open[st->nopen];
+
+		if (c->answered)
+			continue;
+		st->nopen++;
+		o->synthesized = c->synthesized;
+		o->id = strdup(c->id);
+		o->name = c->name ? strdup(c->name) : NULL;
+		if (o->id == NULL || (c->name != NULL && o->name == NULL))
+		{
+			llm_id_state_free(st);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+llm_ids_restore(LlmIdSynth *ids, const LlmIdState *st)
+{
+	size_t		i;
+
+	ids->counter = st->counter;
+	for (i = 0; i < st->nopen; i++)
+	{
+		LlmIdCall  *c;
+
+		if (llm_id_grow(ids) < 0)
+			return -1;
+		c = &ids->calls[ids->ncalls];
+		if ((c->id = strdup(st->open[i].id)) == NULL)
+			return -1;
+		c->name = st->open[i].name;
+		c->synthesized = st->open[i].synthesized;
+		c->answered = 0;
+		ids->ncalls++;
+	}
+	return 0;
+}
+
+void
+llm_id_state_free(LlmIdState *st)
+{
+	size_t		i;
+
+	for (i = 0; i < st->nopen; i++)
+	{
+		free(st->open[i].id);
+		free(st->open[i].name);
+	}
+	free(st->open);
+	memset(st, 0, sizeof(LlmIdState));
+}
+
+void
+llm_log_saved(LlmRequestLog *log, size_t nmsgs, int resume, LlmIdState *st)
+{
+	LlmBoundary *b;
+
+	if (log == NULL || log->failed)
+	{
+		llm_id_state_free(st);
+		return;
+	}
+	if (log->n == log->cap)
+	{
+		size_t		cap = log->cap ? log->cap * 2 : 16;
+		LlmBoundary *nb = realloc(log->b, cap * sizeof(LlmBoundary));
+
+		if (nb == NULL)
+		{
+			llm_id_state_free(st);
+			log->failed = 1;
+			return;
+		}
+		log->b = nb;
+		log->cap = cap;
+	}
+	b = &log->b[log->n++];
+	b->nmsgs = nmsgs;
+	b->resume = resume;
+	b->ids = *st;
+	memset(st, 0, sizeof(LlmIdState));
+}
+
+void
+llm_log_boundary(LlmRequestLog *log, size_t nmsgs, int resume,
+				 const LlmIdSynth *ids)
+{
+	LlmIdState	st;
+
+	if (log == NULL)
+		return;
+	memset(&st, 0, sizeof(st));
+	if (resume != LLM_RESUME_NO && ids != NULL && llm_ids_save(ids, &st) < 0)
+		resume = LLM_RESUME_NO;
+	llm_log_saved(log, nmsgs, resume, &st);
+}
+
+void
+llm_log_finish(LlmRequestLog *log, struct json_object *msgs, size_t msgs_off)
+{
+	if (log == NULL)
+		return;
+	log->msgs = json_object_get(msgs);
+	log->msgs_off = msgs_off;
+}
+
+void
+llm_log_free(LlmRequestLog *log)
+{
+	size_t		i;
+
+	for (i = 0; i < log->n; i++)
+		llm_id_state_free(&log->b[i].ids);
+	free(log->b);
+	if (log->msgs != NULL)
+		json_object_put(log->msgs);
+	memset(log, 0, sizeof(LlmRequestLog));
+}
+
+/* ----------------------------------------------------------------
  *		Plans: the ids a kept content takes, without decoding it
  * ----------------------------------------------------------------
  */

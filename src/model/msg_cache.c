@@ -244,7 +244,12 @@ adk_msg_cache_put(LlmProvider p, uint32 h, const char *key, size_t len,
 {
 	MsgEntry   *e;
 
-	if (find2((int) p, h, key, len, NULL, 0) != NULL || !memo_all(msgs) ||
+	/*
+	 * Memos first, also when msgs is not kept (another content with the
+	 * same bytes was): the request memo (generate.c) references these very
+	 * messages in the next requests, which then copy their text too.
+	 */
+	if (!memo_all(msgs) || find2((int) p, h, key, len, NULL, 0) != NULL ||
 		(e = add2((int) p, h, key, len, NULL, 0)) == NULL)
 	{
 		json_object_put(msgs);
@@ -309,8 +314,9 @@ adk_idmsg_cache_put(LlmProvider p, uint32 h, const char *key, size_t len,
 	size_t		slen = strlen(sig);
 	MsgEntry   *e;
 
-	if (find2(IDMSG_KIND + (int) p, h, key, len, sig, slen) != NULL ||
-		!memo_all(msgs) ||
+	/* memos first, as adk_msg_cache_put gives them */
+	if (!memo_all(msgs) ||
+		find2(IDMSG_KIND + (int) p, h, key, len, sig, slen) != NULL ||
 		(e = add2(IDMSG_KIND + (int) p, h, key, len, sig, slen)) == NULL)
 		json_object_put(msgs);
 	else

@@ -632,8 +632,9 @@ summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 	if (s->run)
 		s->span = adk_span_compaction_begin(s->run, s->parent_span, s->kind,
 											s->model, contents);
+	/* a summary's request is new each time: no request memo */
 	s->call = adk_model_start(s->model, contents, NULL, config, false,
-							  NULL, NULL);
+							  NULL, NULL, NULL);
 	*error = NULL;
 	return true;
 }

@@ -709,6 +709,45 @@ adk_llm_free_calls(List *calls)
 	list_free(calls);
 }
 
+/* One agent's request memo on one branch (AdkRun.request_memos) */
+typedef struct RequestMemoEntry
+{
+	char	   *agent;
+	char	   *branch;
+	AdkRequestMemo *memo;
+} RequestMemoEntry;
+
+/*
+ * The request memo of an agent on a branch, made in run memory the first
+ * time: its requests grow by a round at a time, so each is built from the
+ * previous one (model/generate.c).  A run has a few agents and branches:
+ * a list is searched.
+ */
+static AdkRequestMemo *
+request_memo(AdkRun *run, const char *agent, const char *branch)
+{
+	ListCell   *lc;
+	RequestMemoEntry *e;
+	MemoryContext old;
+
+	if (branch == NULL)
+		branch = "";
+	foreach(lc, run->request_memos)
+	{
+		e = (RequestMemoEntry *) lfirst(lc);
+		if (strcmp(e->agent, agent) == 0 && strcmp(e->branch, branch) == 0)
+			return e->memo;
+	}
+	old = MemoryContextSwitchTo(run->run_cxt);
+	e = palloc(sizeof(RequestMemoEntry));
+	e->agent = pstrdup(agent);
+	e->branch = pstrdup(branch);
+	e->memo = adk_request_memo_new(run->run_cxt);
+	run->request_memos = lappend(run->request_memos, e);
+	MemoryContextSwitchTo(old);
+	return e->memo;
+}
+
 /*
  * before_model, then the model call started (streamed partials go out as
  * rows while the run waits).  false when the round failed (an error event
@@ -761,7 +800,8 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->pctx.branch = branch;
 	round->span = adk_span_model_begin(run, adk_span_step(run), agent->model, contents);
 	round->call = adk_model_start(agent->model, contents, decls, config,
-								  run->stream, emit_partial, &round->pctx);
+								  run->stream, emit_partial, &round->pctx,
+								  request_memo(run, agent->name, branch));
 	return true;
 }
 
@@ -1233,8 +1273,12 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 
 	run->llm_calls++;
 	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);
+	/*
+	 * No request memo: an agent-tool's request is one new content, its
+	 * request, every time (nothing before it to take as it was).
+	 */
 	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
-							NULL, NULL);
+							NULL, NULL, NULL);
 	return NULL;
 }
 

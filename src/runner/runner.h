@@ -178,6 +178,8 @@ typedef struct AdkRun
 	List	   *frames;
 	List	  **stack;			/* agents.c: the frame stack being stepped */
 	List	   *history;		/* prompt.c: what it read of its session */
+	List	   *request_memos;	/* flow.c: a request memo per agent and
+								 * branch (model/generate.h) */
 	AdkAgent   *first_agent;	/* the agent the run started with */
 
 	/* spans.c: the run's trace, or NULL; options.traceparent */

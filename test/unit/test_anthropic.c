@@ -334,7 +334,27 @@ test_request_id_reuse(void)
 	CHECK(unit_idreuse_hits > before);
 }
 
+/*
+ * A request resumed at a content boundary (the request memo of
+ * generate.c): only where no message is pending -- before the content
+ * that starts a message of the other role -- and then the same bytes as
+ * the whole build, with the ids as they stood there.
+ */
+static void
+test_request_resume(void)
+{
+	/* 14 contents; merged: 5 and 6 (user), 9 and 10 (user) */
+	CHECK(CHECK_RESUME(LLM_ANTHROPIC, unit_reuse_history) >= 8);
+	CHECK(CHECK_RESUME(LLM_ANTHROPIC,
+					   "[{'role':'user','parts':[{'text':'a'}]},"
+					   "{'role':'user','parts':[{'text':'b'}]},"
+					   "{'role':'model','parts':[{'function_call':{'name':'f','args':{}}}]},"
+					   "{'role':'user','parts':[{'function_response':{'name':'f','response':{}}}]},"
+					   "{'role':'user','parts':[{'text':'c'}]}]") == 2);
+}
+
 const UnitTest anthropic_tests[] = {
+	{"request_resume", test_request_resume},
 	{"request_reuse_history", test_request_reuse_history},
 	{"request_id_reuse", test_request_id_reuse},
 	{"stream_refusal", test_stream_refusal},

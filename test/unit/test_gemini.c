@@ -297,7 +297,19 @@ test_request_reuse_history(void)
 					  "11111111111111") > 0);
 }
 
+/*
+ * A request resumed at any content boundary (the request memo of
+ * generate.c) gives the bytes of the whole build, whatever contents follow
+ * (ids as they stood there: calls still open are answered after it).
+ */
+static void
+test_request_resume(void)
+{
+	CHECK_INT(CHECK_RESUME(LLM_GEMINI, unit_reuse_history), 14);
+}
+
 const UnitTest gemini_tests[] = {
+	{"request_resume", test_request_resume},
 	{"request_reuse_history", test_request_reuse_history},
 	{"stream_safety", test_stream_safety},
 	{"request_golden", test_request_golden},

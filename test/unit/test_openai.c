@@ -658,7 +658,19 @@ test_request_id_reuse(void)
 	json_object_put(spec.contents);
 }
 
+/*
+ * A request resumed at any content boundary (the request memo of
+ * generate.c) gives the bytes of the whole build, whatever contents follow
+ * (ids as they stood there: calls still open are answered after it).
+ */
+static void
+test_request_resume(void)
+{
+	CHECK_INT(CHECK_RESUME(LLM_OPENAI, unit_reuse_history), 14);
+}
+
 const UnitTest openai_tests[] = {
+	{"request_resume", test_request_resume},
 	{"request_reuse_history", test_request_reuse_history},
 	{"stream_refusal", test_stream_refusal},
 	{"request_golden", test_request_golden},

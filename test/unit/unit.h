@@ -75,6 +75,19 @@ extern int	unit_check_reuse(const char *file, int line, LlmProvider p,
 	unit_check_reuse(__FILE__, __LINE__, (p), (history), (kept))
 
 /*
+ * Build history (' for ") whole with a log (LlmRequestSpec.log), then
+ * resumed at every boundary the log says it may be: with the same
+ * contents, and (LLM_RESUME_ANY boundaries) with each content of history
+ * in place of the rest -- each must give the bytes the whole build of the
+ * same contents gives, and the same log from the boundary on.  Returns how
+ * many boundaries were resumable.
+ */
+extern int	unit_check_resume(const char *file, int line, LlmProvider p,
+							  const char *history);
+#define CHECK_RESUME(p, history) \
+	unit_check_resume(__FILE__, __LINE__, (p), (history))
+
+/*
  * How many contents unit_check_reuse took from what they made with the same
  * ids (LlmRequestSpec.idmsgs), since the start.
  */

@@ -326,6 +326,130 @@ unit_check_reuse(const char *file, int line, LlmProvider p,
 	return reused;
 }
 
+/* the body of contents built whole, with its log (malloc'd) */
+static char *
+unit_resume_build(LlmProvider p, struct json_object *contents, size_t from,
+				  const LlmRequestLog *prev, LlmRequestLog *log, char **err)
+{
+	LlmRequestSpec spec;
+	struct json_object *tools = unit_load("tools.json");
+	char	   *body;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = p;
+	spec.model = "m";
+	spec.tools = tools;
+	spec.system_instruction = "Be brief.";
+	spec.contents = contents;
+	spec.log = log;
+	if (from > 0)
+	{
+		spec.from = from;
+		spec.resume_msgs = prev->msgs;
+		spec.resume_off = prev->msgs_off;
+		spec.resume_n = prev->b[from].nmsgs;
+		spec.resume_ids = &prev->b[from].ids;
+	}
+	body = llm_build_request(&spec, err);
+	json_object_put(tools);
+	return body;
+}
+
+/* contents[from, n) of a, then b (not NULL) */
+static struct json_object *
+unit_slice(struct json_object *a, size_t from, size_t n, struct json_object *b)
+{
+	struct json_object *out = json_object_new_array();
+	size_t		i;
+
+	for (i = from; i < n; i++)
+		json_object_array_add(out, json_object_get(json_object_array_get_idx(a, i)));
+	if (b != NULL)
+		json_object_array_add(out, json_object_get(b));
+	return out;
+}
+
+static void
+unit_resume_compare(const char *file, int line, LlmProvider p,
+					struct json_object *h, size_t b, size_t n,
+					struct json_object *extra, const LlmRequestLog *log)
+{
+	struct json_object *all = unit_slice(h, 0, n, extra);
+	struct json_object *tail = unit_slice(h, b, n, extra);
+	LlmRequestLog wlog = {0};
+	LlmRequestLog rlog = {0};
+	char	   *err1 = NULL;
+	char	   *err2 = NULL;
+	char	   *whole = unit_resume_build(p, all, 0, NULL, &wlog, &err1);
+	char	   *resumed = unit_resume_build(p, tail, b, log, &rlog, &err2);
+	size_t		k;
+
+	if (whole == NULL || resumed == NULL ? whole != resumed : strcmp(whole, resumed) != 0)
+		unit_fail(file, line, "request resumed at %zu of %zu (%s) differs:\n  whole   %s\n  resumed %s",
+				  b, n, extra ? "another content after" : "same contents",
+				  whole ? whole : err1, resumed ? resumed : err2);
+	else if (whole != NULL && rlog.n != wlog.n - b)
+		unit_fail(file, line, "resumed at %zu: %zu boundaries logged, expected %zu",
+				  b, rlog.n, wlog.n - b);
+	else if (whole != NULL)
+		for (k = 0; k < rlog.n; k++)
+			if (rlog.b[k].nmsgs != wlog.b[b + k].nmsgs ||
+				rlog.b[k].resume != wlog.b[b + k].resume ||
+				rlog.b[k].ids.counter != wlog.b[b + k].ids.counter ||
+				rlog.b[k].ids.nopen != wlog.b[b + k].ids.nopen)
+				unit_fail(file, line, "resumed at %zu: boundary %zu logged otherwise",
+						  b, b + k);
+	free(whole);
+	free(resumed);
+	free(err1);
+	free(err2);
+	llm_log_free(&wlog);
+	llm_log_free(&rlog);
+	json_object_put(all);
+	json_object_put(tail);
+}
+
+int
+unit_check_resume(const char *file, int line, LlmProvider p,
+				  const char *history)
+{
+	struct json_object *h = J(history);
+	size_t		n = json_object_array_length(h);
+	LlmRequestLog log = {0};
+	char	   *err = NULL;
+	char	   *whole = unit_resume_build(p, h, 0, NULL, &log, &err);
+	size_t		b;
+	size_t		i;
+	int			resumable = 0;
+
+	if (whole == NULL || log.n != n + 1 || log.msgs == NULL)
+	{
+		unit_fail(file, line, "whole build: %s, %zu boundaries for %zu contents",
+				  whole ? "ok" : err, log.n, n);
+		goto done;
+	}
+	for (b = 1; b <= n; b++)
+	{
+		if (log.b[b].resume == LLM_RESUME_NO)
+			continue;
+		resumable++;
+		if (b < n)
+			unit_resume_compare(file, line, p, h, b, n, NULL, &log);
+		if (log.b[b].resume != LLM_RESUME_ANY)
+			continue;
+		/* the request goes on otherwise: any content after the boundary */
+		for (i = 0; i < n; i++)
+			unit_resume_compare(file, line, p, h, b, b,
+								json_object_array_get_idx(h, i), &log);
+	}
+done:
+	free(whole);
+	free(err);
+	llm_log_free(&log);
+	json_object_put(h);
+	return resumable;
+}
+
 /*
  * One request of unit_check_reuse: its bytes with and without reuse, and
  * what its contents made added to the cache.  Returns the contents reused.
