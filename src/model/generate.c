@@ -155,6 +155,7 @@ struct AdkRequestMemo
 	size_t		cap;
 	struct json_object *msgs;	/* its contents' messages, from msgs_off */
 	size_t		msgs_off;
+	LlmTextMemo text;			/* its body's messages as printed */
 };
 
 static struct json_object *idmsgs_lookup(void *arg, size_t i, const char *sig);
@@ -349,7 +350,8 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 		memo_take(memo, def->provider, def->model, contents, from, &log);
 	c->body = pstrdup(body);
 	free(body);
-	if (memo != NULL && from > 0 && adk_verify_incremental)
+	/* resumed, or printed through the memo: built whole too (tests) */
+	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
 		verify_resumed(c, contents, &spec, c->body, memo, from);
 	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
@@ -583,6 +585,8 @@ build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 		spec.resume_ids = &b->ids;
 	}
 	spec.log = log;
+	/* the messages it shares with the memo's request are copied as text */
+	spec.text = memo != NULL ? &memo->text : NULL;
 
 	body = llm_build_request_keep(&spec, &build_err, request);
 	if (reuse != NULL)
@@ -670,8 +674,11 @@ memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
 	int			n = (int) JB_ROOT_COUNT(contents);
 	Jsonb	   *copy = NULL;
 	char	   *mcopy = NULL;
+	/* the text the build printed stays, whatever becomes of the rest */
+	LlmTextMemo text = memo->text;
 	size_t		i;
 
+	memset(&memo->text, 0, sizeof(memo->text));
 	if (!memo->valid || from == 0)
 	{
 		memo_empty(memo, false);
@@ -716,6 +723,7 @@ memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
 	memo->model = mcopy;
 	memo->provider = p;
 	memo->valid = true;
+	memo->text = text;
 	return;
 
 fail:
@@ -723,6 +731,7 @@ fail:
 		pfree(copy);
 	memo_empty(memo, false);
 	llm_log_free(log);
+	memo->text = text;
 }
 
 /*
@@ -746,6 +755,7 @@ memo_empty(AdkRequestMemo *memo, bool freeing)
 	if (memo->msgs != NULL)
 		json_object_put(memo->msgs);
 	memo->msgs = NULL;
+	llm_text_memo_free(&memo->text);
 	if (!freeing && memo->contents != NULL)
 		pfree(memo->contents);
 	if (!freeing && memo->model != NULL)

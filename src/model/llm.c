@@ -240,7 +240,11 @@ llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
 		llm_set_errmsg(errmsg, "out of memory");
 		return NULL;
 	}
-	out = llm_request_compact(body);
+	/* the array of messages (Gemini: contents) is where memo runs are */
+	out = spec->text != NULL ?
+		llm_request_compact_memo(body, spec->provider == LLM_GEMINI ?
+								 "contents" : "messages", spec->text) :
+		llm_request_compact(body);
 	if (out != NULL && obj != NULL)
 		*obj = body;
 	else

@@ -146,6 +146,12 @@ typedef struct LlmRequestSpec
 
 	/* NULL, or what the build says of each boundary (LlmRequestLog) */
 	struct LlmRequestLog *log;
+
+	/*
+	 * NULL, or the text memo of the previous request made through the
+	 * same request memo (LlmTextMemo): the body is printed through it
+	 */
+	struct LlmTextMemo *text;
 } LlmRequestSpec;
 
 /*
@@ -356,6 +362,33 @@ extern int	llm_msg_memo_set(struct json_object *msg);
  * NULL when out of memory.
  */
 extern char *llm_request_compact(struct json_object *body);
+
+/*
+ * What a request printed of its top-level array member (the messages, or
+ * Gemini's contents), so that the next request made of the same objects
+ * copies their text in runs instead of writing it element by element: the
+ * elements (references: an element is never changed once a request holds
+ * it, so the same object prints the same), their text joined by ",", and
+ * where each element's text ends.  Zeroed: empty.
+ */
+typedef struct LlmTextMemo
+{
+	struct json_object **elems;
+	size_t	   *end;
+	size_t		n;
+	char	   *text;
+	size_t		len;
+} LlmTextMemo;
+
+/*
+ * llm_request_compact, byte for byte, copying the text of the elements of
+ * body's array member "member" that are the objects memo's request had at
+ * the same index; memo then holds this request's.  On failure (NULL) memo
+ * is left empty.
+ */
+extern char *llm_request_compact_memo(struct json_object *body,
+									  const char *member, LlmTextMemo *memo);
+extern void llm_text_memo_free(LlmTextMemo *memo);
 
 #ifdef ADK_LLM_INTERNAL
 

@@ -462,8 +462,25 @@ llm_msg_memo_set(struct json_object *msg)
  * message with a memo (depth 2) is copied; everything else is printed by
  * json-c itself.
  */
+static int	put_compact_memo(LlmBuf *b, struct json_object *v, int depth,
+							 const char *member, LlmTextMemo *memo,
+							 LlmTextMemo *next);
+static int	put_elements(LlmBuf *b, struct json_object *arr,
+						 LlmTextMemo *memo, LlmTextMemo *next);
+
 static int
 put_compact(LlmBuf *b, struct json_object *v, int depth)
+{
+	return put_compact_memo(b, v, depth, NULL, NULL, NULL);
+}
+
+/*
+ * put_compact, with body's array member "member" written by put_elements
+ * (memo: the previous request's, next: this one's; see LlmTextMemo)
+ */
+static int
+put_compact_memo(LlmBuf *b, struct json_object *v, int depth,
+				 const char *member, LlmTextMemo *memo, LlmTextMemo *next)
 {
 	LlmMsgMemo *m = llm_msg_memo(v);
 	const char *t;
@@ -502,7 +519,13 @@ put_compact(LlmBuf *b, struct json_object *v, int depth)
 			}
 			json_object_put(k);
 			first = 0;
-			if (put_compact(b, it.val, depth + 1) < 0)
+			if (member != NULL && depth == 0 && strcmp(it.key, member) == 0 &&
+				json_object_is_type(it.val, json_type_array))
+			{
+				if (put_elements(b, it.val, memo, next) < 0)
+					return -1;
+			}
+			else if (put_compact(b, it.val, depth + 1) < 0)
 				return -1;
 		}
 		return llm_buf_append(b, "}", 1);
@@ -525,6 +548,103 @@ put_compact(LlmBuf *b, struct json_object *v, int depth)
 	/* json-c prints a NULL object as null */
 	t = json_object_to_json_string_ext(v, COMPACT_FLAGS);
 	return t ? llm_buf_append(b, t, strlen(t)) : -1;
+}
+
+/*
+ * Write arr (a member of the body) as put_compact does; a run of elements
+ * that are the objects memo had at the same indexes is one copy of their
+ * text.  next (zeroed) gets the elements (references) and their text.
+ */
+static int
+put_elements(LlmBuf *b, struct json_object *arr, LlmTextMemo *memo,
+			 LlmTextMemo *next)
+{
+	size_t		n = json_object_array_length(arr);
+	size_t		base;
+	size_t		i = 0;
+
+	if (llm_buf_append(b, "[", 1) < 0)
+		return -1;
+	base = b->len;
+	next->elems = calloc(n + 1, sizeof(struct json_object *));
+	next->end = malloc((n + 1) * sizeof(size_t));
+	if (next->elems == NULL || next->end == NULL)
+		return -1;
+	next->n = n;				/* its references are released on failure */
+	while (i < n)
+	{
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		size_t		j = i;
+
+		if (i > 0 && llm_buf_append(b, ",", 1) < 0)
+			return -1;
+		while (j < n && j < memo->n && memo->elems[j] != NULL &&
+			   memo->elems[j] == json_object_array_get_idx(arr, j))
+			j++;
+		if (j > i)
+		{
+			/* elements i .. j - 1, as memo's request wrote them */
+			size_t		from = i > 0 ? memo->end[i - 1] + 1 : 0;
+			size_t		at = b->len - base;
+			size_t		k;
+
+			if (llm_buf_append(b, memo->text + from, memo->end[j - 1] - from) < 0)
+				return -1;
+			for (k = i; k < j; k++)
+			{
+				next->end[k] = at + (memo->end[k] - from);
+				/* the reference moves to next */
+				next->elems[k] = memo->elems[k];
+				memo->elems[k] = NULL;
+			}
+			i = j;
+			continue;
+		}
+		if (put_compact(b, e, 2) < 0)
+			return -1;
+		next->end[i] = b->len - base;
+		next->elems[i] = json_object_get(e);
+		i++;
+	}
+	next->len = b->len - base;
+	next->text = malloc(next->len + 1);
+	if (next->text == NULL)
+		return -1;
+	memcpy(next->text, b->data + base, next->len);
+	return llm_buf_append(b, "]", 1);
+}
+
+char *
+llm_request_compact_memo(struct json_object *body, const char *member,
+						 LlmTextMemo *memo)
+{
+	LlmBuf		b = {0};
+	LlmTextMemo next = {0};
+	int			rc = put_compact_memo(&b, body, 0, member, memo, &next);
+
+	llm_text_memo_free(memo);
+	if (rc < 0)
+	{
+		llm_text_memo_free(&next);
+		llm_buf_free(&b);
+		return NULL;
+	}
+	*memo = next;
+	return b.data ? b.data : strdup("");
+}
+
+void
+llm_text_memo_free(LlmTextMemo *memo)
+{
+	size_t		i;
+
+	for (i = 0; memo->elems != NULL && i < memo->n; i++)
+		if (memo->elems[i] != NULL)
+			json_object_put(memo->elems[i]);
+	free(memo->elems);
+	free(memo->end);
+	free(memo->text);
+	memset(memo, 0, sizeof(*memo));
 }
 
 char *

@@ -678,6 +678,94 @@ test_request_compact_memos(void)
 	json_object_put(body);
 }
 
+/*
+ * A request printed through a text memo copies the text of the elements
+ * that are the objects the previous request had at the same index, in
+ * runs: byte for byte what printing the whole body gives, across requests
+ * that keep, replace, add, drop and move messages, a changed object in
+ * front (a new system message), and with other members around the array.
+ */
+static struct json_object *
+memo_body(struct json_object **pool, const int *pick, int n)
+{
+	struct json_object *body = json_object_new_object();
+	struct json_object *msgs = json_object_new_array();
+	int			i;
+
+	json_object_object_add(body, "model", json_object_new_string("m"));
+	json_object_object_add(body, "messages", msgs);
+	for (i = 0; i < n; i++)
+		json_object_array_add(msgs, pick[i] < 0 ? NULL : json_object_get(pool[pick[i]]));
+	json_object_object_add(body, "tools", json_object_new_array());
+	return body;
+}
+
+static void
+test_request_compact_text_memo(void)
+{
+	struct json_object *pool[8];
+	/* requests as indexes into pool: -1 is JSON null */
+	static const int reqs[][7] = {
+		{0, 1, 2, 3, -9},
+		{0, 1, 2, 3, 4, -9},
+		{5, 1, 2, 3, 4, 6, -9},	/* another first message, one more */
+		{5, 1, 3, 2, 4, 6, -9},	/* two swapped: copied around them */
+		{5, 1, -1, 2, -9},		/* a null, fewer */
+		{7, -9},
+		{-9},
+		{0, 1, 2, 3, 4, 5, 6}
+	};
+	LlmTextMemo memo = {0};
+	size_t		r;
+	int			i;
+
+	for (i = 0; i < 8; i++)
+	{
+		char		buf[64];
+
+		snprintf(buf, sizeof(buf), "{\"role\":\"user\",\"content\":\"m%d \\u00e9\"}", i);
+		pool[i] = json_tokener_parse(buf);
+		CHECK(pool[i] != NULL);
+		if (i % 2 == 0)
+			CHECK_INT(llm_msg_memo_set(pool[i]), 0);
+	}
+	for (r = 0; r < sizeof(reqs) / sizeof(reqs[0]); r++)
+	{
+		int			n = 0;
+		struct json_object *body;
+		char	   *want;
+		char	   *got;
+
+		while (n < 7 && reqs[r][n] != -9)
+			n++;
+		body = memo_body(pool, reqs[r], n);
+		want = llm_json_compact(body);
+		got = llm_request_compact_memo(body, "messages", &memo);
+		CHECK_STR(got, want);
+		CHECK_INT((int) memo.n, n);
+		free(got);
+		free(want);
+		json_object_put(body);
+	}
+	/* the memo's text is what is copied: a doctored one shows */
+	{
+		struct json_object *body = memo_body(pool, reqs[7], 7);
+
+		memo.text[0] = 'X';
+		{
+			char	   *got = llm_request_compact_memo(body, "messages", &memo);
+
+			CHECK(strncmp(got, "{\"model\":\"m\",\"messages\":[X", 26) == 0);
+			free(got);
+		}
+		json_object_put(body);
+	}
+	llm_text_memo_free(&memo);
+	CHECK_INT((int) memo.n, 0);
+	for (i = 0; i < 8; i++)
+		json_object_put(pool[i]);
+}
+
 const UnitTest common_tests[] = {
 	{"provider_names", test_provider_names},
 	{"urls", test_urls},
@@ -696,5 +784,6 @@ const UnitTest common_tests[] = {
 	{"stream_longjmp_from_callback", test_stream_longjmp_from_callback},
 	{"stream_every_prefix", test_stream_every_prefix},
 	{"request_compact_memos", test_request_compact_memos},
+	{"request_compact_text_memo", test_request_compact_text_memo},
 	{NULL, NULL}
 };
