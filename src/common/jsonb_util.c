@@ -356,27 +356,14 @@ container_of(uint32 header, const JsonbValue *const *ent, int n,
 Jsonb *
 adk_jsonb_array_of(const JsonbValue *elems, int n)
 {
-	const JsonbValue **ent = palloc(sizeof(JsonbValue *) * (n + 1));
-	Jsonb	   *res;
-	int			i;
-
-	if (n > JB_CMASK)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("number of jsonb array elements exceeds the maximum allowed (%zu)",
-						(size_t) JB_CMASK)));
-	for (i = 0; i < n; i++)
-		ent[i] = &elems[i];
-	res = container_of((uint32) n | JB_FARRAY, ent, n, NULL, 0);
-	pfree(ent);
-	return res;
+	return adk_jsonb_array_extend(NULL, 0, elems, n);
 }
 
 /*
  * The jsonb array of the first keep elements of pre (an array) followed by
  * elems: what adk_jsonb_array_of would give for all of them, byte for byte,
  * the first keep copied as they are (prompt.c: a request extending the
- * previous one costs a copy of its bytes).
+ * previous one costs a copy of its bytes).  pre may be NULL when keep is 0.
  */
 Jsonb *
 adk_jsonb_array_extend(const Jsonb *pre, int keep, const JsonbValue *elems,
@@ -386,8 +373,8 @@ adk_jsonb_array_extend(const Jsonb *pre, int keep, const JsonbValue *elems,
 	Jsonb	   *res;
 	int			i;
 
-	Assert(keep >= 0 && keep <= (int) JB_ROOT_COUNT(pre));
-	Assert(JB_ROOT_IS_ARRAY(pre) && !JB_ROOT_IS_SCALAR(pre));
+	Assert(keep == 0 || (keep > 0 && keep <= (int) JB_ROOT_COUNT(pre) &&
+						 JB_ROOT_IS_ARRAY(pre) && !JB_ROOT_IS_SCALAR(pre)));
 	if ((Size) keep + n > JB_CMASK)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -395,7 +382,8 @@ adk_jsonb_array_extend(const Jsonb *pre, int keep, const JsonbValue *elems,
 						(size_t) JB_CMASK)));
 	for (i = 0; i < n; i++)
 		ent[i] = &elems[i];
-	res = container_of((uint32) (keep + n) | JB_FARRAY, ent, n, &pre->root, keep);
+	res = container_of((uint32) (keep + n) | JB_FARRAY, ent, n,
+					   keep > 0 ? &pre->root : NULL, keep);
 	pfree(ent);
 	return res;
 }
