@@ -326,6 +326,19 @@ unit_check_reuse(const char *file, int line, LlmProvider p,
 	return reused;
 }
 
+/* the spec the resume checks build with: contents, tools, an instruction */
+static void
+resume_spec(LlmRequestSpec *spec, LlmProvider p, struct json_object *contents,
+			struct json_object *tools)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->provider = p;
+	spec->model = "m";
+	spec->tools = tools;
+	spec->system_instruction = "Be brief.";
+	spec->contents = contents;
+}
+
 /* the body of contents built whole, with its log (malloc'd) */
 static char *
 unit_resume_build(LlmProvider p, struct json_object *contents, size_t from,
@@ -335,12 +348,7 @@ unit_resume_build(LlmProvider p, struct json_object *contents, size_t from,
 	struct json_object *tools = unit_load("tools.json");
 	char	   *body;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.provider = p;
-	spec.model = "m";
-	spec.tools = tools;
-	spec.system_instruction = "Be brief.";
-	spec.contents = contents;
+	resume_spec(&spec, p, contents, tools);
 	spec.log = log;
 	if (from > 0)
 	{
@@ -475,12 +483,7 @@ unit_reuse_one(const char *file, int line, LlmProvider p,
 	size_t		k;
 	int			reused = 0;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.provider = p;
-	spec.model = "m";
-	spec.tools = tools;
-	spec.system_instruction = "Be brief.";
-	spec.contents = contents;
+	resume_spec(&spec, p, contents, tools);
 	plain = llm_build_request(&spec, &err1);
 	for (i = 0; i < n; i++)
 	{
