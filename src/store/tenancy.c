@@ -54,6 +54,7 @@ PG_FUNCTION_INFO_V1(adk_set_user);
 PG_FUNCTION_INFO_V1(adk_asserted_user);
 PG_FUNCTION_INFO_V1(adk_tenancy_check_sql);
 PG_FUNCTION_INFO_V1(adk_tenant_visible);
+PG_FUNCTION_INFO_V1(adk_role_visible);
 PG_FUNCTION_INFO_V1(adk_create_session_sql);
 PG_FUNCTION_INFO_V1(adk_delete_session_sql);
 PG_FUNCTION_INFO_V1(adk_save_artifact_sql);
@@ -446,6 +447,25 @@ check_identities(FunctionCallInfo fcinfo)
 	char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
 
 	adk_tenancy_check(app, user);
+}
+
+/*
+ * adk._role_visible(role_name): the row-level security test of rows that
+ * belong to a role rather than to a user of an app -- a model call made
+ * for no session, a budget of one role.  Its members see them (they may
+ * become it anyway), and whoever sees everything.
+ */
+Datum
+adk_role_visible(PG_FUNCTION_ARGS)
+{
+	Oid			role;
+
+	if (adk_tenancy_sees_all())
+		PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_BOOL(false);
+	role = role_oid(NameStr(*PG_GETARG_NAME(0)));
+	PG_RETURN_BOOL(OidIsValid(role) && has_privs_of_role(GetUserId(), role));
 }
 
 /*

@@ -1,0 +1,80 @@
+-- Tenancy holes, attacked by two users of a 'role' app (th_alice and
+-- th_bob), a gateway and an admin: one section per hole, each shown
+-- closed.
+SELECT adk_set_secret('th-key', 'sk-th', ARRAY['127.0.0.1']);
+SELECT adk_define_model('th_model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
+                        api_key_secret => 'th-key');
+CREATE FUNCTION th_hold(item text) RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('status', 'pending') $$;
+SELECT adk_define_tool('th_hold(text)'::regprocedure, long_running => true);
+CREATE FUNCTION th_echo(item text) RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('echo', item) $$;
+SELECT adk_define_tool('th_echo(text)'::regprocedure);
+-- a tool that tries to write the app's state through another session of
+-- the user it runs for
+CREATE FUNCTION th_motto(motto text) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM adk_append_event('th_role', current_user, 'side',
+                             jsonb_build_object('author', 'user',
+                                                'actions', jsonb_build_object('state_delta',
+                                                    jsonb_build_object('app:motto', motto))));
+    RETURN jsonb_build_object('written', true);
+END $$;
+SELECT adk_define_tool('th_motto(text)'::regprocedure);
+SELECT adk_define_agent('th_agent', model => 'th_model', tools => ARRAY['th_hold', 'th_echo', 'th_motto'],
+                        instruction => 'Motto: {app:motto?}');
+SELECT adk_define_app('th_role', 'th_agent', tenancy => 'role',
+                      compaction => '{"compaction_interval": 100, "summarizer_model": "th_model"}');
+SELECT adk_define_app('th_claim', 'th_agent', tenancy => 'claim');
+SELECT adk_define_app('th_shared', 'th_agent');
+
+CREATE ROLE th_alice IN ROLE adk_user;
+CREATE ROLE th_bob IN ROLE adk_user;
+CREATE ROLE th_gw IN ROLE adk_gateway;
+CREATE ROLE th_admin IN ROLE adk_admin;
+
+-- ---------------------------------------------------------------------
+-- 1. Ledger rows made on a session's behalf outside a run carry the
+-- session's owner; a call of no session is its role's.
+-- ---------------------------------------------------------------------
+SET ROLE th_bob;
+SELECT count(*) FROM adk_run('th_role', 'th_bob', 'b1', 'bob''s secret plan: sell at dawn');
+SELECT adk_compact('th_role', 'th_bob', 'b1') > 0 AS compacted;
+SELECT count(*) FROM adk_run('th_role', 'th_bob', 'b-hold', 'call th_hold({"item": "x"})');
+SELECT adk_generate('th_model', '[{"role": "user", "parts": [{"text": "bob alone"}]}]') IS NOT NULL AS generated;
+RESET ROLE;
+SELECT app_name, user_id, role_name, invocation_id IS NULL AS outside_run, count(*)
+  FROM adk.model_calls WHERE model = 'th_model'
+ GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
+-- a budget of bob's role alone
+INSERT INTO adk.budgets (app_name, role_name, period, max_tokens) VALUES ('th_role', 'th_bob', 'day', 1000000);
+SET ROLE th_alice;
+-- alice reads nothing of bob's: not his history, not the summary, not his
+-- role's budget, not his bare call
+SELECT count(*) AS bobs_calls_alice_sees FROM adk.model_calls
+ WHERE request::text LIKE '%sell at dawn%' OR request::text LIKE '%bob alone%';
+SELECT count(*) AS rows_alice_sees FROM adk.model_calls WHERE model = 'th_model';
+SELECT count(*) AS cost_rows_alice_sees FROM adk.costs WHERE model = 'th_model';
+SELECT count(*) AS budgets_alice_sees FROM adk.budgets WHERE app_name = 'th_role';
+SELECT count(*) AS budget_usage_alice_sees FROM adk.budget_usage WHERE app_name = 'th_role';
+-- her own bare call is hers
+SELECT adk_generate('th_model', '[{"role": "user", "parts": [{"text": "alice alone"}]}]') IS NOT NULL AS generated;
+SELECT app_name, user_id, role_name FROM adk.model_calls WHERE model = 'th_model';
+SET ROLE th_bob;
+SELECT app_name, user_id, role_name, invocation_id IS NULL AS outside_run, count(*)
+  FROM adk.model_calls WHERE model = 'th_model'
+ GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
+SELECT app_name, user_id, agent, model_calls FROM adk.costs WHERE model = 'th_model' ORDER BY 1, 2, 3;
+SELECT count(*) AS budgets_bob_sees FROM adk.budgets WHERE app_name = 'th_role';
+SET ROLE th_admin;
+SELECT count(*) AS rows_admin_sees FROM adk.model_calls WHERE model = 'th_model';
+RESET ROLE;
+
+-- clean up
+DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
+DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';
+DELETE FROM adk.invocations WHERE app_name LIKE 'th\_%';
+DELETE FROM adk.sessions WHERE app_name LIKE 'th\_%';
+DELETE FROM adk.user_states WHERE app_name LIKE 'th\_%';
+DELETE FROM adk.app_states WHERE app_name LIKE 'th\_%';
+DELETE FROM adk.model_calls WHERE model = 'th_model';
+DELETE FROM adk.apps WHERE name LIKE 'th\_%';
+DROP ROLE th_alice, th_bob, th_gw, th_admin;
