@@ -68,6 +68,25 @@ SET ROLE th_admin;
 SELECT count(*) AS rows_admin_sees FROM adk.model_calls WHERE model = 'th_model';
 RESET ROLE;
 
+-- ---------------------------------------------------------------------
+-- 3. adk_rebuild_run_states checks tenancy, and an unscoped call is an
+-- admin's.
+-- ---------------------------------------------------------------------
+SET ROLE th_alice;
+SELECT count(*) FROM adk_run('th_role', 'th_alice', 'a-hold', 'call th_hold({"item": "y"})');
+-- bob's session, existing or not: the same refusal
+SELECT expect_error($q$SELECT adk_rebuild_run_states('th_role', 'th_bob', 'b-hold')$q$);
+SELECT expect_error($q$SELECT adk_rebuild_run_states('th_role', 'th_bob', 'no-such-session')$q$);
+SELECT expect_error($q$SELECT adk_rebuild_run_states('th_role', 'th_bob')$q$);
+SELECT expect_error($q$SELECT adk_rebuild_run_states()$q$);
+-- her own, and the app's sessions she may see (hers)
+SELECT adk_rebuild_run_states('th_role', 'th_alice', 'a-hold') AS own_session;
+SELECT adk_rebuild_run_states('th_role') AS app_scope;
+SET ROLE th_admin;
+SELECT adk_rebuild_run_states('th_role') AS admin_app_scope;
+SELECT adk_rebuild_run_states() >= 2 AS admin_unscoped;
+RESET ROLE;
+
 -- clean up
 DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
 DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';

@@ -95,6 +95,18 @@ AS 'MODULE_PATHNAME', 'adk_delete_session_sql' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_delete_session(text, text, text) IS
     'Delete a session with its events; app and user state stay.';
 
+-- adk_rebuild_run_states (62_hitl.sql) the same way: a scope of one user
+-- is checked like any entry point that names a user; a scope of one app
+-- is, for a role that may name only one user id of it ('role', 'claim'),
+-- that user's sessions; no scope at all is an admin's.  So the sessions
+-- it locks are always ones the caller may see.
+CREATE FUNCTION adk_rebuild_run_states(app_name text DEFAULT NULL, user_id text DEFAULT NULL,
+                                       session_id text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'adk_rebuild_run_states_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_rebuild_run_states(text, text, text) IS
+    'Rebuild adk.run_states from adk.events alone, for one session (app, user, session), one user, the sessions of one app the caller may see, or everything (adk_admin); returns the rows the scope has.';
+
 -- The same for the artifact and memory writers (80_artifacts.sql,
 -- 82_memory.sql).  Their readers (adk_load_artifact, adk_list_artifacts,
 -- adk_list_artifact_versions, adk_search_memory) run as the caller: they

@@ -60,6 +60,7 @@ PG_FUNCTION_INFO_V1(adk_delete_session_sql);
 PG_FUNCTION_INFO_V1(adk_save_artifact_sql);
 PG_FUNCTION_INFO_V1(adk_delete_artifact_sql);
 PG_FUNCTION_INFO_V1(adk_add_session_to_memory_sql);
+PG_FUNCTION_INFO_V1(adk_rebuild_run_states_sql);
 
 /* the asserted end user, and the subtransaction that asserted it */
 static char *asserted_user = NULL;
@@ -568,4 +569,92 @@ adk_add_session_to_memory_sql(PG_FUNCTION_ARGS)
 
 	return checked_owner_int4(fcinfo, "SELECT adk._add_session_to_memory($1, $2, $3)",
 							  3, types);
+}
+
+/*
+ * adk_rebuild_run_states(app, user_id, session_id): the scope checked as
+ * the caller, then adk._rebuild_run_states as the owner of schema adk.
+ * One user's scope (with or without a session) is checked as any entry
+ * point that names a user -- the refusal does not depend on whether the
+ * session exists.  One app's scope is, for a role that may name a single
+ * user id of the app, that user's sessions (none in a 'claim' app with no
+ * user asserted).  No scope, every app's sessions, is for roles that see
+ * everything.  So a rebuild locks only sessions the caller may see.
+ */
+Datum
+adk_rebuild_run_states_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	char		nulls[3] = {'n', 'n', 'n'};
+	char	   *app = NULL;
+	char	   *user = NULL;
+	char	   *session = NULL;
+	AdkOwnerSave save;
+	bool		isnull;
+	int64		n;
+
+	if (!PG_ARGISNULL(0))
+		app = adk_check_id("app name", PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+	if (!PG_ARGISNULL(1))
+		user = adk_check_id("user id", PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+	if (!PG_ARGISNULL(2))
+		session = adk_check_id("session id", PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+	if ((session != NULL && (app == NULL || user == NULL)) ||
+		(user != NULL && app == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a session id needs its app name and user id, and a user id its app name")));
+
+	if (app == NULL)
+	{
+		if (!adk_tenancy_sees_all())
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to rebuild the run states of every app"),
+					 errdetail("Only members of adk_admin rebuild the run states of all apps at once."),
+					 errhint("Name the app, and the user id, whose run states to rebuild.")));
+	}
+	else if (user != NULL)
+		adk_tenancy_check(app, user);
+	else if (!adk_tenancy_sees_all())
+	{
+		AdkTenancy	mode = adk_app_tenancy(app);
+
+		if (mode == ADK_TENANCY_ROLE)
+			user = pstrdup(GetUserNameFromId(GetUserId(), false));
+		else if (mode == ADK_TENANCY_CLAIM)
+		{
+			const char *claimed = is_gateway() ? claimed_user() : NULL;
+
+			if (claimed == NULL)
+				PG_RETURN_INT64(0);
+			user = pstrdup(claimed);
+		}
+	}
+
+	if (app)
+	{
+		args[0] = CStringGetTextDatum(app);
+		nulls[0] = ' ';
+	}
+	if (user)
+	{
+		args[1] = CStringGetTextDatum(user);
+		nulls[1] = ' ';
+	}
+	if (session)
+	{
+		args[2] = CStringGetTextDatum(session);
+		nulls[2] = ' ';
+	}
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT adk._rebuild_run_states($1, $2, $3)", 3, types, args,
+							  nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not rebuild the run states");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	adk_restore_user(&save);
+	PG_RETURN_INT64(isnull ? 0 : n);
 }
