@@ -87,6 +87,49 @@ SELECT adk_rebuild_run_states('th_role') AS admin_app_scope;
 SELECT adk_rebuild_run_states() >= 2 AS admin_unscoped;
 RESET ROLE;
 
+-- ---------------------------------------------------------------------
+-- 4. "app:" state of a tenant-isolated app is written by admins only.
+-- ---------------------------------------------------------------------
+SET ROLE th_alice;
+SELECT expect_error($q$SELECT adk_append_event('th_role', 'th_alice', 'a-hold',
+    '{"author": "user", "actions": {"state_delta": {"app:motto": "alice rules"}}}')$q$);
+SELECT expect_error($q$SELECT adk_create_session('th_role', 'th_alice', 'a-new', '{"app:motto": "alice rules"}')$q$);
+SELECT expect_error($q$SELECT count(*) FROM adk_run('th_role', 'th_alice', 'a-run', 'hello',
+                                                     state_delta => '{"app:motto": "alice rules"}')$q$);
+SELECT expect_error($q$SELECT adk_submit('th_role', 'th_alice', 'a-run', 'later',
+                                         state_delta => '{"app:motto": "alice rules"}')$q$);
+-- user: and session keys are hers to write
+SELECT (adk_append_event('th_role', 'th_alice', 'a-hold',
+    '{"author": "user", "actions": {"state_delta": {"user:name": "Alice", "mood": "fine"}}}')
+    -> 'actions' -> 'state_delta') AS own_delta;
+-- a tool of hers tries: its response is the error, and the run goes on
+SELECT count(*) FROM adk_create_session('th_role', 'th_alice', 'side');
+SELECT count(*) FROM adk_run('th_role', 'th_alice', 'a-tool', 'call th_motto({"motto": "alice rules"})');
+SELECT function_responses LIKE '%permission denied to write the app state of app%' AS tool_refused
+  FROM adk.event_log WHERE app_name = 'th_role' AND session_id = 'a-tool' AND function_responses IS NOT NULL;
+SELECT status FROM adk.invocations WHERE app_name = 'th_role' AND user_id = 'th_alice'
+   AND invocation_id = (SELECT invocation_id FROM adk.events WHERE app_name = 'th_role'
+                          AND session_id = 'a-tool' LIMIT 1);
+SET ROLE th_bob;
+SELECT adk_get_session('th_role', 'th_bob', 'b1') -> 'state' AS bobs_state;
+-- an admin writes it, and everyone of the app reads it
+SET ROLE th_admin;
+SELECT adk_append_event('th_role', 'th_bob', 'b1',
+    '{"author": "user", "actions": {"state_delta": {"app:motto": "be kind"}}}') IS NOT NULL AS admin_wrote;
+SET ROLE th_bob;
+SELECT adk_get_session('th_role', 'th_bob', 'b1') -> 'state' AS bobs_state;
+-- a 'shared' app's users share everything, its app state included
+SET ROLE th_alice;
+SELECT adk_create_session('th_shared', 'th_alice', 'sh', '{"app:motto": "shared"}') -> 'state' AS shared_state;
+RESET ROLE;
+-- a gateway in a 'claim' app is a user too
+BEGIN;
+SET LOCAL ROLE th_gw;
+SELECT adk_set_user('u1');
+SELECT expect_error($q$SELECT adk_create_session('th_claim', 'u1', 'c0', '{"app:motto": "gw"}')$q$);
+ROLLBACK;
+SELECT app_name, state FROM adk.app_states WHERE app_name LIKE 'th\_%' ORDER BY 1;
+
 -- clean up
 DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
 DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';

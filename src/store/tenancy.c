@@ -285,6 +285,48 @@ adk_tenancy_check(const char *app, const char *user)
 }
 
 /*
+ * The "app:" keys of an app's state are shared by all its users: every
+ * session of the app reads them, and instructions fill {app:...} from
+ * them.  In a 'role' or 'claim' app, where users are kept apart, a user
+ * writing them would write into every other user's sessions, so only the
+ * roles that see everything (adk_admin, the owner of schema adk,
+ * superusers) write them there -- through adk_append_event,
+ * adk_create_session or a run's state_delta like anyone, or through an
+ * agent's output_key, which an admin defined.  A 'shared' app's users
+ * share everything, its app state included.
+ */
+void
+adk_tenancy_check_app_state(const char *app, Jsonb *state)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	AdkTenancy	mode;
+
+	if (state == NULL || !JB_ROOT_IS_OBJECT(state) || JB_ROOT_COUNT(state) == 0)
+		return;
+	if (adk_tenancy_sees_all())
+		return;
+	mode = adk_app_tenancy(app);
+	if (mode == ADK_TENANCY_SHARED)
+		return;
+	it = JsonbIteratorInit(&state->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		if (v.val.string.len >= 4 && memcmp(v.val.string.val, "app:", 4) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to write the app state of app \"%s\"", app),
+					 errdetail("App \"%s\" has tenancy '%s': every user of it reads its \"app:\" state keys, and only members of adk_admin write them; the state has key \"%.*s\".",
+							   app, mode == ADK_TENANCY_ROLE ? "role" : "claim",
+							   Min(v.val.string.len, 200), v.val.string.val),
+					 errhint("Keep what belongs to one user under a \"user:\" key or in the session's own state.")));
+	}
+}
+
+/*
  * An event appended through adk_append_event counts as history another
  * role acts on (a pending call, a compaction record) only when it comes
  * from the session's own user -- in a 'role' or 'claim' app, where
@@ -481,6 +523,9 @@ adk_create_session_sql(PG_FUNCTION_ARGS)
 	Datum		d;
 
 	check_identities(fcinfo);
+	if (!PG_ARGISNULL(3))
+		adk_tenancy_check_app_state(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									PG_GETARG_JSONB_P(3));
 	d = owner_call("SELECT adk._create_session($1, $2, $3, $4)", fcinfo, 4, types, &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
