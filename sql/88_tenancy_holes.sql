@@ -130,6 +130,18 @@ SELECT expect_error($q$SELECT adk_create_session('th_claim', 'u1', 'c0', '{"app:
 ROLLBACK;
 SELECT app_name, state FROM adk.app_states WHERE app_name LIKE 'th\_%' ORDER BY 1;
 
+-- ---------------------------------------------------------------------
+-- 6. Smaller holes.
+-- ---------------------------------------------------------------------
+-- the stat views, for a user and an admin
+SET ROLE th_bob;
+SELECT model, calls FROM adk.stat_models WHERE model = 'th_model';
+SELECT tool, calls FROM adk.stat_tools WHERE tool LIKE 'th\_%' ORDER BY 1;
+SET ROLE th_admin;
+SELECT model, calls FROM adk.stat_models WHERE model = 'th_model';
+SELECT tool, calls FROM adk.stat_tools WHERE tool LIKE 'th\_%' ORDER BY 1;
+RESET ROLE;
+
 -- clean up
 DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
 DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';
