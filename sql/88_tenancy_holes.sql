@@ -142,6 +142,23 @@ SELECT model, calls FROM adk.stat_models WHERE model = 'th_model';
 SELECT tool, calls FROM adk.stat_tools WHERE tool LIKE 'th\_%' ORDER BY 1;
 RESET ROLE;
 
+-- adk_set_user between the FETCHes of a cursor over a run: after the
+-- first row (the model's call) the run is open, its second model call
+-- not made yet
+BEGIN;
+SET LOCAL ROLE th_gw;
+SELECT adk_set_user('u1');
+DECLARE th_c NO SCROLL CURSOR FOR
+  SELECT (r).event_data ->> 'author' AS author
+    FROM (SELECT adk_run('th_claim', 'u1', 'c1', 'call th_echo({"item": "z"})') AS r) s;
+FETCH 1 FROM th_c;
+SELECT expect_error($q$SELECT adk_set_user('u2')$q$);
+FETCH ALL FROM th_c;
+CLOSE th_c;
+SELECT adk_set_user('u2');
+SELECT adk_asserted_user();
+COMMIT;
+
 -- clean up
 DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
 DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';

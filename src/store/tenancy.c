@@ -19,8 +19,10 @@
  * connection never hands it to the next client): commit, rollback, or a
  * ROLLBACK TO SAVEPOINT that undoes the adk_set_user call clears it.  It
  * cannot be changed while a run is active in the backend -- a tool or
- * plugin runs inside a step, where adk_current_invocation_id is set -- nor
- * in a job worker, which pins the user the job was queued for.
+ * plugin runs inside a step, where adk_current_invocation_id is set, and
+ * between the steps of an open run (a cursor over adk_run between
+ * FETCHes) the run registry still holds the run -- nor in a job worker,
+ * which pins the user the job was queued for.
  *
  * IDENTIFICATION
  *	  src/store/tenancy.c
@@ -47,6 +49,7 @@
 #include "adk_runner.h"
 #include "common/ids.h"
 #include "model/ledger.h"
+#include "shared/registry.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
 
@@ -375,6 +378,13 @@ adk_set_user(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("cannot change the asserted end user while a run is active"),
 				 errdetail("A tool, plugin or queued run cannot change the user it runs for.")));
+	/* between the FETCHes of a cursor over adk_run no step is running */
+	if (adk_run_registry_open())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot change the asserted end user while a run is active"),
+				 errdetail("A run of this connection has not ended yet."),
+				 errhint("Read the run to its end, or close its cursor, first.")));
 	if (!IsTransactionBlock())
 		ereport(WARNING,
 				(errmsg("the end user asserted outside a transaction block lasts only until the end of this statement"),
