@@ -159,6 +159,31 @@ SELECT adk_set_user('u2');
 SELECT adk_asserted_user();
 COMMIT;
 
+-- adk._job_trigger made by hand is checked as adk_create_trigger checks it
+CREATE TABLE th_orders (uid text, sid text, item text);
+SELECT expect_error($q$CREATE TRIGGER th_t1 AFTER INSERT ON th_orders FOR EACH ROW
+    EXECUTE FUNCTION adk._job_trigger('no_such_app', 'order {{item}}', 'uid', 'sid')$q$);
+SELECT expect_error($q$CREATE TRIGGER th_t2 AFTER INSERT ON th_orders FOR EACH ROW
+    EXECUTE FUNCTION adk._job_trigger('th_shared', 'order {{no_such_column}}', 'uid', 'sid')$q$);
+SELECT expect_error($q$CREATE TRIGGER th_t3 AFTER INSERT ON th_orders FOR EACH ROW
+    EXECUTE FUNCTION adk._job_trigger('th_shared', 'order {{item}}', 'no_such_column', 'sid')$q$);
+SELECT expect_error($q$CREATE TRIGGER th_t4 AFTER INSERT ON th_orders FOR EACH ROW
+    EXECUTE FUNCTION adk._job_trigger('th_shared', 'order {{item}}')$q$);
+CREATE TRIGGER th_t AFTER INSERT ON th_orders FOR EACH ROW
+    EXECUTE FUNCTION adk._job_trigger('th_shared', 'order {{item}}', 'uid', 'sid');
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'th_orders'::regclass;
+DROP TABLE th_orders;
+-- the check fires for every CREATE TRIGGER: a role with no grant on schema
+-- adk makes a trigger of its own as before
+CREATE ROLE th_plain;
+SET ROLE th_plain;
+CREATE TEMP TABLE th_plain_t (a int);
+CREATE TRIGGER th_plain_trg BEFORE UPDATE ON th_plain_t FOR EACH ROW
+    EXECUTE FUNCTION suppress_redundant_updates_trigger();
+RESET ROLE;
+DROP TABLE th_plain_t;
+DROP ROLE th_plain;
+
 -- clean up
 DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
 DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';
