@@ -184,6 +184,11 @@ RESET ROLE;
 DROP TABLE th_plain_t;
 DROP ROLE th_plain;
 
+-- adk_function_response needs a call id and a tool name
+SELECT expect_error($q$SELECT adk_function_response(NULL, 'th_hold', '{"ok": true}')$q$);
+SELECT expect_error($q$SELECT adk_function_response('call_1', NULL, '{"ok": true}')$q$);
+SELECT adk_function_response('call_1', 'th_hold', NULL);
+
 -- clean up
 DELETE FROM adk.jobs WHERE app_name LIKE 'th\_%';
 DELETE FROM adk.compactions WHERE app_name LIKE 'th\_%';
