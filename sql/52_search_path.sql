@@ -169,7 +169,11 @@ SELECT count(*) > 60 AS shadows FROM pg_catalog.pg_proc WHERE pronamespace = 're
 SET search_path = regress_alice, public, pg_catalog;
 SELECT adk_create_session('sp_app', 'regress_alice', 's1', '{"k": 1}') ->> 'id' AS created;
 SELECT adk_append_event('sp_app', 'regress_alice', 's1',
-       '{"author": "user", "content": {"role": "user", "parts": [{"text": "hello"}]}, "actions": {"state_delta": {"n": 2, "user:u": 3, "app:a": 4}}}') ->> 'author' AS appended;
+       '{"author": "user", "content": {"role": "user", "parts": [{"text": "hello"}]}, "actions": {"state_delta": {"n": 2, "user:u": 3}}}') ->> 'author' AS appended;
+-- "app:" keys of a 'role' app are an admin's to write (the "user:" merge
+-- above is the same code as theirs)
+SELECT expect_error($q$SELECT adk_append_event('sp_app', 'regress_alice', 's1',
+       '{"author": "user", "actions": {"state_delta": {"app:a": 4}}}')$q$);
 SELECT adk_get_session('sp_app', 'regress_alice', 's1') -> 'state' AS state;
 SELECT count(*) AS listed FROM adk_list_sessions('sp_app', 'regress_alice');
 SELECT count(*) AS run_rows FROM adk_run('sp_app', 'regress_alice', 's1', 'call sp_whoami({"note": "x"})');

@@ -52,14 +52,24 @@ AS 'MODULE_PATHNAME', 'adk_run_content' LANGUAGE C VOLATILE ROWS 8;
 COMMENT ON FUNCTION adk_run(text, text, text, jsonb, jsonb, jsonb) IS
     'adk_run with a whole Content as the message, e.g. function responses built with adk_function_response().';
 
+-- A response without the call id it answers, or the tool's name, would
+-- answer nothing: both are required (a NULL response is the tool's
+-- result null, {"result": null}).
 CREATE FUNCTION adk_function_response(call_id text, name text, response jsonb)
 RETURNS jsonb
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT jsonb_build_object('role', 'user', 'parts', jsonb_build_array(
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF call_id IS NULL OR name IS NULL THEN
+        RAISE EXCEPTION '% must not be null', CASE WHEN call_id IS NULL THEN 'call id' ELSE 'tool name' END
+            USING ERRCODE = '22004',
+                  DETAIL = 'A function response answers the function call with this id, of the tool with this name.';
+    END IF;
+    RETURN jsonb_build_object('role', 'user', 'parts', jsonb_build_array(
         jsonb_build_object('function_response', jsonb_build_object(
             'id', call_id, 'name', name,
             'response', CASE WHEN jsonb_typeof(response) = 'object' THEN response
-                             ELSE jsonb_build_object('result', response) END))))
+                             ELSE jsonb_build_object('result', response) END))));
+END
 $$;
 COMMENT ON FUNCTION adk_function_response(text, text, jsonb) IS
     'The user content answering function call call_id of tool name, to pass to adk_run.';

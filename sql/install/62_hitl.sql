@@ -331,20 +331,17 @@ $$;
 -- one session, one user's or one app's sessions, or all of them.  Each
 -- session's row is locked first (as adk_run does), so a rebuild never
 -- interleaves with a run of that session.  Returns the number of rows the
--- scope has afterwards.
-CREATE FUNCTION adk_rebuild_run_states(app_name text DEFAULT NULL, user_id text DEFAULT NULL,
-                                       session_id text DEFAULT NULL)
+-- scope has afterwards.  The body, adk._rebuild_run_states, runs as the
+-- owner of schema adk once adk_rebuild_run_states (85_tenancy.sql) has
+-- checked the scope against the caller's tenancy; called directly it runs
+-- as the caller, who may not write the store.
+CREATE FUNCTION adk._rebuild_run_states(app_name text, user_id text, session_id text)
 RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     s record;
     n bigint := 0;
 BEGIN
-    IF (session_id IS NOT NULL AND (app_name IS NULL OR user_id IS NULL))
-       OR (user_id IS NOT NULL AND app_name IS NULL) THEN
-        RAISE EXCEPTION 'a session id needs its app name and user id, and a user id its app name'
-            USING ERRCODE = '22023';
-    END IF;
     FOR s IN
         SELECT x.app_name, x.user_id, x.session_id
           FROM (SELECT e.app_name::text, e.user_id::text, e.session_id::text
@@ -373,8 +370,6 @@ BEGIN
     RETURN n;
 END
 $$;
-COMMENT ON FUNCTION adk_rebuild_run_states(text, text, text) IS
-    'Rebuild adk.run_states from adk.events alone, for one session (app, user, session), one user, one app, or everything; returns the rows the scope has.';
 
 -- What every session is waiting on: one row per pending interrupt, with
 -- the call (tool, args) and when it was made -- an approval UI is one
@@ -414,5 +409,5 @@ CREATE TRIGGER adk_sessions_delete_run_states
 
 GRANT SELECT ON adk.run_states, adk.pending_interrupts TO adk_user;
 -- Not marked for pg_dump: the rows derive from adk.events, which is.
--- After a restore, SELECT adk_rebuild_run_states(); (a resume derives the
+-- After a restore, SELECT adk_rebuild_run_states(); as an admin (a resume derives the
 -- rows of its own invocation anyway).

@@ -191,3 +191,32 @@ RETURNS integer
 AS 'MODULE_PATHNAME', 'adk_drop_trigger' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_drop_trigger(regclass, text) IS
     'Drop a trigger made by adk_create_trigger (all of them on the table when name is NULL); returns how many.';
+
+-- A trigger on adk._job_trigger made by hand (CREATE TRIGGER, a restore
+-- of one) is checked as adk_create_trigger checks its arguments, when it
+-- is created: an app that does not exist, or a column the table does not
+-- have, is an error then, not at each row the table gets.  The event
+-- trigger fires for every CREATE TRIGGER in the database, whoever runs
+-- it, so its function runs as the owner of schema adk (the roles that
+-- create triggers need no grant on schema adk for triggers of their own).
+CREATE FUNCTION adk._job_trigger_check(tbl oid, trigger oid) RETURNS void
+AS 'MODULE_PATHNAME', 'adk_job_trigger_check' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION adk._job_trigger_created() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN
+        SELECT t.tgrelid, t.oid
+          FROM pg_catalog.pg_event_trigger_ddl_commands() d
+          JOIN pg_catalog.pg_trigger t ON t.oid OPERATOR(pg_catalog.=) d.objid
+         WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass
+           AND t.tgfoid OPERATOR(pg_catalog.=) 'adk._job_trigger()'::pg_catalog.regprocedure
+    LOOP
+        PERFORM adk._job_trigger_check(c.tgrelid, c.oid);
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER adk_job_trigger_check ON ddl_command_end
+    WHEN TAG IN ('CREATE TRIGGER')
+    EXECUTE FUNCTION adk._job_trigger_created();

@@ -218,7 +218,9 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 $$;
 COMMENT ON FUNCTION adk_stat_reset() IS 'Start adk.stat_models and adk.stat_tools counting from now (adk_admin).';
 
-GRANT SELECT ON adk.spans, adk.otlp_export_state, adk.stat_models, adk.stat_tools TO adk_user;
+-- the views read adk.stat_reset as the querying role
+GRANT SELECT ON adk.spans, adk.otlp_export_state, adk.stat_models, adk.stat_tools, adk.stat_reset
+   TO adk_user;
 GRANT DELETE ON adk.spans TO adk_admin;
 
 SELECT pg_catalog.pg_extension_config_dump('adk.spans', '');

@@ -65,6 +65,10 @@ CREATE FUNCTION adk._tenant_visible(app_name text, user_id text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'adk_tenant_visible' LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION adk._tenant_visible(text, text) IS
     'Row-level security: may the current role see rows of this app and user id?';
+CREATE FUNCTION adk._role_visible(role_name name) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'adk_role_visible' LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION adk._role_visible(name) IS
+    'Row-level security: may the current role see rows of this role (it has its privileges, or sees everything)?';
 
 -- adk_create_session / adk_delete_session check the tenancy as the caller
 -- (a SECURITY DEFINER function cannot see its caller), then run their SQL
@@ -90,6 +94,18 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'adk_delete_session_sql' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_delete_session(text, text, text) IS
     'Delete a session with its events; app and user state stay.';
+
+-- adk_rebuild_run_states (62_hitl.sql) the same way: a scope of one user
+-- is checked like any entry point that names a user; a scope of one app
+-- is, for a role that may name only one user id of it ('role', 'claim'),
+-- that user's sessions; no scope at all is an admin's.  So the sessions
+-- it locks are always ones the caller may see.
+CREATE FUNCTION adk_rebuild_run_states(app_name text DEFAULT NULL, user_id text DEFAULT NULL,
+                                       session_id text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'adk_rebuild_run_states_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_rebuild_run_states(text, text, text) IS
+    'Rebuild adk.run_states from adk.events alone, for one session (app, user, session), one user, the sessions of one app the caller may see, or everything (adk_admin); returns the rows the scope has.';
 
 -- The same for the artifact and memory writers (80_artifacts.sql,
 -- 82_memory.sql).  Their readers (adk_load_artifact, adk_list_artifacts,
@@ -156,14 +172,21 @@ CREATE POLICY tenant ON adk.jobs
 ALTER TABLE adk.compactions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON adk.compactions
     USING (adk._tenant_visible(app_name, user_id)) WITH CHECK (adk._tenant_visible(app_name, user_id));
--- A model call belongs to its invocation's user.  One made outside any
--- invocation (adk_generate) names no app: it is shared, as before.
+-- A model call belongs to the session it was made for, and its writer
+-- says whose that is: a run's calls are its user's, and so is a
+-- summarizer's, inside a run or outside one (adk_compact).  A call made for
+-- no session (adk_generate) is the role's that made it.  "No invocation"
+-- is never "anyone's".
+ALTER TABLE adk.model_calls ADD COLUMN app_name text, ADD COLUMN user_id text;
+COMMENT ON COLUMN adk.model_calls.app_name IS
+    'The app of the session the call was made for (a run''s, or a summarizer''s); NULL: none (adk_generate)';
+COMMENT ON COLUMN adk.model_calls.user_id IS
+    'The user id of the session the call was made for; NULL: none (adk_generate)';
 ALTER TABLE adk.model_calls ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON adk.model_calls
-    USING (invocation_id IS NULL
-           OR EXISTS (SELECT 1 FROM adk.invocations i
-                       WHERE i.invocation_id OPERATOR(pg_catalog.=) model_calls.invocation_id
-                         AND adk._tenant_visible(i.app_name, i.user_id)));
+    USING (CASE WHEN app_name IS NULL
+                THEN adk._role_visible(role_name)
+                ELSE adk._tenant_visible(app_name, user_id) END);
 
 -- Artifacts and memory (80_artifacts.sql, 82_memory.sql).  For a role
 -- under these policies a memory search reads the user's entries through
@@ -287,12 +310,17 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
        AND t.period_start OPERATOR(pg_catalog.=) adk._budget_period_start(b.period, p_taken_at)
 $$;
 
--- A budget of one user is that user's data: the tenancy rules apply (an
--- app-wide budget is visible to everyone who may see the app).
+-- A budget of one user is that user's data: the tenancy rules apply.  A
+-- budget of one role (and all users) is that role's: its members see it.
+-- An app-wide budget (no user, no role) is visible to everyone.
 ALTER TABLE adk.budgets ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON adk.budgets
-    USING (user_id IS NULL OR adk._tenant_visible(app_name, user_id))
-    WITH CHECK (user_id IS NULL OR adk._tenant_visible(app_name, user_id));
+    USING (CASE WHEN user_id IS NOT NULL THEN adk._tenant_visible(app_name, user_id)
+                WHEN role_name IS NOT NULL THEN adk._role_visible(role_name)
+                ELSE true END)
+    WITH CHECK (CASE WHEN user_id IS NOT NULL THEN adk._tenant_visible(app_name, user_id)
+                     WHEN role_name IS NOT NULL THEN adk._role_visible(role_name)
+                     ELSE true END);
 ALTER TABLE adk.budget_spend ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON adk.budget_spend
     USING (EXISTS (SELECT 1 FROM adk.budgets b WHERE b.id OPERATOR(pg_catalog.=) budget_spend.budget_id));
@@ -333,7 +361,7 @@ COMMENT ON COLUMN adk.models.price IS
     'Optional prices per million tokens: {"input", "output", "cached_input"} (non-negative numbers)';
 
 CREATE VIEW adk.costs WITH (security_invoker = true) AS
-SELECT i.app_name, i.user_id, i.agent, c.model,
+SELECT c.app_name, c.user_id, i.agent, c.model,
        (pg_catalog.timezone('UTC', c.created_at))::date AS day,
        pg_catalog.count(*) AS model_calls,
        pg_catalog.sum(coalesce(c.input_tokens, 0)) AS input_tokens,
@@ -355,7 +383,7 @@ SELECT i.app_name, i.user_id, i.agent, c.model,
                             AS cached) x
  GROUP BY 1, 2, 3, 4, 5;
 COMMENT ON VIEW adk.costs IS
-    'Model calls, tokens and cost (from adk.models.price; NULL without a price) per app, user, agent (the invocation''s), model and UTC day';
+    'Model calls, tokens and cost (from adk.models.price; NULL without a price) per app and user (the session''s the call was made for; NULL for adk_generate), agent (the invocation''s), model and UTC day';
 
 -- safe to read now that row-level security filters it
 GRANT SELECT ON adk.compactions TO adk_user;

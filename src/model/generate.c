@@ -90,6 +90,8 @@ struct AdkModelCall
 	struct json_object *result;
 	struct json_object *request;	/* the body in json-c, for the ledger */
 	StreamState st;				/* its stream and pending partials */
+	char	   *app;			/* the session it is made for (its ledger */
+	char	   *user;			/* row's owner), or NULL: none */
 	MemoryContextCallback cb;
 };
 
@@ -248,6 +250,18 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	return c;
+}
+
+/*
+ * The app and user id of the session the call is made for: its ledger row
+ * is theirs (row-level security shows it to whoever may see that user's
+ * sessions).  Without an owner the row is the calling role's alone.
+ */
+void
+adk_model_set_owner(AdkModelCall *c, const char *app, const char *user)
+{
+	c->app = app ? MemoryContextStrdup(c->cxt, app) : NULL;
+	c->user = user ? MemoryContextStrdup(c->cxt, user) : NULL;
 }
 
 /*
@@ -913,6 +927,8 @@ finish_call(AdkModelCall *c)
 	rec.secret = def->api_key;
 	rec.provider_model = def->model;
 	rec.first_chunk_ms = stream ? st->first_chunk_ms : -1;
+	rec.app = c->app;
+	rec.user = c->user;
 	adk_ledger_record(&rec);
 
 	return rec.result_jsonb;

@@ -45,6 +45,8 @@ extern AdkModelCall *adk_model_start(const char *model, Jsonb *contents,
 									 Jsonb *tools, Jsonb *config, bool stream,
 									 AdkPartialFn on_partial, void *arg,
 									 AdkRequestMemo *memo);
+extern void adk_model_set_owner(AdkModelCall *c, const char *app,
+								const char *user);
 extern bool adk_model_call_ready(const AdkModelCall *c);
 extern Jsonb *adk_model_finish(AdkModelCall *c);
 extern void adk_model_abandon(AdkModelCall *c);

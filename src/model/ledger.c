@@ -69,10 +69,10 @@ static void remember_call(const AdkModelCallRecord *rec);
 	"INSERT INTO adk.model_calls (model, provider, url, invocation_id, stream," \
 	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
 	" finish_reason, error_code, error_message, request, response, response_body," \
-	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id)" \
+	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
-	"  $18, $19, $20, $21)"
-#define NARGS 21
+	"  $18, $19, $20, $21, $22, $23)"
+#define NARGS 23
 
 #define PURGE_SQL \
 	"DELETE FROM adk.model_calls WHERE created_at OPERATOR(pg_catalog.<)" \
@@ -84,7 +84,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	Oid			types[NARGS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
 		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
 		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
-	FLOAT8OID, INT8OID, TEXTOID, TEXTOID};
+	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
 	bool		traced;
@@ -167,6 +167,11 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[19] = traced ? CStringGetTextDatum(adk_trace_current.trace_id) : (Datum) 0;
 	args[20] = traced ? CStringGetTextDatum(adk_trace_current.span_id) : (Datum) 0;
 	nulls[19] = nulls[20] = traced ? ' ' : 'n';
+	/* whose row it is (row-level security, 85_tenancy.sql) */
+	args[21] = rec->app ? CStringGetTextDatum(rec->app) : (Datum) 0;
+	args[22] = rec->user ? CStringGetTextDatum(rec->user) : (Datum) 0;
+	nulls[21] = rec->app ? ' ' : 'n';
+	nulls[22] = rec->user ? ' ' : 'n';
 
 	remember_call(rec);
 	adk_become_owner(&save);

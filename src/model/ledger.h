@@ -34,6 +34,8 @@ typedef struct AdkModelCallRecord
 	const char *secret;			/* redacted from both bodies; may be NULL */
 	const char *provider_model; /* the provider's model id */
 	double		first_chunk_ms; /* streamed: time to the first chunk; < 0: none */
+	const char *app;			/* the session's app and user id the call */
+	const char *user;			/* is made for; NULL: no session */
 } AdkModelCallRecord;
 
 /*

@@ -635,6 +635,8 @@ summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 	/* a summary's request is new each time: no request memo */
 	s->call = adk_model_start(s->model, contents, NULL, config, false,
 							  NULL, NULL, NULL);
+	/* the ledger row is the session's, run or no run */
+	adk_model_set_owner(s->call, s->app, s->user);
 	*error = NULL;
 	return true;
 }

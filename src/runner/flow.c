@@ -802,6 +802,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->call = adk_model_start(agent->model, contents, decls, config,
 								  run->stream, emit_partial, &round->pctx,
 								  request_memo(run, agent->name, branch));
+	adk_model_set_owner(round->call, run->app, run->user);
 	return true;
 }
 
@@ -1279,6 +1280,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 	 */
 	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
 							NULL, NULL, NULL);
+	adk_model_set_owner(*call, run->app, run->user);
 	return NULL;
 }
 

@@ -332,6 +332,7 @@ new_run(const char *app, const char *user, const char *session,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("state_delta must be a JSON object")));
+	adk_tenancy_check_app_state(app, state_delta);
 	parse_options(run, options);
 	adk_run_registry_enter(app, user, session);	/* adk_cancel finds it */
 	MemoryContextSwitchTo(old);

@@ -159,13 +159,21 @@ adk_run_registry_enter(const char *app, const char *user, const char *session)
 	bool		is_superuser;
 	uint64		hash;
 
-	if (e == NULL || spans_transactions)
+	if (spans_transactions)
 		return;
 	if (!registry_callbacks)
 	{
 		RegisterXactCallback(registry_xact_callback, NULL);
 		RegisterSubXactCallback(registry_subxact_callback, NULL);
 		registry_callbacks = true;
+	}
+	/* the stack is kept without shared memory too (adk_run_registry_open) */
+	if (e == NULL)
+	{
+		if (nframes < REGISTRY_DEPTH)
+			frames[nframes].level = GetCurrentTransactionNestLevel();
+		nframes++;
+		return;
 	}
 	is_superuser = superuser_arg(role);
 	hash = adk_session_hash(app, user, session);
@@ -209,10 +217,10 @@ adk_run_registry_leave(void)
 {
 	AdkRunEntry *e = adk_my_run_entry();
 
-	if (e == NULL || spans_transactions || nframes == 0)
+	if (spans_transactions || nframes == 0)
 		return;
 	nframes--;
-	if (nframes >= REGISTRY_DEPTH)
+	if (e == NULL || nframes >= REGISTRY_DEPTH)
 		return;					/* too deep to have been saved: keep */
 	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
 	e->run = frames[nframes].saved;
@@ -284,4 +292,14 @@ adk_run_registry_cancel_requested(void)
 	result = e->run.pid != 0 && e->run.cancel_requested;
 	LWLockRelease(adk_workers->lock);
 	return result;
+}
+
+/*
+ * Is a run of this backend open -- begun and not ended, whether or not one
+ * of its steps is running now (a cursor over adk_run between FETCHes)?
+ */
+bool
+adk_run_registry_open(void)
+{
+	return nframes > 0;
 }

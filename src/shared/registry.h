@@ -27,6 +27,7 @@ extern void adk_run_registry_leave(void);
 extern void adk_run_registry_clear(void);
 extern void adk_run_registry_spans_transactions(void);
 extern bool adk_run_registry_cancel_requested(void);
+extern bool adk_run_registry_open(void);
 extern AdkJobRunEntry *adk_job_run_entry(int slot, int i);
 
 #endif							/* ADK_SHARED_REGISTRY_H */

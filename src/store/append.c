@@ -235,6 +235,17 @@ adk_append_event(PG_FUNCTION_ARGS)
 				 errmsg("event must not be null")));
 	event = PG_GETARG_JSONB_P(3);
 	adk_tenancy_check(app, user);
+	if (JB_ROOT_IS_OBJECT(event))
+	{
+		JsonbValue *actions = adk_jsonb_get(&event->root, "actions");
+		JsonbValue *delta;
+
+		if (actions != NULL && actions->type == jbvBinary &&
+			JsonContainerIsObject(actions->val.binary.data) &&
+			(delta = adk_jsonb_get(actions->val.binary.data, "state_delta")) != NULL &&
+			delta->type == jbvBinary && JsonContainerIsObject(delta->val.binary.data))
+			adk_tenancy_check_app_state(app, JsonbValueToJsonb(delta));
+	}
 	if (!adk_tenancy_trusted_append(app))
 		event = mark_appended_by(event);
 	adk_store_append(app, user, session, event, &stored);

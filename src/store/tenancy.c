@@ -19,8 +19,10 @@
  * connection never hands it to the next client): commit, rollback, or a
  * ROLLBACK TO SAVEPOINT that undoes the adk_set_user call clears it.  It
  * cannot be changed while a run is active in the backend -- a tool or
- * plugin runs inside a step, where adk_current_invocation_id is set -- nor
- * in a job worker, which pins the user the job was queued for.
+ * plugin runs inside a step, where adk_current_invocation_id is set, and
+ * between the steps of an open run (a cursor over adk_run between
+ * FETCHes) the run registry still holds the run -- nor in a job worker,
+ * which pins the user the job was queued for.
  *
  * IDENTIFICATION
  *	  src/store/tenancy.c
@@ -47,6 +49,7 @@
 #include "adk_runner.h"
 #include "common/ids.h"
 #include "model/ledger.h"
+#include "shared/registry.h"
 #include "store/owner.h"
 #include "store/tenancy.h"
 
@@ -54,11 +57,13 @@ PG_FUNCTION_INFO_V1(adk_set_user);
 PG_FUNCTION_INFO_V1(adk_asserted_user);
 PG_FUNCTION_INFO_V1(adk_tenancy_check_sql);
 PG_FUNCTION_INFO_V1(adk_tenant_visible);
+PG_FUNCTION_INFO_V1(adk_role_visible);
 PG_FUNCTION_INFO_V1(adk_create_session_sql);
 PG_FUNCTION_INFO_V1(adk_delete_session_sql);
 PG_FUNCTION_INFO_V1(adk_save_artifact_sql);
 PG_FUNCTION_INFO_V1(adk_delete_artifact_sql);
 PG_FUNCTION_INFO_V1(adk_add_session_to_memory_sql);
+PG_FUNCTION_INFO_V1(adk_rebuild_run_states_sql);
 
 /* the asserted end user, and the subtransaction that asserted it */
 static char *asserted_user = NULL;
@@ -283,6 +288,48 @@ adk_tenancy_check(const char *app, const char *user)
 }
 
 /*
+ * The "app:" keys of an app's state are shared by all its users: every
+ * session of the app reads them, and instructions fill {app:...} from
+ * them.  In a 'role' or 'claim' app, where users are kept apart, a user
+ * writing them would write into every other user's sessions, so only the
+ * roles that see everything (adk_admin, the owner of schema adk,
+ * superusers) write them there -- through adk_append_event,
+ * adk_create_session or a run's state_delta like anyone, or through an
+ * agent's output_key, which an admin defined.  A 'shared' app's users
+ * share everything, its app state included.
+ */
+void
+adk_tenancy_check_app_state(const char *app, Jsonb *state)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	AdkTenancy	mode;
+
+	if (state == NULL || !JB_ROOT_IS_OBJECT(state) || JB_ROOT_COUNT(state) == 0)
+		return;
+	if (adk_tenancy_sees_all())
+		return;
+	mode = adk_app_tenancy(app);
+	if (mode == ADK_TENANCY_SHARED)
+		return;
+	it = JsonbIteratorInit(&state->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		if (v.val.string.len >= 4 && memcmp(v.val.string.val, "app:", 4) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to write the app state of app \"%s\"", app),
+					 errdetail("App \"%s\" has tenancy '%s': every user of it reads its \"app:\" state keys, and only members of adk_admin write them; the state has key \"%.*s\".",
+							   app, mode == ADK_TENANCY_ROLE ? "role" : "claim",
+							   Min(v.val.string.len, 200), v.val.string.val),
+					 errhint("Keep what belongs to one user under a \"user:\" key or in the session's own state.")));
+	}
+}
+
+/*
  * An event appended through adk_append_event counts as history another
  * role acts on (a pending call, a compaction record) only when it comes
  * from the session's own user -- in a 'role' or 'claim' app, where
@@ -331,6 +378,13 @@ adk_set_user(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("cannot change the asserted end user while a run is active"),
 				 errdetail("A tool, plugin or queued run cannot change the user it runs for.")));
+	/* between the FETCHes of a cursor over adk_run no step is running */
+	if (adk_run_registry_open())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot change the asserted end user while a run is active"),
+				 errdetail("A run of this connection has not ended yet."),
+				 errhint("Read the run to its end, or close its cursor, first.")));
 	if (!IsTransactionBlock())
 		ereport(WARNING,
 				(errmsg("the end user asserted outside a transaction block lasts only until the end of this statement"),
@@ -449,6 +503,25 @@ check_identities(FunctionCallInfo fcinfo)
 }
 
 /*
+ * adk._role_visible(role_name): the row-level security test of rows that
+ * belong to a role rather than to a user of an app -- a model call made
+ * for no session, a budget of one role.  Its members see them (they may
+ * become it anyway), and whoever sees everything.
+ */
+Datum
+adk_role_visible(PG_FUNCTION_ARGS)
+{
+	Oid			role;
+
+	if (adk_tenancy_sees_all())
+		PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_BOOL(false);
+	role = role_oid(NameStr(*PG_GETARG_NAME(0)));
+	PG_RETURN_BOOL(OidIsValid(role) && has_privs_of_role(GetUserId(), role));
+}
+
+/*
  * adk_create_session(app, user_id, session_id, state): the tenancy check
  * as the caller, then adk._create_session as the owner of schema adk.
  */
@@ -460,6 +533,9 @@ adk_create_session_sql(PG_FUNCTION_ARGS)
 	Datum		d;
 
 	check_identities(fcinfo);
+	if (!PG_ARGISNULL(3))
+		adk_tenancy_check_app_state(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									PG_GETARG_JSONB_P(3));
 	d = owner_call("SELECT adk._create_session($1, $2, $3, $4)", fcinfo, 4, types, &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
@@ -548,4 +624,92 @@ adk_add_session_to_memory_sql(PG_FUNCTION_ARGS)
 
 	return checked_owner_int4(fcinfo, "SELECT adk._add_session_to_memory($1, $2, $3)",
 							  3, types);
+}
+
+/*
+ * adk_rebuild_run_states(app, user_id, session_id): the scope checked as
+ * the caller, then adk._rebuild_run_states as the owner of schema adk.
+ * One user's scope (with or without a session) is checked as any entry
+ * point that names a user -- the refusal does not depend on whether the
+ * session exists.  One app's scope is, for a role that may name a single
+ * user id of the app, that user's sessions (none in a 'claim' app with no
+ * user asserted).  No scope, every app's sessions, is for roles that see
+ * everything.  So a rebuild locks only sessions the caller may see.
+ */
+Datum
+adk_rebuild_run_states_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	char		nulls[3] = {'n', 'n', 'n'};
+	char	   *app = NULL;
+	char	   *user = NULL;
+	char	   *session = NULL;
+	AdkOwnerSave save;
+	bool		isnull;
+	int64		n;
+
+	if (!PG_ARGISNULL(0))
+		app = adk_check_id("app name", PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
+	if (!PG_ARGISNULL(1))
+		user = adk_check_id("user id", PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
+	if (!PG_ARGISNULL(2))
+		session = adk_check_id("session id", PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+	if ((session != NULL && (app == NULL || user == NULL)) ||
+		(user != NULL && app == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a session id needs its app name and user id, and a user id its app name")));
+
+	if (app == NULL)
+	{
+		if (!adk_tenancy_sees_all())
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to rebuild the run states of every app"),
+					 errdetail("Only members of adk_admin rebuild the run states of all apps at once."),
+					 errhint("Name the app, and the user id, whose run states to rebuild.")));
+	}
+	else if (user != NULL)
+		adk_tenancy_check(app, user);
+	else if (!adk_tenancy_sees_all())
+	{
+		AdkTenancy	mode = adk_app_tenancy(app);
+
+		if (mode == ADK_TENANCY_ROLE)
+			user = pstrdup(GetUserNameFromId(GetUserId(), false));
+		else if (mode == ADK_TENANCY_CLAIM)
+		{
+			const char *claimed = is_gateway() ? claimed_user() : NULL;
+
+			if (claimed == NULL)
+				PG_RETURN_INT64(0);
+			user = pstrdup(claimed);
+		}
+	}
+
+	if (app)
+	{
+		args[0] = CStringGetTextDatum(app);
+		nulls[0] = ' ';
+	}
+	if (user)
+	{
+		args[1] = CStringGetTextDatum(user);
+		nulls[1] = ' ';
+	}
+	if (session)
+	{
+		args[2] = CStringGetTextDatum(session);
+		nulls[2] = ' ';
+	}
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT adk._rebuild_run_states($1, $2, $3)", 3, types, args,
+							  nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not rebuild the run states");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	adk_restore_user(&save);
+	PG_RETURN_INT64(isnull ? 0 : n);
 }

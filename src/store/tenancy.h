@@ -11,6 +11,8 @@
 #ifndef ADK_TENANCY_H
 #define ADK_TENANCY_H
 
+#include "utils/jsonb.h"
+
 typedef enum AdkTenancy
 {
 	ADK_TENANCY_SHARED,
@@ -26,6 +28,13 @@ extern bool adk_tenancy_sees_all(void);
 
 /* raise 42501 unless the current role may act as "user" in "app" */
 extern void adk_tenancy_check(const char *app, const char *user);
+
+/*
+ * raise 42501 when state (a state or a state_delta object; NULL: none) has
+ * an "app:" key and the current role may not write the app state of
+ * "app": in a 'role' or 'claim' app only roles that see everything do.
+ */
+extern void adk_tenancy_check_app_state(const char *app, Jsonb *state);
 
 /*
  * true when an event the current role appends to a session of "app"

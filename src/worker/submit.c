@@ -106,6 +106,7 @@ submit_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	/* bad options are the caller's error now, not a failed job later */
 	adk_check_run_options(take_retries(options, &retries));
 	adk_tenancy_check(app, user);
+	adk_tenancy_check_app_state(app, state_delta);
 	adk_workers_require();
 	if (state_delta && !adk_jsonb_is_object(&state_delta->root))
 		ereport(ERROR,

@@ -20,7 +20,12 @@
  *
  * Only the table's owner may make or drop these triggers; they are
  * ordinary triggers otherwise (pg_dump keeps them, ALTER TABLE ... DISABLE
- * TRIGGER works).
+ * TRIGGER works).  A trigger on adk._job_trigger made by hand (CREATE
+ * TRIGGER, or a restore) is checked when it is created, as
+ * adk_create_trigger checks its arguments: the event trigger
+ * adk_job_trigger_check (sql/install/70_workers.sql) calls
+ * adk._job_trigger_check for it, so a trigger that names no app, or
+ * columns the table does not have, fails then rather than at every row.
  *
  * IDENTIFICATION
  *	  src/worker/trigger.c
@@ -32,8 +37,10 @@
 #include <ctype.h>
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -62,6 +69,7 @@
 PG_FUNCTION_INFO_V1(adk_create_trigger);
 PG_FUNCTION_INFO_V1(adk_drop_trigger);
 PG_FUNCTION_INFO_V1(adk_job_trigger);
+PG_FUNCTION_INFO_V1(adk_job_trigger_check);
 
 #define NUM_TRIGGER_ARGS 4
 
@@ -272,6 +280,63 @@ adk_job_trigger(PG_FUNCTION_ARGS)
 						  psprintf("trigger %s on %s", trigger->tgname,
 								   table_name(RelationGetRelid(rel))));
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * adk._job_trigger_check(tbl, trigger): the checks adk_create_trigger
+ * makes, for a trigger of tbl on adk._job_trigger created by hand -- it
+ * fires AFTER, FOR EACH ROW, with an app that exists, a template whose
+ * {{column}}s and a user and a session id column that tbl has.
+ */
+Datum
+adk_job_trigger_check(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Oid			tgoid = PG_GETARG_OID(1);
+	Relation	rel;
+	char	   *tgname = NULL;
+	int16		tgtype = 0;
+	int			nargs = -1;
+	char	  **targs = NULL;
+	int			i;
+
+	rel = relation_open(relid, AccessShareLock);
+	for (i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &rel->trigdesc->triggers[i];
+		int			k;
+
+		if (t->tgoid != tgoid)
+			continue;
+		tgname = pstrdup(t->tgname);
+		tgtype = t->tgtype;
+		nargs = t->tgnargs;
+		targs = palloc(sizeof(char *) * Max(nargs, 1));
+		for (k = 0; k < nargs; k++)
+			targs[k] = pstrdup(t->tgargs[k]);
+	}
+	relation_close(rel, AccessShareLock);
+	if (tgname == NULL)
+		PG_RETURN_VOID();		/* dropped again meanwhile */
+
+	if (!TRIGGER_FOR_ROW(tgtype) || !TRIGGER_FOR_AFTER(tgtype))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("trigger \"%s\" on adk._job_trigger() must fire AFTER, FOR EACH ROW", tgname),
+				 errhint("Make the trigger with adk_create_trigger().")));
+	if (nargs != NUM_TRIGGER_ARGS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("trigger \"%s\" passes %d arguments to adk._job_trigger(), which takes %d",
+						tgname, nargs, NUM_TRIGGER_ARGS),
+				 errdetail("The arguments are the app name, the message template, the user id column and the session id column."),
+				 errhint("Make the trigger with adk_create_trigger().")));
+	adk_check_id_cstring("app name", targs[0], strlen(targs[0]), ADK_MAX_ID_CHARS);
+	adk_check_app(targs[0]);
+	check_column(relid, "user id", targs[2]);
+	check_column(relid, "session id", targs[3]);
+	(void) render(targs[1], NULL, NULL, NULL, relid);
+	PG_RETURN_VOID();
 }
 
 static void
