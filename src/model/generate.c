@@ -49,6 +49,7 @@ PG_FUNCTION_INFO_V1(adk_generate);
 PG_FUNCTION_INFO_V1(adk_generate_stream);
 
 int			adk_max_response_bytes = 8 * 1024 * 1024;
+int			adk_max_request_bytes = 20 * 1024 * 1024;
 bool		adk_verify_incremental = false;
 
 #define DEFAULT_TIMEOUT_MS			60000
@@ -106,6 +107,7 @@ static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg,
 					   AdkRequestMemo *memo);
 static Jsonb *finish_call(AdkModelCall *c);
+static void refuse_request(AdkModelCall *c, size_t len);
 
 /* A content of the request: its jsonb bytes, and whether they were kept */
 typedef struct ContentKey
@@ -343,21 +345,27 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	if (memo != NULL && memo->valid && memo->provider == def->provider &&
 		strcmp(memo->model, def->model) == 0)
 		from = resume_point(memo, same_prefix(memo->contents, contents));
-	memset(&log, 0, sizeof(log));
-	body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
-					  adk_model_calls_bodies ? &c->request : NULL);
-	if (memo != NULL)
-		memo_take(memo, def->provider, def->model, contents, from, &log);
-	c->body = pstrdup(body);
-	free(body);
-	/* resumed, or printed through the memo: built whole too (tests) */
-	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
-		verify_resumed(c, contents, &spec, c->body, memo, from);
 	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
 		elog(ERROR, "could not build the request URL");
 	c->url = pstrdup(url);
 	free(url);
+	memset(&log, 0, sizeof(log));
+	body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
+					  adk_model_calls_bodies ? &c->request : NULL);
+	if (memo != NULL)
+		memo_take(memo, def->provider, def->model, contents, from, &log);
+	if (strlen(body) > (size_t) adk_max_request_bytes)
+	{
+		refuse_request(c, strlen(body));
+		free(body);
+		return;
+	}
+	c->body = pstrdup(body);
+	free(body);
+	/* resumed, or printed through the memo: built whole too (tests) */
+	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
+		verify_resumed(c, contents, &spec, c->body, memo, from);
 
 	memset(req, 0, sizeof(*req));
 	req->url = c->url;
@@ -395,6 +403,30 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	st->first_chunk_ms = -1;
 	INSTR_TIME_SET_CURRENT(st->start);
 	c->transfer = adk_http_start(req, &c->resp);
+}
+
+/*
+ * A request of len bytes, more than adk.max_request_bytes: it is not sent.
+ * The call is ready at once and fails with REQUEST_TOO_LARGE (finish_call
+ * makes the response and the ledger row of it, without the request).
+ */
+static void
+refuse_request(AdkModelCall *c, size_t len)
+{
+	c->resp.error_code = "REQUEST_TOO_LARGE";
+	c->resp.error_message =
+		psprintf("the request of %zu bytes is larger than adk.max_request_bytes (%d bytes) and was not sent: "
+				 "compact the session (adk_compact(), or the app's compaction settings) or start a new one",
+				 len, adk_max_request_bytes);
+	if (c->request != NULL)
+		json_object_put(c->request);
+	c->request = NULL;
+	if (c->tools)
+		json_object_put(c->tools);
+	c->tools = NULL;
+	json_object_put(c->config);
+	c->config = NULL;
+	c->transfer = NULL;
 }
 
 /*
@@ -900,7 +932,7 @@ finish_call(AdkModelCall *c)
 	rec.http_status = resp->status;
 	rec.attempts = resp->attempts;
 	rec.latency_ms = resp->latency_ms;
-	rec.request_body = c->body;
+	rec.request_body = c->body;	/* NULL: not sent */
 	rec.request = c->request;
 	/* the raw body of a complete HTTP response (streams: error bodies) */
 	if (resp->error_code == NULL && (!stream || resp->status >= 300))

@@ -19,6 +19,8 @@ typedef void (*AdkPartialFn) (Jsonb *partial, void *arg);
 
 /* GUC */
 extern int	adk_max_response_bytes;
+/* adk.max_request_bytes: a larger request is not sent (REQUEST_TOO_LARGE) */
+extern int	adk_max_request_bytes;
 
 /*
  * GUC adk.verify_incremental: what is built from a run's previous prompt

@@ -106,7 +106,9 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 		 * whole history again, and the kept messages' jsonb is copied
 		 * (request_jsonb.c).
 		 */
-		if (rec->request != NULL &&
+		if (rec->request_body == NULL)
+			req = NULL;			/* a request that was not sent */
+		else if (rec->request != NULL &&
 			(rec->secret == NULL || rec->secret[0] == '\0' ||
 			 strstr(rec->request_body, rec->secret) == NULL))
 			req = adk_request_jsonb(rec->request);

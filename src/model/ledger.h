@@ -24,7 +24,8 @@ typedef struct AdkModelCallRecord
 	long		http_status;	/* 0: no HTTP response */
 	int			attempts;
 	double		latency_ms;
-	const char *request_body;	/* JSON text sent (made by us: valid JSON) */
+	const char *request_body;	/* JSON text sent (made by us: valid JSON);
+								 * NULL when it was not sent */
 	struct json_object *request;	/* the same as json-c (request_body is its
 									 * compact text), or NULL */
 	const char *response_body;	/* raw body received, or NULL (streamed) */
