@@ -29,6 +29,9 @@ extern int	adk_max_request_bytes;
  */
 extern bool adk_verify_incremental;
 
+/* The largest request a run keeps memos of for its next ones, in bytes */
+extern Size adk_request_memo_max(void);
+
 /* One model call in flight (generate.c) */
 typedef struct AdkModelCall AdkModelCall;
 
