@@ -181,7 +181,6 @@ static void verify_resumed(AdkModelCall *c, Jsonb *contents,
 						   const LlmRequestSpec *base, const char *body,
 						   AdkRequestMemo *memo, int from);
 
-
 /*
  * One model call, waited for.  contents: array of ADK contents; tools:
  * array of {name, description, parameters} or NULL; config: generation
