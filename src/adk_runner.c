@@ -79,6 +79,17 @@ _PG_init(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("adk.max_request_bytes",
+							gettext_noop("Largest model request body sent."),
+							gettext_noop("A larger request is not sent: the call fails with REQUEST_TOO_LARGE."),
+							&adk_max_request_bytes,
+							20 * 1024 * 1024,
+							1024,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("adk.request_cache_size",
 							gettext_noop("Memory per backend for the provider messages of history contents, reused by a run's later requests."),
 							gettext_noop("Kept while the backend has a run in flight, emptied when its last run ends or when full.  0 turns it off."),

@@ -236,10 +236,33 @@ adk_split_state_delta(JsonbContainer *delta, AdkStateDelta *out)
 	}
 }
 
+static Size container_bytes(const JsonbValue *const *ent, int n,
+							const JsonbContainer *pre, int keep, uint32 header);
+static void container_write(char *dst, uint32 header,
+							const JsonbValue *const *ent, int n,
+							const JsonbContainer *pre, int keep);
+
+/*
+ * Pointers to the n elements of an array value (jbvArray), palloc'd.
+ */
+static const JsonbValue **
+elem_pointers(const JsonbValue *v)
+{
+	int			n = v->val.array.nElems;
+	const JsonbValue **ent = palloc(sizeof(JsonbValue *) * (n + 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		ent[i] = &v->val.array.elems[i];
+	return ent;
+}
+
 /*
  * Bytes a JsonbValue takes in a container at position pos (from the start
- * of the varlena), with the padding that aligns numerics and containers to
- * 4 bytes, as convertJsonbScalar and convertJsonbValue lay them out.
+ * of the container, or of anything 4-aligned before it), with the padding
+ * that aligns numerics and containers to 4 bytes, as convertJsonbScalar
+ * and convertJsonbValue lay them out.  An array value (jbvArray, of
+ * scalars and jbvBinary containers) is a container made in place.
  */
 static Size
 entry_size(const JsonbValue *v, Size pos)
@@ -252,6 +275,15 @@ entry_size(const JsonbValue *v, Size pos)
 			return INTALIGN(pos) - pos + VARSIZE_ANY(v->val.numeric);
 		case jbvBinary:
 			return INTALIGN(pos) - pos + v->val.binary.len;
+		case jbvArray:
+			{
+				const JsonbValue **ent = elem_pointers(v);
+				int			n = v->val.array.nElems;
+				Size		len = container_bytes(ent, n, NULL, 0, JB_FARRAY);
+
+				pfree(ent);
+				return INTALIGN(pos) - pos + len;
+			}
 		case jbvBool:
 		case jbvNull:
 			return 0;
@@ -259,6 +291,37 @@ entry_size(const JsonbValue *v, Size pos)
 			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
 	}
 	return 0;					/* keep the compiler quiet */
+}
+
+/*
+ * Bytes of a container (from its header on) of the first keep entries of
+ * pre and the n entries ent: its header, the JEntries, their bytes.
+ * header: JB_FARRAY or JB_FOBJECT (for the error).
+ */
+static Size
+container_bytes(const JsonbValue *const *ent, int n,
+				const JsonbContainer *pre, int keep, uint32 header)
+{
+	Size		start = sizeof(uint32) + sizeof(JEntry) * (Size) (keep + n);
+	Size		total = start + (keep > 0 ? getJsonbOffset(pre, keep) : 0);
+	int			i;
+
+	if (!(header & JB_FOBJECT) && (Size) keep + n > JB_CMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("number of jsonb array elements exceeds the maximum allowed (%zu)",
+						(size_t) JB_CMASK)));
+	for (i = 0; i < n; i++)
+	{
+		total += entry_size(ent[i], total);
+		if (total - start > JENTRY_OFFLENMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("total size of jsonb %s elements exceeds the maximum of %d bytes",
+							(header & JB_FOBJECT) ? "object" : "array",
+							JENTRY_OFFLENMASK)));
+	}
+	return total;
 }
 
 /*
@@ -274,27 +337,30 @@ static Jsonb *
 container_of(uint32 header, const JsonbValue *const *ent, int n,
 			 const JsonbContainer *pre, int keep)
 {
-	Size		start = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * (Size) (keep + n);
-	uint32		off = keep > 0 ? getJsonbOffset(pre, keep) : 0;
-	Size		total = start + off;
-	Size		pos;
+	Size		total = VARHDRSZ + container_bytes(ent, n, pre, keep, header);
 	Jsonb	   *res;
-	int			i;
 
-	for (i = 0; i < n; i++)
-	{
-		total += entry_size(ent[i], total);
-		if (total - start > JENTRY_OFFLENMASK)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("total size of jsonb %s elements exceeds the maximum of %d bytes",
-							(header & JB_FOBJECT) ? "object" : "array",
-							JENTRY_OFFLENMASK)));
-	}
-	/* every byte is written below: the entries, and zeros as padding */
+	/* every byte is written: the entries, and zeros as padding */
 	res = palloc(total);
 	SET_VARSIZE(res, total);
-	res->root.header = header;
+	container_write((char *) &res->root, header, ent, n, pre, keep);
+	return res;
+}
+
+/*
+ * Write the container of container_bytes at dst (4-aligned).
+ */
+static void
+container_write(char *dst, uint32 header, const JsonbValue *const *ent,
+				int n, const JsonbContainer *pre, int keep)
+{
+	JsonbContainer *root = (JsonbContainer *) dst;
+	Size		start = sizeof(uint32) + sizeof(JEntry) * (Size) (keep + n);
+	uint32		off = keep > 0 ? getJsonbOffset(pre, keep) : 0;
+	Size		pos;
+	int			i;
+
+	root->header = header;
 	if (keep > 0)
 	{
 		/*
@@ -303,8 +369,8 @@ container_of(uint32 header, const JsonbValue *const *ent, int n,
 		 * multiple of 4 (the JEntries of the other elements), so their
 		 * padding stays right.
 		 */
-		memcpy(res->root.children, pre->children, sizeof(JEntry) * keep);
-		memcpy((char *) res + start,
+		memcpy(root->children, pre->children, sizeof(JEntry) * keep);
+		memcpy(dst + start,
 			   (const char *) &pre->children[JsonContainerSize(pre)], off);
 	}
 	pos = start + off;
@@ -312,25 +378,37 @@ container_of(uint32 header, const JsonbValue *const *ent, int n,
 	{
 		const JsonbValue *v = ent[i];
 		uint32		len = (uint32) entry_size(v, pos);
-		uint32		pad = (v->type == jbvNumeric || v->type == jbvBinary) ?
+		uint32		pad = (v->type == jbvNumeric || v->type == jbvBinary ||
+						   v->type == jbvArray) ?
 			INTALIGN(pos) - pos : 0;
 		uint32		type = 0;
 		int			j = keep + i;
 
-		memset((char *) res + pos, 0, pad);
+		memset(dst + pos, 0, pad);
 		switch (v->type)
 		{
 			case jbvString:
 				type = JENTRY_ISSTRING;
-				memcpy((char *) res + pos, v->val.string.val, len);
+				memcpy(dst + pos, v->val.string.val, len);
 				break;
 			case jbvNumeric:
 				type = JENTRY_ISNUMERIC;
-				memcpy((char *) res + pos + pad, v->val.numeric, len - pad);
+				memcpy(dst + pos + pad, v->val.numeric, len - pad);
 				break;
 			case jbvBinary:
 				type = JENTRY_ISCONTAINER;
-				memcpy((char *) res + pos + pad, v->val.binary.data, len - pad);
+				memcpy(dst + pos + pad, v->val.binary.data, len - pad);
+				break;
+			case jbvArray:
+				{
+					const JsonbValue **elems = elem_pointers(v);
+
+					type = JENTRY_ISCONTAINER;
+					container_write(dst + pos + pad,
+									(uint32) v->val.array.nElems | JB_FARRAY,
+									elems, v->val.array.nElems, NULL, 0);
+					pfree(elems);
+				}
 				break;
 			case jbvBool:
 				type = v->val.boolean ? JENTRY_ISBOOL_TRUE : JENTRY_ISBOOL_FALSE;
@@ -340,12 +418,11 @@ container_of(uint32 header, const JsonbValue *const *ent, int n,
 				break;
 		}
 		off += len;
-		res->root.children[j] = type |
+		root->children[j] = type |
 			((j % JB_OFFSET_STRIDE) == 0 ? (off | JENTRY_HAS_OFF) : len);
 		pos += len;
 	}
-	Assert(pos == total);
-	return res;
+	Assert(pos == container_bytes(ent, n, pre, keep, header));
 }
 
 /*
@@ -375,11 +452,6 @@ adk_jsonb_array_extend(const Jsonb *pre, int keep, const JsonbValue *elems,
 
 	Assert(keep == 0 || (keep > 0 && keep <= (int) JB_ROOT_COUNT(pre) &&
 						 JB_ROOT_IS_ARRAY(pre) && !JB_ROOT_IS_SCALAR(pre)));
-	if ((Size) keep + n > JB_CMASK)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("number of jsonb array elements exceeds the maximum allowed (%zu)",
-						(size_t) JB_CMASK)));
 	for (i = 0; i < n; i++)
 		ent[i] = &elems[i];
 	res = container_of((uint32) (keep + n) | JB_FARRAY, ent, n,
@@ -402,7 +474,8 @@ key_cmp(const void *a, const void *b)
 
 /*
  * The jsonb object of n pairs, keys[i] (jbvString, distinct) to vals[i]
- * (as for adk_jsonb_array_of), byte for byte what pushing them would give:
+ * (as for adk_jsonb_array_of, or jbvArray values of those: arrays made in
+ * place, request_jsonb.c), byte for byte what pushing them would give:
  * the keys in jsonb's order, then the values in the same order.
  */
 Jsonb *

@@ -49,6 +49,7 @@ PG_FUNCTION_INFO_V1(adk_generate);
 PG_FUNCTION_INFO_V1(adk_generate_stream);
 
 int			adk_max_response_bytes = 8 * 1024 * 1024;
+int			adk_max_request_bytes = 20 * 1024 * 1024;
 bool		adk_verify_incremental = false;
 
 #define DEFAULT_TIMEOUT_MS			60000
@@ -80,7 +81,7 @@ struct AdkModelCall
 	AdkModelDef def;
 	bool		stream;
 	char	   *url;
-	char	   *body;
+	char	   *body;			/* malloc'd (llm.h), freed with cxt */
 	AdkHttpRequest req;
 	AdkHttpResponse resp;
 	AdkHttpTransfer *transfer;
@@ -88,7 +89,8 @@ struct AdkModelCall
 	struct json_object *tools;
 	struct json_object *config;
 	struct json_object *result;
-	struct json_object *request;	/* the body in json-c, for the ledger */
+	struct json_object *request;	/* the body in json-c, while it is built */
+	Jsonb	   *ledger_request; /* the body as the ledger stores it */
 	StreamState st;				/* its stream and pending partials */
 	char	   *app;			/* the session it is made for (its ledger */
 	char	   *user;			/* row's owner), or NULL: none */
@@ -108,6 +110,7 @@ static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg,
 					   AdkRequestMemo *memo);
 static Jsonb *finish_call(AdkModelCall *c);
+static void refuse_request(AdkModelCall *c, size_t len);
 
 /* A content of the request: its jsonb bytes, and whether they were kept */
 typedef struct ContentKey
@@ -328,7 +331,6 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	AdkHttpRequest *req = &c->req;
 	StreamState *st = &c->st;
 	struct json_object *si;
-	char	   *body;
 	char	   *url;
 	LlmRequestLog log;
 	int			from = 0;
@@ -354,24 +356,42 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	if (memo != NULL &&
 		(!JB_ROOT_IS_ARRAY(contents) || JB_ROOT_IS_SCALAR(contents)))
 		memo = NULL;
+
+	/* a larger request is built whole (adk_request_memo_max) */
+	if (memo != NULL && (Size) VARSIZE(contents) > adk_request_memo_max())
+	{
+		memo_empty(memo, false);
+		memo = NULL;
+	}
 	if (memo != NULL && memo->valid && memo->provider == def->provider &&
 		strcmp(memo->model, def->model) == 0)
 		from = resume_point(memo, same_prefix(memo->contents, contents));
-	memset(&log, 0, sizeof(log));
-	body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
-					  adk_model_calls_bodies ? &c->request : NULL);
-	if (memo != NULL)
-		memo_take(memo, def->provider, def->model, contents, from, &log);
-	c->body = pstrdup(body);
-	free(body);
-	/* resumed, or printed through the memo: built whole too (tests) */
-	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
-		verify_resumed(c, contents, &spec, c->body, memo, from);
 	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
 		elog(ERROR, "could not build the request URL");
 	c->url = pstrdup(url);
 	free(url);
+	memset(&log, 0, sizeof(log));
+	c->body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
+						 adk_model_calls_bodies ? &c->request : NULL);
+	if (memo != NULL)
+		memo_take(memo, def->provider, def->model, contents, from, &log);
+	if (strlen(c->body) > (size_t) adk_max_request_bytes)
+	{
+		refuse_request(c, strlen(c->body));
+		return;
+	}
+	/* resumed, or printed through the memo: built whole too (tests) */
+	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
+		verify_resumed(c, contents, &spec, c->body, memo, from);
+	/* the ledger's form of it now, so that the json-c form can go */
+	if (c->request != NULL)
+	{
+		c->ledger_request = adk_ledger_request(c->body, c->request,
+											   def->api_key);
+		json_object_put(c->request);
+		c->request = NULL;
+	}
 
 	memset(req, 0, sizeof(*req));
 	req->url = c->url;
@@ -409,6 +429,32 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	st->first_chunk_ms = -1;
 	INSTR_TIME_SET_CURRENT(st->start);
 	c->transfer = adk_http_start(req, &c->resp);
+}
+
+/*
+ * A request of len bytes, more than adk.max_request_bytes: it is not sent.
+ * The call is ready at once and fails with REQUEST_TOO_LARGE (finish_call
+ * makes the response and the ledger row of it, without the request).
+ */
+static void
+refuse_request(AdkModelCall *c, size_t len)
+{
+	c->resp.error_code = "REQUEST_TOO_LARGE";
+	c->resp.error_message =
+		psprintf("the request of %zu bytes is larger than adk.max_request_bytes (%d bytes) and was not sent: "
+				 "compact the session (adk_compact(), or the app's compaction settings) or start a new one",
+				 len, adk_max_request_bytes);
+	if (c->request != NULL)
+		json_object_put(c->request);
+	c->request = NULL;
+	if (c->tools)
+		json_object_put(c->tools);
+	c->tools = NULL;
+	json_object_put(c->config);
+	c->config = NULL;
+	free(c->body);
+	c->body = NULL;
+	c->transfer = NULL;
 }
 
 /*
@@ -786,6 +832,24 @@ memo_release(void *arg)
 }
 
 /*
+ * The largest request (its contents' bytes) a run keeps memos of for its
+ * next requests: a quarter of adk.max_request_bytes.  The memos hold it
+ * several times more -- prompt.c a piece per event and the last contents,
+ * a request memo its contents, messages and printed text -- and a run
+ * with them peaks at about ten times such a request
+ * (test/bench/request_memory.sh), 2.5 times adk.max_request_bytes.  A
+ * larger request is built whole every time (the copies of its bytes each
+ * request makes cost about what that does), and its run holds three
+ * copies of it while it is in flight: its history, its contents, its
+ * text.
+ */
+Size
+adk_request_memo_max(void)
+{
+	return (Size) adk_max_request_bytes / 4;
+}
+
+/*
  * A request memo living in owner (see AdkRequestMemo).
  */
 AdkRequestMemo *
@@ -871,6 +935,10 @@ finish_call(AdkModelCall *c)
 	AdkModelCallRecord rec;
 	bool		stream = c->stream;
 
+	/* the answer is in: the request's text is not needed any more */
+	free(c->body);
+	c->body = NULL;
+
 	if (stream && resp->error_code != NULL && resp->got_body &&
 		strcmp(resp->error_code, "HTTP_CLIENT_ERROR") == 0)
 	{
@@ -914,8 +982,7 @@ finish_call(AdkModelCall *c)
 	rec.http_status = resp->status;
 	rec.attempts = resp->attempts;
 	rec.latency_ms = resp->latency_ms;
-	rec.request_body = c->body;
-	rec.request = c->request;
+	rec.request = c->ledger_request;	/* NULL: not sent */
 	/* the raw body of a complete HTTP response (streams: error bodies) */
 	if (resp->error_code == NULL && (!stream || resp->status >= 300))
 	{
@@ -950,6 +1017,8 @@ free_call_objects(void *arg)
 		json_object_put(c->result);
 	if (c->request)
 		json_object_put(c->request);
+	free(c->body);
+	c->body = NULL;
 	if (c->st.stream)
 		llm_stream_free(c->st.stream);
 	foreach(lc, c->st.pending)

@@ -19,6 +19,8 @@ typedef void (*AdkPartialFn) (Jsonb *partial, void *arg);
 
 /* GUC */
 extern int	adk_max_response_bytes;
+/* adk.max_request_bytes: a larger request is not sent (REQUEST_TOO_LARGE) */
+extern int	adk_max_request_bytes;
 
 /*
  * GUC adk.verify_incremental: what is built from a run's previous prompt
@@ -26,6 +28,9 @@ extern int	adk_max_response_bytes;
  * two compared (for the test suites)
  */
 extern bool adk_verify_incremental;
+
+/* The largest request a run keeps memos of for its next ones, in bytes */
+extern Size adk_request_memo_max(void);
 
 /* One model call in flight (generate.c) */
 typedef struct AdkModelCall AdkModelCall;

@@ -26,6 +26,9 @@
  */
 #include "postgres.h"
 
+#include "access/heaptoast.h"
+#include "access/toast_compression.h"
+#include "access/toast_internals.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -64,6 +67,7 @@ static Datum usage_field(struct json_object *result, const char *key,
 static Datum string_field(struct json_object *result, const char *key,
 						  char *null);
 static void remember_call(const AdkModelCallRecord *rec);
+static Jsonb *compress_request(Jsonb *req);
 
 #define INSERT_SQL \
 	"INSERT INTO adk.model_calls (model, provider, url, invocation_id, stream," \
@@ -98,22 +102,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
 	if (adk_model_calls_bodies)
 	{
-		/*
-		 * The request is stored as its text would read back with the key
-		 * redacted.  Without the key in it, that is the json-c object the
-		 * text was printed from (json_bridge.c converts numbers through
-		 * the same text and NULs as the text path does): no parse of the
-		 * whole history again, and the kept messages' jsonb is copied
-		 * (request_jsonb.c).
-		 */
-		if (rec->request != NULL &&
-			(rec->secret == NULL || rec->secret[0] == '\0' ||
-			 strstr(rec->request_body, rec->secret) == NULL))
-			req = adk_request_jsonb(rec->request);
-		else
-			req = adk_cstring_to_jsonb(redact(rec->request_body,
-											  strlen(rec->request_body),
-											  rec->secret));
+		req = rec->request;
 		resp = rec->result_jsonb;
 		raw = raw_body_text(rec->response_body, rec->response_len,
 							rec->secret);
@@ -178,7 +167,13 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	SPI_connect();
 	if (insert_plan == NULL)
 	{
-		insert_plan = SPI_prepare(INSERT_SQL, NARGS, types);
+		/*
+		 * A generic plan: a custom one would make the request's parameter
+		 * a constant, decompressed and copied twice, before the insert
+		 * copies and compresses it again.
+		 */
+		insert_plan = SPI_prepare_cursor(INSERT_SQL, NARGS, types,
+										 CURSOR_OPT_GENERIC_PLAN);
 		if (insert_plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		SPI_keepplan(insert_plan);
@@ -205,6 +200,58 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 		SPI_finish();
 	}
 	adk_restore_user(&save);
+}
+
+/*
+ * The request of a model call as adk.model_calls stores it: body (the
+ * JSON text sent) as it would read back with the key (secret) redacted,
+ * compressed.  Without the key in it, that is the json-c object the text
+ * was printed from (request; json_bridge.c converts numbers through the
+ * same text and NULs as the text path does): no parse of the whole
+ * history again, and the kept messages' jsonb is copied
+ * (request_jsonb.c).  Made before the request is sent, so that its
+ * json-c form can go then, and the text once the answer is in: a call
+ * holds its request as text, and as a compressed jsonb, not four times.
+ */
+Jsonb *
+adk_ledger_request(const char *body, struct json_object *request,
+				   const char *secret)
+{
+	Jsonb	   *req;
+
+	if (request != NULL &&
+		(secret == NULL || secret[0] == '\0' || strstr(body, secret) == NULL))
+		req = adk_request_jsonb(request);
+	else
+		req = adk_cstring_to_jsonb(redact(body, strlen(body), secret));
+	return compress_request(req);
+}
+
+/*
+ * The request's jsonb compressed as its column would store it (lz4 where
+ * the server has it, as the install script sets it up; else pglz), the
+ * uncompressed one freed: the row's tuple and its TOAST then copy the
+ * compressed bytes, not the whole request again (a request is the largest
+ * thing a model call holds; the insert would otherwise copy it into the
+ * tuple, then compress it into a third buffer).  Uncompressible or small
+ * ones are returned as they are.
+ */
+static Jsonb *
+compress_request(Jsonb *req)
+{
+	Datum		c;
+
+	if (req == NULL || VARSIZE(req) <= TOAST_TUPLE_THRESHOLD)
+		return req;
+#ifdef USE_LZ4
+	c = toast_compress_datum(PointerGetDatum(req), TOAST_LZ4_COMPRESSION);
+#else
+	c = toast_compress_datum(PointerGetDatum(req), TOAST_PGLZ_COMPRESSION);
+#endif
+	if (DatumGetPointer(c) == NULL)
+		return req;
+	pfree(req);
+	return (Jsonb *) DatumGetPointer(c);
 }
 
 /*

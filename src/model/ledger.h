@@ -24,9 +24,8 @@ typedef struct AdkModelCallRecord
 	long		http_status;	/* 0: no HTTP response */
 	int			attempts;
 	double		latency_ms;
-	const char *request_body;	/* JSON text sent (made by us: valid JSON) */
-	struct json_object *request;	/* the same as json-c (request_body is its
-									 * compact text), or NULL */
+	Jsonb	   *request;		/* the request as stored (adk_ledger_request),
+								 * or NULL: not sent, or bodies not kept */
 	const char *response_body;	/* raw body received, or NULL (streamed) */
 	size_t		response_len;
 	struct json_object *result; /* the LlmResponse returned to the caller */
@@ -64,6 +63,8 @@ extern bool adk_model_calls_bodies;
 /* Set by the runner while an invocation runs; NULL otherwise. */
 extern char *adk_current_invocation_id;
 
+extern Jsonb *adk_ledger_request(const char *body, struct json_object *request,
+								 const char *secret);
 extern void adk_ledger_record(const AdkModelCallRecord *rec);
 
 #endif							/* ADK_LEDGER_H */

@@ -467,6 +467,7 @@ static int	put_compact_memo(LlmBuf *b, struct json_object *v, int depth,
 							 LlmTextMemo *next);
 static int	put_elements(LlmBuf *b, struct json_object *arr,
 						 LlmTextMemo *memo, LlmTextMemo *next);
+static char *print_detached(struct json_object *v, size_t *len);
 
 static int
 put_compact(LlmBuf *b, struct json_object *v, int depth)
@@ -490,13 +491,9 @@ put_compact_memo(LlmBuf *b, struct json_object *v, int depth,
 	if (m != NULL && m->text == NULL)
 	{
 		/* the first request that prints it: kept for the next ones */
-		t = json_object_to_json_string_ext(v, COMPACT_FLAGS);
-		if (t == NULL)
-			return -1;
-		m->len = strlen(t);
-		m->text = strdup(t);
+		m->text = print_detached(v, &m->len);
 		if (m->text == NULL)
-			return llm_buf_append(b, t, m->len);
+			return -1;
 	}
 	if (m != NULL)
 		return llm_buf_append(b, m->text, m->len);
@@ -545,9 +542,57 @@ put_compact_memo(LlmBuf *b, struct json_object *v, int depth,
 		}
 		return llm_buf_append(b, "]", 1);
 	}
+	if (json_object_is_type(v, json_type_object) ||
+		json_object_is_type(v, json_type_array))
+	{
+		size_t		len;
+		char	   *text = print_detached(v, &len);
+		int			rc;
+
+		if (text == NULL)
+			return -1;
+		rc = llm_buf_append(b, text, len);
+		free(text);
+		return rc;
+	}
 	/* json-c prints a NULL object as null */
 	t = json_object_to_json_string_ext(v, COMPACT_FLAGS);
 	return t ? llm_buf_append(b, t, strlen(t)) : -1;
+}
+
+/*
+ * v's compact text (malloc'd; NULL when out of memory), *len its length.
+ * json-c keeps the text it prints of an object in that object until it is
+ * freed: a kept message would hold its text twice (there and in its
+ * memo), and a message of a request until the request goes.  So v is
+ * printed as the element of an array of its own, whose text goes with it.
+ */
+static char *
+print_detached(struct json_object *v, size_t *len)
+{
+	struct json_object *wrap = json_object_new_array();
+	const char *t;
+	size_t		n = 0;
+	char	   *out = NULL;
+
+	if (wrap == NULL)
+		return NULL;
+	if (json_object_array_add(wrap, json_object_get(v)) != 0)
+	{
+		json_object_put(v);
+		json_object_put(wrap);
+		return NULL;
+	}
+	t = json_object_to_json_string_length(wrap, COMPACT_FLAGS, &n);
+	/* "[" text "]" */
+	if (t != NULL && n >= 2 && (out = malloc(n - 1)) != NULL)
+	{
+		memcpy(out, t + 1, n - 2);
+		out[n - 2] = '\0';
+		*len = n - 2;
+	}
+	json_object_put(wrap);
+	return out;
 }
 
 /*

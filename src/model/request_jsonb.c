@@ -22,6 +22,7 @@
  */
 #include "postgres.h"
 
+#include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 
 #include <json-c/json.h>
@@ -31,31 +32,41 @@
 #include "model/llm.h"
 #include "model/request_jsonb.h"
 
-static Jsonb *part_jsonb(struct json_object *v, int depth);
+static Jsonb *container_jsonb(struct json_object *v, int depth, List **made);
+static void part_value(struct json_object *v, int depth, JsonbValue *out,
+					   List **made);
 static void root_value(Jsonb *jb, JsonbValue *out);
 
 Jsonb *
 adk_request_jsonb(struct json_object *body)
 {
-	Jsonb	   *jb = part_jsonb(body, 0);
-	Jsonb	   *copy;
+	List	   *made = NIL;
+	Jsonb	   *jb;
+	JsonbValue	v;
 
-	if (llm_msg_memo(body) == NULL)
-		return jb;
-	/* a body is never kept itself; if it were, its memo's is not ours */
-	copy = palloc(VARSIZE(jb));
-	memcpy(copy, jb, VARSIZE(jb));
-	return copy;
+	if (llm_msg_memo(body) != NULL ||
+		!(json_object_is_type(body, json_type_object) ||
+		  json_object_is_type(body, json_type_array)))
+	{
+		/* a body is never kept itself; if it were, its memo's is not ours */
+		part_value(body, 0, &v, &made);
+		jb = adk_jsonb_value_to_jsonb(&v);
+	}
+	else
+		jb = container_jsonb(body, 0, &made);
+	/* the parts' bytes are copied: the new ones are not needed any more */
+	list_free_deep(made);
+	return jb;
 }
 
 /*
- * The jsonb of v, at nesting depth "depth" of the body: a message's memo's
- * (not to be changed or freed), or a new one in CurrentMemoryContext.
+ * The jsonb of v, an object or array at nesting depth 0 or 1 of the body,
+ * made of its members' values (part_value; what they needed made is added
+ * to *made), in CurrentMemoryContext.
  */
 static Jsonb *
-part_jsonb(struct json_object *v, int depth)
+container_jsonb(struct json_object *v, int depth, List **made)
 {
-	LlmMsgMemo *m = llm_msg_memo(v);
 	JsonbValue *keys;
 	JsonbValue *vals;
 	Jsonb	   *jb;
@@ -63,34 +74,13 @@ part_jsonb(struct json_object *v, int depth)
 	int			i = 0;
 	struct json_object_iter it;
 
-	if (m != NULL)
-	{
-		if (m->jsonb == NULL)
-		{
-			void	   *copy;
-
-			jb = adk_jsonc_to_jsonb(v);
-			copy = malloc(VARSIZE(jb));
-			if (copy == NULL)
-				return jb;		/* not kept: made again next time */
-			memcpy(copy, jb, VARSIZE(jb));
-			pfree(jb);
-			m->jsonb = copy;
-		}
-		return (Jsonb *) m->jsonb;
-	}
-	if (depth >= 2 ||
-		!(json_object_is_type(v, json_type_object) ||
-		  json_object_is_type(v, json_type_array)))
-		return adk_jsonc_to_jsonb(v);
-
 	if (json_object_is_type(v, json_type_array))
 	{
 		n = (int) json_object_array_length(v);
 		vals = palloc(sizeof(JsonbValue) * (n + 1));
 		for (i = 0; i < n; i++)
-			root_value(part_jsonb(json_object_array_get_idx(v, i), depth + 1),
-					   &vals[i]);
+			part_value(json_object_array_get_idx(v, i), depth + 1, &vals[i],
+					   made);
 		jb = adk_jsonb_array_of(vals, n);
 	}
 	else
@@ -103,15 +93,76 @@ part_jsonb(struct json_object *v, int depth)
 			keys[i].type = jbvString;
 			keys[i].val.string.val = it.key;
 			keys[i].val.string.len = (int) strlen(it.key);
-			root_value(part_jsonb(it.val, depth + 1), &vals[i]);
+			part_value(it.val, depth + 1, &vals[i], made);
 			i++;
 		}
 		jb = adk_jsonb_object_of(keys, vals, i);
 		pfree(keys);
 	}
-	/* the parts' bytes are copied; new ones go with the caller's memory */
 	pfree(vals);
 	return jb;
+}
+
+/*
+ * v, at nesting depth "depth" of the body, as a value of its container:
+ * a message's memo's jsonb (not to be changed or freed), an array member
+ * of the body (depth 1: the messages, say) as the values of its elements
+ * -- the body's jsonb makes it in place, so its bytes are not copied
+ * twice -- or a new jsonb.  What is made for it is added to *made, for
+ * the caller to free once its container is made.
+ */
+static void
+part_value(struct json_object *v, int depth, JsonbValue *out, List **made)
+{
+	LlmMsgMemo *m = llm_msg_memo(v);
+	Jsonb	   *jb;
+
+	if (m != NULL)
+	{
+		if (m->jsonb == NULL)
+		{
+			void	   *copy;
+
+			jb = adk_jsonc_to_jsonb(v);
+			copy = malloc(VARSIZE(jb));
+			if (copy == NULL)
+			{
+				/* not kept: made again next time */
+				*made = lappend(*made, jb);
+				root_value(jb, out);
+				return;
+			}
+			memcpy(copy, jb, VARSIZE(jb));
+			pfree(jb);
+			m->jsonb = copy;
+		}
+		root_value((Jsonb *) m->jsonb, out);
+		return;
+	}
+	if (depth == 1 && json_object_is_type(v, json_type_array))
+	{
+		int			n = (int) json_object_array_length(v);
+		JsonbValue *vals = palloc(sizeof(JsonbValue) * (n + 1));
+		int			i;
+
+		*made = lappend(*made, vals);
+		for (i = 0; i < n; i++)
+			part_value(json_object_array_get_idx(v, i), depth + 1, &vals[i],
+					   made);
+		out->type = jbvArray;
+		out->val.array.nElems = n;
+		out->val.array.elems = vals;
+		out->val.array.rawScalar = false;
+		return;
+	}
+	if (depth >= 2 ||
+		!(json_object_is_type(v, json_type_object) ||
+		  json_object_is_type(v, json_type_array)))
+		jb = adk_jsonc_to_jsonb(v);
+	else
+		jb = container_jsonb(v, depth, made);
+	*made = lappend(*made, jb);
+	root_value(jb, out);
 }
 
 /*

@@ -198,6 +198,7 @@ typedef struct HistCache
 	char	   *branch;			/* NULL: the root branch */
 	int64		last_seq;
 	List	   *events;			/* HistEvent *, in the run's memory */
+	Size		bytes;			/* the events' jsonb bytes */
 	FirstId   **ids;
 	uint32		ids_mask;
 	int			nids;
@@ -206,7 +207,8 @@ typedef struct HistCache
 
 static List *read_history(AdkRun *run, const char *branch,
 						  HistCache **cache);
-static List *history_copies(HistCache *cache, int from);
+static List *history_copies(HistCache *cache, int from, bool keep);
+static void forget_pieces(HistCache *cache);
 static int	memo_resume_at(HistCache *cache, AdkAgent *agent);
 static void note_ids(HistCache *cache, HistEvent *h, int at);
 static void memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent,
@@ -242,6 +244,11 @@ static void add_piece(ContentsOut *out, Jsonb *piece);
  * the events from there on are paired and placed (memo_resume_at says
  * where that is).  So a request costs O(new events) plus a copy of its
  * bytes, not O(history).
+ *
+ * In a run, the result is the branch's prompt memo's (in the run's
+ * memory): read-only, and valid until the branch's next request is built
+ * (a model call's rounds on a branch follow one another).  Otherwise it is
+ * in the current memory context.
  */
 Jsonb *
 adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
@@ -251,13 +258,24 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	int			from = 0;
 	Jsonb	   *result;
 
+	if (cache != NULL && cache->bytes > adk_request_memo_max())
+	{
+		/*
+		 * What the run keeps for its next requests (a piece per event, the
+		 * last request) holds the history twice more: only for requests up
+		 * to adk_request_memo_max.  A larger history is built whole every
+		 * time.
+		 */
+		forget_pieces(cache);
+		return build_from(run, agent, NULL, history_copies(cache, 0, false), 0);
+	}
 	if (cache != NULL && !agent->include_contents_none)
 		from = memo_resume_at(cache, agent);
 	result = build_from(run, agent, cache, fresh, from);
 	if (adk_verify_incremental && from > 0)
 	{
 		/* the same request made from the whole history (tests) */
-		Jsonb	   *full = build_from(run, agent, NULL, history_copies(cache, 0), 0);
+		Jsonb	   *full = build_from(run, agent, NULL, history_copies(cache, 0, true), 0);
 
 		if (VARSIZE(full) != VARSIZE(result) ||
 			memcmp(full, result, VARSIZE(full)) != 0)
@@ -278,8 +296,10 @@ static Jsonb *
 build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
 		   int from)
 {
-	List	   *history = cache ? history_copies(cache, from) : fresh;
+	List	   *history = cache ? history_copies(cache, from, true) : fresh;
 	int			len = list_length(history);
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext pieces;
 	JsonWriter	w;
 	IdIndex		ix;
 	ContentsOut out;
@@ -327,6 +347,13 @@ build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
 		}
 	}
 
+	/*
+	 * The pieces not kept with their events, the index and the writers'
+	 * values go once the request is made of them
+	 */
+	pieces = AllocSetContextCreate(caller, "adk_runner prompt pieces",
+								   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(pieces);
 	cut = cut_to_latest_response(history, start);
 	build_index(history, start, agent->name, &ix);
 
@@ -365,15 +392,24 @@ build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
 						 ((HistEvent *) llast(last))->event : NULL);
 	jw_end_array(&w);
 	add_piece(&out, jw_finish(&w));
+	MemoryContextSwitchTo(caller);
 
 	if (cache == NULL || agent->include_contents_none)
-		return adk_jsonb_array_of(out.elems, out.n);
+	{
+		result = adk_jsonb_array_of(out.elems, out.n);
+		MemoryContextDelete(pieces);
+		return result;
+	}
 	nkeep = from > 0 ? cache->memo.ev_elem[from] : 0;
+	/* the memo's own: one copy of the request's contents, not two */
+	MemoryContextSwitchTo(run->run_cxt);
 	result = nkeep > 0 ?
 		adk_jsonb_array_extend(cache->memo.contents, nkeep, out.elems, out.n) :
 		adk_jsonb_array_of(out.elems, out.n);
+	MemoryContextSwitchTo(caller);
 	memo_keep(run, cache, agent, from, len, ev_elem, nkeep,
 			  cut >= 0 ? from + cut : INT_MAX, result);
+	MemoryContextDelete(pieces);
 	pfree(ev_elem);
 	return result;
 }
@@ -389,8 +425,11 @@ event_piece(HistEvent *e, bool other, IdIndex *ix)
 	/* only a run's events outlive the request (adk_prompt has no run) */
 	bool		keep = e->kept != NULL && (!pairs || e->npinfo <= 64);
 	HistEvent  *owner = e->kept;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext tmp;
 	JsonWriter	w;
 	Jsonb	   *piece;
+	Jsonb	   *made;
 	int			k;
 
 	if (pairs && keep)
@@ -400,6 +439,16 @@ event_piece(HistEvent *e, bool other, IdIndex *ix)
 	if (keep && owner->piece != NULL && owner->piece_other == other &&
 		owner->piece_sig == sig)
 		return owner->piece;
+
+	/*
+	 * Written in a context of its own: the writer's values (a copy of the
+	 * event's) go as soon as the piece is copied out, once, to where it
+	 * lives -- the event's memory when it is kept with the event, else the
+	 * caller's.
+	 */
+	tmp = AllocSetContextCreate(caller, "adk_runner prompt piece",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(tmp);
 	jw_init(&w);
 	jw_begin_array(&w);
 	if (other)
@@ -407,15 +456,18 @@ event_piece(HistEvent *e, bool other, IdIndex *ix)
 	else
 		write_own_content(&w, e, ix);
 	jw_end_array(&w);
-	piece = jw_finish(&w);
+	made = jw_finish(&w);
+	MemoryContextSwitchTo(caller);
+	piece = MemoryContextAlloc(keep ? GetMemoryChunkContext(owner) : caller,
+							   VARSIZE(made));
+	memcpy(piece, made, VARSIZE(made));
+	MemoryContextDelete(tmp);
 	if (keep)
 	{
 		/* in the event's memory: it goes with the event */
 		if (owner->piece != NULL)
 			pfree(owner->piece);	/* made for another view or pairing */
-		owner->piece = MemoryContextAlloc(GetMemoryChunkContext(owner),
-										  VARSIZE(piece));
-		memcpy(owner->piece, piece, VARSIZE(piece));
+		owner->piece = piece;
 		owner->piece_other = other;
 		owner->piece_sig = sig;
 	}
@@ -628,6 +680,7 @@ read_history(AdkRun *run, const char *branch, HistCache **cachep)
 			{
 				note_ids(cache, h, list_length(cache->events));
 				cache->events = lappend(cache->events, h);
+				cache->bytes += VARSIZE(h->event);
 			}
 		}
 		else if (h)
@@ -644,10 +697,11 @@ read_history(AdkRun *run, const char *branch, HistCache **cachep)
 
 /*
  * Copies of cache's events from index "from" on, which the caller marks
- * consumed (kept: the cached one).
+ * consumed (kept: the cached one, when keep; else their pieces are not
+ * kept with them).
  */
 static List *
-history_copies(HistCache *cache, int from)
+history_copies(HistCache *cache, int from, bool keep)
 {
 	List	   *result = NIL;
 	int			n = list_length(cache->events);
@@ -660,10 +714,45 @@ history_copies(HistCache *cache, int from)
 
 		*h = *orig;
 		h->consumed = false;
-		h->kept = orig;
+		h->kept = keep ? orig : NULL;
 		result = lappend(result, h);
 	}
 	return result;
+}
+
+/*
+ * Let go of the pieces kept with cache's events and of its last request
+ * (PromptMemo): the next request is built whole.
+ */
+static void
+forget_pieces(HistCache *cache)
+{
+	PromptMemo *m = &cache->memo;
+	ListCell   *lc;
+
+	foreach(lc, cache->events)
+	{
+		HistEvent  *h = (HistEvent *) lfirst(lc);
+
+		if (h->piece != NULL)
+			pfree(h->piece);
+		if (h->resp_piece != NULL)
+		{
+			pfree(h->resp_piece);
+			pfree(h->resp_steps);
+		}
+		h->piece = NULL;
+		h->resp_piece = NULL;
+		h->resp_steps = NULL;
+		h->resp_nsteps = 0;
+	}
+	if (m->contents != NULL)
+		pfree(m->contents);
+	if (m->agent != NULL)
+		pfree(m->agent);
+	m->contents = NULL;
+	m->agent = NULL;
+	m->nevents = 0;
 }
 
 /* The entry of id in cache's ids, or NULL */
@@ -789,7 +878,8 @@ memo_resume_at(HistCache *cache, AdkAgent *agent)
  * The request just made of cache's events (result; its events from "from"
  * on: len of them, ev_elem as for PromptMemo but counted from nkeep, the
  * contents kept from the memo; cut_from as for PromptMemo) becomes the
- * memo, in the run's memory.
+ * memo, in the run's memory (result itself, made there: the memo takes
+ * it).
  */
 static void
 memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent, int from, int len,
@@ -819,8 +909,7 @@ memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent, int from, int len,
 	m->cut_from = cut_from;
 	if (m->contents != NULL)
 		pfree(m->contents);
-	m->contents = MemoryContextAlloc(run->run_cxt, VARSIZE(result));
-	memcpy(m->contents, result, VARSIZE(result));
+	m->contents = result;
 }
 
 /*
