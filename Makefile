@@ -22,6 +22,7 @@ OBJS = \
 	src/model/adapter_openai.o \
 	src/model/buf.o \
 	src/model/embed.o \
+	src/model/endpoint.o \
 	src/model/generate.o \
 	src/model/guard.o \
 	src/model/http.o \

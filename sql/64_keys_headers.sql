@@ -161,6 +161,14 @@ SELECT count(*) AS rows_with_env_key
 SELECT expect_error($q$SET adk.env_key_hosts = 'PATH'$q$);
 SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=, X=y'$q$);
 SELECT expect_error($q$SET adk.env_key_hosts = '=api.openai.com'$q$);
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=127.0.0.1:1:2'$q$);
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=api.openai.com/v1'$q$);
+-- bound by scheme: the model's endpoint is http, not https
+SET adk.env_key_hosts = 'PATH=https://127.0.0.1';
+SELECT regexp_replace(expect_error($q$SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$),
+                      ':[0-9]+"', ':PORT"', 'g') AS error;
+SELECT set_config('adk.env_key_hosts', 'PATH=' || current_setting('adk_test.model_url'), false) IS NOT NULL AS set;
+SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]') #>> '{content,parts,0,text}' AS answer;
 CREATE ROLE regress_env64;
 GRANT adk_user TO regress_env64;
 SET ROLE regress_env64;
