@@ -59,6 +59,36 @@ SELECT pg_temp.last_request() #>> '{headers,OpenAI-Organization}' AS org,
        pg_temp.last_request() #>> '{headers,Authorization}' AS auth;
 
 -- ---------------------------------------------------------------------
+-- the model's headers and a call's are merged; on a name both set (any
+-- case) the model's, set by an admin, is sent
+-- ---------------------------------------------------------------------
+SELECT adk_define_model('echo-merge', 'openai', current_setting('adk_test.model_url') || '/v1', 'openai-test',
+                        api_key_secret => 'echo-key',
+                        options => '{"retries": 0, "headers": {"X-Gateway-Token": "gw-admin", "X-Team": "model"}}');
+CREATE FUNCTION pg_temp.sent_x_headers() RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(lower(h.key) || '=' || h.value, ', ' ORDER BY lower(h.key))
+      FROM jsonb_each_text(pg_temp.last_request() -> 'headers') h WHERE lower(h.key) LIKE 'x-%' $$;
+CREATE FUNCTION pg_temp.merge_call(config jsonb) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM adk_generate('echo-merge', '[{"role": "user", "parts": [{"text": "hi"}]}]', NULL, config);
+    RETURN pg_temp.sent_x_headers();
+END
+$$;
+SELECT c AS config, pg_temp.merge_call(c::jsonb) AS sent
+  FROM unnest(ARRAY['{"headers": {"x-gateway-token": "from-call", "X-Extra": "call"}}',
+                    '{"headers": {"X-TEAM": "call"}}',
+                    '{"headers": {}}',
+                    '{"temperature": 0}']) WITH ORDINALITY u(c, i)
+ ORDER BY i;
+-- streamed alike (the runner's calls take the same path, with the model's
+-- headers only: an agent's generate_config has no headers)
+SELECT count(*) > 0 AS streamed
+  FROM adk_generate_stream('echo-merge', '[{"role": "user", "parts": [{"text": "hi"}]}]', NULL,
+                           '{"headers": {"X-Gateway-Token": "from-call"}}');
+SELECT pg_temp.sent_x_headers() AS sent;
+DELETE FROM adk.models WHERE name = 'echo-merge';
+
+-- ---------------------------------------------------------------------
 -- a provider that echoes the key
 -- ---------------------------------------------------------------------
 CREATE TEMP TABLE lookup_tools AS
