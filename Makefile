@@ -20,6 +20,7 @@ OBJS = \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
+	src/model/addr.o \
 	src/model/buf.o \
 	src/model/embed.o \
 	src/model/endpoint.o \
