@@ -20,8 +20,10 @@ OBJS = \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \
 	src/model/adapter_openai.o \
+	src/model/addr.o \
 	src/model/buf.o \
 	src/model/embed.o \
+	src/model/endpoint.o \
 	src/model/generate.o \
 	src/model/guard.o \
 	src/model/http.o \

@@ -15,6 +15,56 @@ SELECT adk_generate('leaky', '[{"role": "user", "parts": [{"text": "hi"}]}]') ->
 SELECT adk_set_secret('other-host-key', 'sk-other-host-999', ARRAY['*']);
 SELECT adk_generate('leaky', '[{"role": "user", "parts": [{"text": "hi"}]}]') ->> 'error_code' AS error_code;
 
+-- the endpoint is read as libcurl reads it, and compared with each entry
+-- by scheme, host and port (the scheme's default port when none is given)
+CREATE FUNCTION pg_temp.key_goes(endpoint text, hosts text[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    port text := regexp_replace(current_setting('adk_test.model_url'), '^.*:', '');
+    err text;
+BEGIN
+    PERFORM adk_set_secret('bound-key', 'sk-bound-63', (SELECT array_agg(replace(h, 'PORT', port)) FROM unnest(hosts) h));
+    PERFORM adk_define_model('bound', 'openai', replace(endpoint, 'PORT', port), 'gpt-test',
+                             api_key_secret => 'bound-key', options => '{"retries": 0, "connect_timeout_ms": 1000}');
+    err := expect_error($q$SELECT adk_generate('bound', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
+    RETURN CASE WHEN err = 'no error' THEN 'sent' ELSE replace(split_part(err, E'\n', 1), port, 'PORT') END;
+END
+$$;
+SELECT e AS endpoint, h AS allowed_hosts, pg_temp.key_goes(e, h) AS key
+  FROM (VALUES ('http://127.0.0.1:PORT/v1', ARRAY['127.0.0.1']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['127.0.0.1:PORT']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['http://127.0.0.1:PORT']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['HTTP://127.0.0.1:PORT/']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['https://127.0.0.1:PORT']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['127.0.0.1:1']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['http://127.0.0.1']),
+               ('http://127.0.0.1:PORT/v1', ARRAY['localhost', '127.0.0.2:PORT', '[::1]:PORT']),
+               ('http://127.1:PORT/v1', ARRAY['127.0.0.1:PORT']),
+               ('http://127.0.0.1/v1', ARRAY['127.0.0.1:443']),
+               ('http://127.0.0.1/v1', ARRAY['127.0.0.1:80'])) v(e, h);
+-- an endpoint libcurl cannot read is refused where it is defined (the
+-- port here is "PORT:PORT", which a host check that cut at the last colon
+-- took for the bound host:port)
+SELECT regexp_replace(expect_error(format($q$SELECT adk_define_model('bound', 'openai', %L, 'gpt-test', api_key_secret => 'bound-key')$q$,
+                                          current_setting('adk_test.model_url') || ':1/v1')),
+                      ':[0-9]+:1', ':PORT:1', 'g') AS error;
+SELECT regexp_replace(expect_error(format($q$UPDATE adk.models SET endpoint = %L WHERE name = 'bound'$q$,
+                                          current_setting('adk_test.model_url') || ':1/v1')),
+                      ':[0-9]+:1', ':PORT:1', 'g') AS error;
+SELECT expect_error($q$SELECT adk_define_model('bound-x', 'openai', 'http://[::1/v1', 'm')$q$);
+-- and refused at the call when it came in another way (a restored dump)
+SELECT adk_set_secret('bound-key', 'sk-bound-63', ARRAY[regexp_replace(current_setting('adk_test.model_url'), '^http://', '')]);
+ALTER TABLE adk.models DISABLE TRIGGER adk_models_check_options;
+UPDATE adk.models SET endpoint = current_setting('adk_test.model_url') || ':1/v1' WHERE name = 'bound';
+ALTER TABLE adk.models ENABLE TRIGGER adk_models_check_options;
+SELECT regexp_replace(expect_error($q$SELECT adk_generate('bound', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$),
+                      ':[0-9]+:1', ':PORT:1', 'g') AS error;
+-- entries are checked as they are stored
+SELECT h, expect_error(format($q$SELECT adk_set_secret('bound-key', 'v', %L)$q$, ARRAY[h])) AS error
+  FROM unnest(ARRAY['127.0.0.1:1:2', 'api.example.com/v1', 'user@api.example.com', 'ftp://api.example.com',
+                    'api.example.com:99999', '::1']) h;
+DELETE FROM adk.models WHERE name = 'bound';
+DELETE FROM adk.secrets WHERE name = 'bound-key';
+
 -- keys from the environment: only names a superuser allowed
 SELECT adk_define_model('env-model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
                         api_key_env => 'PGDATA');

@@ -59,6 +59,36 @@ SELECT pg_temp.last_request() #>> '{headers,OpenAI-Organization}' AS org,
        pg_temp.last_request() #>> '{headers,Authorization}' AS auth;
 
 -- ---------------------------------------------------------------------
+-- the model's headers and a call's are merged; on a name both set (any
+-- case) the model's, set by an admin, is sent
+-- ---------------------------------------------------------------------
+SELECT adk_define_model('echo-merge', 'openai', current_setting('adk_test.model_url') || '/v1', 'openai-test',
+                        api_key_secret => 'echo-key',
+                        options => '{"retries": 0, "headers": {"X-Gateway-Token": "gw-admin", "X-Team": "model"}}');
+CREATE FUNCTION pg_temp.sent_x_headers() RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(lower(h.key) || '=' || h.value, ', ' ORDER BY lower(h.key))
+      FROM jsonb_each_text(pg_temp.last_request() -> 'headers') h WHERE lower(h.key) LIKE 'x-%' $$;
+CREATE FUNCTION pg_temp.merge_call(config jsonb) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM adk_generate('echo-merge', '[{"role": "user", "parts": [{"text": "hi"}]}]', NULL, config);
+    RETURN pg_temp.sent_x_headers();
+END
+$$;
+SELECT c AS config, pg_temp.merge_call(c::jsonb) AS sent
+  FROM unnest(ARRAY['{"headers": {"x-gateway-token": "from-call", "X-Extra": "call"}}',
+                    '{"headers": {"X-TEAM": "call"}}',
+                    '{"headers": {}}',
+                    '{"temperature": 0}']) WITH ORDINALITY u(c, i)
+ ORDER BY i;
+-- streamed alike (the runner's calls take the same path, with the model's
+-- headers only: an agent's generate_config has no headers)
+SELECT count(*) > 0 AS streamed
+  FROM adk_generate_stream('echo-merge', '[{"role": "user", "parts": [{"text": "hi"}]}]', NULL,
+                           '{"headers": {"X-Gateway-Token": "from-call"}}');
+SELECT pg_temp.sent_x_headers() AS sent;
+DELETE FROM adk.models WHERE name = 'echo-merge';
+
+-- ---------------------------------------------------------------------
 -- a provider that echoes the key
 -- ---------------------------------------------------------------------
 CREATE TEMP TABLE lookup_tools AS
@@ -161,6 +191,14 @@ SELECT count(*) AS rows_with_env_key
 SELECT expect_error($q$SET adk.env_key_hosts = 'PATH'$q$);
 SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=, X=y'$q$);
 SELECT expect_error($q$SET adk.env_key_hosts = '=api.openai.com'$q$);
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=127.0.0.1:1:2'$q$);
+SELECT expect_error($q$SET adk.env_key_hosts = 'PATH=api.openai.com/v1'$q$);
+-- bound by scheme: the model's endpoint is http, not https
+SET adk.env_key_hosts = 'PATH=https://127.0.0.1';
+SELECT regexp_replace(expect_error($q$SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$),
+                      ':[0-9]+"', ':PORT"', 'g') AS error;
+SELECT set_config('adk.env_key_hosts', 'PATH=' || current_setting('adk_test.model_url'), false) IS NOT NULL AS set;
+SELECT adk_generate('env-path', '[{"role": "user", "parts": [{"text": "hi"}]}]') #>> '{content,parts,0,text}' AS answer;
 CREATE ROLE regress_env64;
 GRANT adk_user TO regress_env64;
 SET ROLE regress_env64;

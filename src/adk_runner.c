@@ -142,6 +142,15 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("adk.allow_link_local_endpoints",
+							 gettext_noop("Whether model, embedding and OTLP requests may connect to link-local addresses."),
+							 gettext_noop("169.254.0.0/16 and fe80::/10, where cloud metadata services answer; checked on the address a host name resolves to."),
+							 &adk_allow_link_local_endpoints,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("adk.verify_incremental",
 							 gettext_noop("Whether every prompt and request built from the run's previous one is also built from scratch and compared."),
 							 gettext_noop("For tests: a difference is an internal error.  Doubles the cost of prompt assembly."),

@@ -34,6 +34,13 @@ COMMENT ON TABLE adk.models IS 'Model definitions: provider (openai | gemini | a
 CREATE FUNCTION adk._check_call_options(options jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'adk_check_call_options_sql' LANGUAGE C STRICT STABLE;
 
+-- An endpoint as libcurl reads it, and a host a key may be bound to
+-- (model/endpoint.c): NULL when valid, else what is wrong.
+CREATE FUNCTION adk._endpoint_problem(url text) RETURNS text
+    AS 'MODULE_PATHNAME', 'adk_endpoint_problem_sql' LANGUAGE C STRICT STABLE;
+CREATE FUNCTION adk._host_entry_problem(entry text) RETURNS text
+    AS 'MODULE_PATHNAME', 'adk_host_entry_problem_sql' LANGUAGE C STRICT STABLE;
+
 -- Every INSERT/UPDATE is checked here, whoever writes it, with messages a
 -- person can act on (the CHECK constraints above are the backstop).
 CREATE FUNCTION adk._models_check_options() RETURNS trigger
@@ -41,6 +48,7 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     k text;
     v jsonb;
+    problem text;
 BEGIN
     IF NEW.name IS NULL OR NEW.name = '' THEN
         RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
@@ -51,6 +59,14 @@ BEGIN
     END IF;
     IF NEW.endpoint IS NULL OR NEW.endpoint !~* '^https?://[^/?#@[:space:]]+(/[^?#[:space:]]*)?$' THEN
         RAISE EXCEPTION 'invalid endpoint "%" for model "%"', NEW.endpoint, NEW.name USING ERRCODE = '22023',
+            HINT = 'Give the base URL as the provider''s SDK takes it, e.g. https://api.openai.com/v1, without credentials, query or fragment.';
+    END IF;
+    -- read as libcurl will read it when it connects: a port that is not a
+    -- number ("http://127.0.0.1:56102:56103") is refused here
+    problem := adk._endpoint_problem(NEW.endpoint);
+    IF problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid endpoint "%" for model "%"', NEW.endpoint, NEW.name USING ERRCODE = '22023',
+            DETAIL = problem || '.',
             HINT = 'Give the base URL as the provider''s SDK takes it, e.g. https://api.openai.com/v1, without credentials, query or fragment.';
     END IF;
     IF NEW.model IS NULL OR NEW.model = '' THEN
@@ -137,6 +153,9 @@ COMMENT ON FUNCTION adk_define_model(text, text, text, text, text, text, jsonb) 
 CREATE FUNCTION adk_set_secret(name text, value text, allowed_hosts text[])
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    entry text;
+    problem text;
 BEGIN
     IF name IS NULL OR name = '' THEN
         RAISE EXCEPTION 'secret name must not be empty' USING ERRCODE = '22023';
@@ -152,6 +171,15 @@ BEGIN
         RAISE EXCEPTION 'secret "%" needs the hosts it may be sent to', name USING ERRCODE = '22023',
             HINT = 'Give host names or host:port, e.g. ARRAY[''api.openai.com''], or ARRAY[''*''] for any host.';
     END IF;
+    -- each entry as the endpoint check will read it (model/endpoint.c)
+    FOREACH entry IN ARRAY allowed_hosts LOOP
+        problem := adk._host_entry_problem(lower(entry));
+        IF problem IS NOT NULL THEN
+            RAISE EXCEPTION 'invalid host "%" for secret "%"', entry, name USING ERRCODE = '22023',
+                DETAIL = problem || '.',
+                HINT = 'Give a host, host:port or scheme://host:port, e.g. api.openai.com, 127.0.0.1:8080 or https://api.openai.com; ''*'' is any host.';
+        END IF;
+    END LOOP;
     INSERT INTO adk.secrets AS s (name, value, allowed_hosts)
     VALUES (name, value, (SELECT array_agg(lower(h)) FROM unnest(allowed_hosts) h))
     ON CONFLICT ON CONSTRAINT secrets_pkey DO UPDATE
@@ -159,7 +187,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION adk_set_secret(text, text, text[]) IS
-    'Store an API key, bound to the hosts it may be sent to (host or host:port; ''*'' for any).';
+    'Store an API key, bound to the hosts it may be sent to (host, host:port or scheme://host[:port]; ''*'' for any).';
 
 -- One row per model request.
 CREATE TABLE adk.model_calls (

@@ -15,8 +15,27 @@ GRANT SELECT ON adk.sessions, adk.events, adk.app_states, adk.user_states,
 
 -- Definitions: adk_user reads models; adk_admin defines them.  Secrets
 -- are adk_admin's alone.  The ledger is readable by adk_user.
-GRANT SELECT ON adk.models, adk.model_calls TO adk_user;
-GRANT INSERT, UPDATE, DELETE ON adk.models TO adk_admin;
+-- adk.models.options may carry headers an admin set (a gateway's token,
+-- an organisation id): adk_user reads every column but options, and the
+-- options without header values in adk.model_definitions; adk_admin reads
+-- the table whole.
+GRANT SELECT ON adk.model_calls TO adk_user;
+GRANT SELECT (name, provider, endpoint, model, api_key_env, api_key_secret,
+              created_at, updated_at, price)
+   ON adk.models TO adk_user;
+GRANT SELECT, INSERT, UPDATE, DELETE ON adk.models TO adk_admin;
+CREATE VIEW adk.model_definitions AS
+SELECT m.name, m.provider, m.endpoint, m.model, m.api_key_env, m.api_key_secret,
+       CASE WHEN m.options OPERATOR(pg_catalog.?) 'headers'
+            THEN m.options OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('headers',
+                 (SELECT COALESCE(pg_catalog.jsonb_object_agg(h.key, pg_catalog.to_jsonb('[REDACTED]'::text)), '{}'::jsonb)
+                    FROM pg_catalog.jsonb_each(m.options OPERATOR(pg_catalog.->) 'headers') h))
+            ELSE m.options END AS options,
+       m.price, m.created_at, m.updated_at
+  FROM adk.models m;
+COMMENT ON VIEW adk.model_definitions IS
+    'adk.models with the values of options.headers shown as [REDACTED] (adk_user may not read adk.models.options; adk_admin reads the table).';
+GRANT SELECT ON adk.model_definitions TO adk_user;
 GRANT SELECT, INSERT, UPDATE, DELETE ON adk.secrets TO adk_admin;
 GRANT DELETE ON adk.model_calls TO adk_admin;
 GRANT SELECT ON adk.tools, adk.agents, adk.apps, adk.plugins TO adk_user;
@@ -48,6 +67,7 @@ DECLARE
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
         '_check_one_parent', '_check_references', '_check_tool_parameters', '_format_cycle',
+        '_endpoint_problem', '_host_entry_problem',
         '_lock_definitions', '_name_list', '_reserved_tool_names'];
 BEGIN
     FOR f, n IN

@@ -5,7 +5,10 @@
  *	  adk_model_call(), the same call for the runner.
  *
  * The order of work: load the model and its key (model_def.c), merge the
- * model's options with the call's config, build the provider's request
+ * model's options with the call's config (the call's options win, except
+ * for headers: the two header sets are merged, and on a name both set --
+ * compared case-insensitively -- the model's admin-set value wins, so a
+ * call cannot replace a gateway's header), build the provider's request
  * (adapter_*.c), POST it (http.c), parse or stream the answer back into
  * ADK's LlmResponse shape, write the ledger row (ledger.c), and return the
  * response as jsonb.
@@ -91,6 +94,8 @@ struct AdkModelCall
 	struct json_object *result;
 	struct json_object *request;	/* the body in json-c, while it is built */
 	Jsonb	   *ledger_request; /* the body as the ledger stores it */
+	struct json_object *headers;	/* the model's and the call's headers,
+									 * merged; NULL: as the options say */
 	StreamState st;				/* its stream and pending partials */
 	char	   *app;			/* the session it is made for (its ledger */
 	char	   *user;			/* row's owner), or NULL: none */
@@ -98,6 +103,7 @@ struct AdkModelCall
 };
 
 static bool has_header(struct json_object *extra, const char *name);
+static void merge_headers(AdkModelCall *c, struct json_object *call);
 static const char **build_headers(const AdkModelDef *def,
 								  struct json_object *config, int *n);
 static void collect_partial(struct json_object *partial, void *arg);
@@ -239,6 +245,7 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 			/* the caller's transport options, by the rules of adk.models */
 			c->config = adk_jsonb_to_jsonc(config, "config");
 			adk_check_call_options(c->config, "config option");
+			merge_headers(c, c->config);
 			json_object_put(c->config);
 			c->config = NULL;
 		}
@@ -337,6 +344,15 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 
 	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
 	c->config = adk_jsonb_to_jsonc(options, "config");
+	if (c->headers != NULL)
+	{
+		/* the merged headers, instead of the call's alone */
+		if (json_object_object_add(c->config, "headers", c->headers) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		c->headers = NULL;		/* c->config holds them now */
+	}
 
 	memset(&spec, 0, sizeof(spec));
 	spec.provider = def->provider;
@@ -1019,11 +1035,14 @@ free_call_objects(void *arg)
 		json_object_put(c->request);
 	free(c->body);
 	c->body = NULL;
+	if (c->headers)
+		json_object_put(c->headers);
 	if (c->st.stream)
 		llm_stream_free(c->st.stream);
 	foreach(lc, c->st.pending)
 		json_object_put((struct json_object *) lfirst(lc));
 	c->contents = c->tools = c->config = c->result = c->request = NULL;
+	c->headers = NULL;
 	c->st.stream = NULL;
 	c->st.pending = NIL;
 }
@@ -1045,6 +1064,49 @@ has_header(struct json_object *extra, const char *name)
 		}
 	}
 	return false;
+}
+
+/*
+ * When both the model's options and the call's config (call, checked)
+ * set headers, keep in c->headers the model's headers and the call's whose
+ * names the model does not set (any case): the admin's win.  Otherwise
+ * the options as merged (the one set of headers there is) are right.
+ */
+static void
+merge_headers(AdkModelCall *c, struct json_object *call)
+{
+	struct json_object *call_h;
+	struct json_object *model_h;
+
+	if (!json_object_object_get_ex(call, "headers", &call_h) ||
+		!json_object_is_type(call_h, json_type_object))
+		return;
+	/* c owns the model's options from here, and then their headers */
+	c->headers = adk_jsonb_to_jsonc(c->def.options, "options");
+	if (!json_object_object_get_ex(c->headers, "headers", &model_h) ||
+		!json_object_is_type(model_h, json_type_object))
+	{
+		json_object_put(c->headers);
+		c->headers = NULL;
+		return;
+	}
+	json_object_get(model_h);
+	json_object_put(c->headers);
+	c->headers = model_h;
+	{
+		json_object_object_foreach(call_h, k, v)
+		{
+			if (has_header(model_h, k))
+				continue;
+			if (json_object_object_add(model_h, k, json_object_get(v)) != 0)
+			{
+				json_object_put(v);
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of memory")));
+			}
+		}
+	}
 }
 
 /*

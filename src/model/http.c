@@ -39,12 +39,24 @@
  * and https are allowed, redirects are not followed, and CURLOPT_NOSIGNAL
  * keeps libcurl away from the backend's signal handlers.
  *
+ * Every socket is opened here (CURLOPT_OPENSOCKETFUNCTION), after the host
+ * name is resolved and before anything is sent: an address in a
+ * link-local range (addr.c; the cloud metadata services listen there) is
+ * refused unless a superuser allowed them with
+ * adk.allow_link_local_endpoints, so a host name that resolves there is
+ * refused as the literal is.  The refusal is the request's failure
+ * (ENDPOINT_NOT_ALLOWED), like any transport error.  Through a proxy,
+ * the address checked is the proxy's.
+ *
  * IDENTIFICATION
  *	  src/model/http.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 
@@ -55,10 +67,13 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
+#include "model/addr.h"
 #include "model/http.h"
 
 #define ADK_HTTP_MAX_BACKOFF_MS	30000
 #define ADK_HTTP_IDLE_EASY		16
+
+bool		adk_allow_link_local_endpoints = false;
 
 typedef enum TransferState
 {
@@ -79,6 +94,8 @@ struct AdkHttpTransfer
 	char		errbuf[CURL_ERROR_SIZE];
 	size_t		total;			/* bytes received in this attempt */
 	bool		too_large;
+	char		refused[INET6_ADDRSTRLEN];	/* a link-local address not
+											 * connected to; "" if none */
 	long		retry_after_s;	/* -1: no header */
 	instr_time	start;
 	instr_time	retry_at;
@@ -93,6 +110,8 @@ static int	nactive = 0;
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg);
 static size_t on_header(char *data, size_t size, size_t nmemb, void *arg);
+static curl_socket_t open_socket(void *arg, curlsocktype purpose,
+								 struct curl_sockaddr *address);
 static void start_attempt(AdkHttpTransfer *t);
 static void end_attempt(AdkHttpTransfer *t, CURLcode rc);
 static void release_easy(AdkHttpTransfer *t, bool reuse);
@@ -345,6 +364,7 @@ start_attempt(AdkHttpTransfer *t)
 	resp->error_message = NULL;
 	t->total = 0;
 	t->too_large = false;
+	t->refused[0] = '\0';
 	t->retry_after_s = -1;
 	t->errbuf[0] = '\0';
 
@@ -374,6 +394,7 @@ start_attempt(AdkHttpTransfer *t)
 	curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, (long) req->connect_timeout_ms);
 	curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, t);
 	curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, t);
 	curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->errbuf);
 	curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (char *) t);
 
@@ -471,6 +492,7 @@ take_easy(void)
 	curl_easy_setopt(easy, CURLOPT_POST, 1L);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT, "adk_runner/0.1");
 	return easy;
 }
@@ -491,6 +513,7 @@ release_easy(AdkHttpTransfer *t, bool reuse)
 		curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, NULL);
 		curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, NULL);
 		curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, NULL);
+		curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, NULL);
 		curl_easy_setopt(t->easy, CURLOPT_PRIVATE, NULL);
 		if (reuse && nidle < ADK_HTTP_IDLE_EASY)
 			idle_easy[nidle++] = t->easy;
@@ -557,6 +580,36 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/*
+ * libcurl is about to connect to address (resolved): open the socket, or
+ * refuse a link-local address (remembered in the transfer arg for the
+ * error message).  Runs inside libcurl: nothing here may raise.
+ */
+static curl_socket_t
+open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *address)
+{
+	AdkHttpTransfer *t = (AdkHttpTransfer *) arg;
+
+	if (!adk_allow_link_local_endpoints &&
+		adk_addr_is_link_local(&address->addr))
+	{
+		if (t != NULL)
+		{
+			const void *a;
+
+			if (address->family == AF_INET6)
+				a = &((struct sockaddr_in6 *) &address->addr)->sin6_addr;
+			else
+				a = &((struct sockaddr_in *) &address->addr)->sin_addr;
+			if (inet_ntop(address->family, a, t->refused,
+						  sizeof(t->refused)) == NULL)
+				strlcpy(t->refused, "?", sizeof(t->refused));
+		}
+		return CURL_SOCKET_BAD;
+	}
+	return socket(address->family, address->socktype, address->protocol);
+}
+
 static void
 set_transport_error(AdkHttpTransfer *t, CURLcode rc)
 {
@@ -569,6 +622,12 @@ set_transport_error(AdkHttpTransfer *t, CURLcode rc)
 		resp->error_code = "RESPONSE_TOO_LARGE";
 		resp->error_message = psprintf("the response exceeded %zu bytes (\"adk.max_response_bytes\")",
 									   t->req.max_bytes);
+	}
+	else if (t->refused[0] != '\0')
+	{
+		resp->error_code = "ENDPOINT_NOT_ALLOWED";
+		resp->error_message = psprintf("the endpoint's address %s is link-local, where cloud metadata services answer; a superuser may allow such addresses with \"adk.allow_link_local_endpoints\"",
+									   t->refused);
 	}
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 	{

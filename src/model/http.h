@@ -43,6 +43,7 @@ typedef struct AdkHttpResponse
 	double		latency_ms;		/* all attempts, backoff included */
 	const char *error_code;		/* transport failure: "TIMEOUT",
 								 * "CONNECTION_ERROR", "RESPONSE_TOO_LARGE",
+								 * "ENDPOINT_NOT_ALLOWED",
 								 * "HTTP_CLIENT_ERROR"; NULL otherwise */
 	char	   *error_message;
 	bool		got_body;		/* some body bytes arrived before a failure */
@@ -54,6 +55,8 @@ typedef struct AdkHttpTransfer AdkHttpTransfer;
 
 /* the longest single wait inside adk_http_drive, between interrupt checks */
 #define ADK_HTTP_POLL_MS	20
+
+extern bool adk_allow_link_local_endpoints;
 
 extern void adk_http_init(void);
 extern void adk_http_post(const AdkHttpRequest *req, AdkHttpResponse *resp);

@@ -5,8 +5,8 @@
  *
  * A key comes from one of two places:
  *	- adk.secrets, read as the owner of schema adk (callers cannot read
- *	  that table), and only when the model's endpoint host is one of the
- *	  secret's allowed_hosts -- so a model pointed at another host cannot
+ *	  that table), and only when the model's endpoint is one the secret's
+ *	  allowed_hosts bind it to -- so a model pointed at another host cannot
  *	  carry the key there;
  *	- a server environment variable named by the model, and only one of
  *	  those listed in adk.allowed_key_env (superuser-only), so defining a
@@ -14,7 +14,10 @@
  *	  and only to a host adk.env_key_hosts (superuser-only) binds that
  *	  variable to, as allowed_hosts binds a secret, so a model pointed at
  *	  another endpoint cannot carry the server's key there.
- * A key never appears in an error message, a log line or a table.
+ * A key never appears in an error message, a log line or a table.  The
+ * endpoint is read by libcurl's URL parser and compared by scheme, host
+ * and port with the binding's entries (endpoint.c); an endpoint libcurl
+ * cannot read is refused.
  *
  * Every model call needs its definition, so what the query returns is kept
  * per backend, by model name.  Statement triggers on adk.models and
@@ -45,6 +48,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "model/endpoint.h"
 #include "model/model_def.h"
 #include "store/owner.h"
 
@@ -76,10 +80,9 @@ static CachedModel *read_model(const char *name);
 static void forget_models(Datum arg, Oid relid);
 
 static bool env_name_allowed(const char *name);
-static char *endpoint_hostport(const char *endpoint);
-static bool host_allowed(ArrayType *hosts, const char *hostport);
-static bool host_matches(const char *h, const char *hostport);
-static bool env_host_allowed(const char *name, const char *hostport);
+static void parse_endpoint(const char *name, const char *endpoint,
+						   AdkEndpoint *ep);
+static bool env_host_allowed(const char *name, const AdkEndpoint *ep);
 static char *get_text(int col);
 
 #define LOAD_SQL \
@@ -126,7 +129,7 @@ adk_load_model(const char *name, AdkModelDef *def)
 	if (m->key_env != NULL)
 	{
 		const char *value;
-		char	   *hostport;
+		AdkEndpoint ep;
 
 		if (!env_name_allowed(m->key_env))
 			ereport(ERROR,
@@ -140,12 +143,12 @@ adk_load_model(const char *name, AdkModelDef *def)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("environment variable \"%s\" of model \"%s\" is not set in the server",
 							m->key_env, name)));
-		hostport = endpoint_hostport(m->endpoint);
-		if (!env_host_allowed(m->key_env, hostport))
+		parse_endpoint(name, m->endpoint, &ep);
+		if (!env_host_allowed(m->key_env, &ep))
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("environment variable \"%s\" may not be sent to host \"%s\"",
-							m->key_env, hostport),
+							m->key_env, adk_endpoint_hostport(&ep)),
 					 errdetail("Model \"%s\" points at that host, which \"adk.env_key_hosts\" does not bind to the variable.",
 							   name),
 					 errhint("A superuser can add \"%s=<host>\" to \"adk.env_key_hosts\", or point the model elsewhere.",
@@ -169,7 +172,7 @@ read_model(const char *name)
 	char	   *endpoint;
 	bool		isnull;
 	bool		host_ok = false;
-	char	   *hostport = NULL;
+	AdkEndpoint ep;
 
 	if (cache_cxt == NULL)
 	{
@@ -208,15 +211,15 @@ read_model(const char *name)
 										  SPI_tuptable->tupdesc, 8, &isnull);
 
 		endpoint = get_text(2);
-		hostport = endpoint_hostport(endpoint);
-		host_ok = !isnull && host_allowed(DatumGetArrayTypeP(hosts), hostport);
+		parse_endpoint(name, endpoint, &ep);
+		host_ok = !isnull && adk_endpoint_allowed_by(DatumGetArrayTypeP(hosts), &ep);
 	}
 	if (secret && !host_ok)
 	{
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("secret \"%s\" may not be sent to host \"%s\"",
-						secret, hostport),
+						secret, adk_endpoint_hostport(&ep)),
 				 errdetail("Model \"%s\" points at that host, which is not one of the secret's allowed hosts.",
 						   name),
 				 errhint("Bind the secret to the host with adk_set_secret(), or point the model elsewhere.")));
@@ -294,64 +297,21 @@ adk_auth_header(const AdkModelDef *def)
 }
 
 /*
- * "host[:port]" of an endpoint, lower-cased.  adk.models guarantees the
- * form scheme://authority[/path] with no user info.
+ * The model's endpoint as libcurl reads it, or an error.  adk.models
+ * checks endpoints as they are written; this is the backstop for a row
+ * that came in another way (a restored dump).
  */
-static char *
-endpoint_hostport(const char *endpoint)
+static void
+parse_endpoint(const char *name, const char *endpoint, AdkEndpoint *ep)
 {
-	const char *p = strstr(endpoint, "://");
-	char	   *result;
-	size_t		i;
+	const char *problem = adk_endpoint_parse(endpoint, ep);
 
-	p = p ? p + 3 : endpoint;
-	result = pnstrdup(p, strcspn(p, "/?#"));
-	for (i = 0; result[i]; i++)
-		result[i] = pg_tolower((unsigned char) result[i]);
-	return result;
-}
-
-/*
- * Is the endpoint's host (or host:port) one of allowed_hosts, or is '*'?
- */
-static bool
-host_allowed(ArrayType *hosts, const char *hostport)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int			i;
-
-	deconstruct_array(hosts, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	for (i = 0; i < n; i++)
-	{
-		char	   *h;
-
-		if (nulls[i])
-			continue;
-		h = TextDatumGetCString(elems[i]);
-		if (host_matches(h, hostport))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Is hostport ("host" or "host:port", lower case) allowed by h: '*', the
- * same host:port, or the same host (any port)?
- */
-static bool
-host_matches(const char *h, const char *hostport)
-{
-	const char *colon = strrchr(hostport, ':');
-	size_t		hostlen = strlen(hostport);
-
-	/* "host:port" -> host is everything before the port (not for [v6]) */
-	if (colon != NULL && strchr(colon, ']') == NULL)
-		hostlen = colon - hostport;
-
-	return strcmp(h, "*") == 0 || strcmp(h, hostport) == 0 ||
-		(strlen(h) == hostlen && strncmp(h, hostport, hostlen) == 0);
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid endpoint \"%s\" for model \"%s\"",
+						endpoint, name),
+				 errdetail("%s.", problem)));
 }
 
 static char *
@@ -390,11 +350,12 @@ env_name_allowed(const char *name)
 }
 
 /*
- * Does adk.env_key_hosts ("NAME=host[:port], ...", a name may appear more
- * than once; host '*' is any host) let variable "name" go to hostport?
+ * Does adk.env_key_hosts ("NAME=entry, ...", a name may appear more than
+ * once; entries as in endpoint.c, '*' is any host) let variable "name" go
+ * to endpoint ep?
  */
 static bool
-env_host_allowed(const char *name, const char *hostport)
+env_host_allowed(const char *name, const AdkEndpoint *ep)
 {
 	const char *p = adk_env_key_hosts ? adk_env_key_hosts : "";
 	size_t		len = strlen(name);
@@ -412,12 +373,9 @@ env_host_allowed(const char *name, const char *hostport)
 			p[len] == '=')
 		{
 			char	   *h = pnstrdup(p + len + 1, end - p - len - 1);
-			size_t		i;
 			bool		ok;
 
-			for (i = 0; h[i]; i++)
-				h[i] = pg_tolower((unsigned char) h[i]);
-			ok = host_matches(h, hostport);
+			ok = adk_endpoint_allows(h, ep);
 			pfree(h);
 			if (ok)
 				return true;
@@ -428,7 +386,8 @@ env_host_allowed(const char *name, const char *hostport)
 }
 
 /*
- * GUC check hook of adk.env_key_hosts: every entry is NAME=host.
+ * GUC check hook of adk.env_key_hosts: every entry is NAME=entry, the
+ * entry one libcurl can read (endpoint.c).
  */
 bool
 adk_check_env_key_hosts(char **newval, void **extra, GucSource source)
@@ -452,6 +411,18 @@ adk_check_env_key_hosts(char **newval, void **extra, GucSource source)
 		{
 			GUC_check_errdetail("Each entry must be VARIABLE=host or VARIABLE=host:port, e.g. OPENAI_API_KEY=api.openai.com.");
 			return false;
+		}
+		else
+		{
+			char	   *h = pnstrdup(eq + 1, end - eq - 1);
+			const char *problem = adk_host_entry_check(h);
+
+			if (problem != NULL)
+			{
+				GUC_check_errdetail("Host \"%s\" is not valid: %s.", h, problem);
+				return false;
+			}
+			pfree(h);
 		}
 		p = end;
 	}

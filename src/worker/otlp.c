@@ -20,7 +20,8 @@
  *
  * Credentials: adk.otlp_secret names a row of adk.secrets whose value is
  * sent as the adk.otlp_header header, and only to one of the secret's
- * allowed_hosts, like a model's key: an endpoint on another host gets no
+ * allowed_hosts (read and compared as a model's key is, model/endpoint.c),
+ * like a model's key: an endpoint on another host gets no
  * export at all (the error says why) rather than the key or an
  * unauthenticated request.  The value never appears in a log or in
  * adk.otlp_export_state.
@@ -51,6 +52,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "model/endpoint.h"
 #include "model/http.h"
 #include "runner/spans.h"
 #include "store/owner.h"
@@ -71,7 +73,6 @@ static void register_exporter(void);
 static bool endpoint_check(char **newval, void **extra, GucSource source);
 static int	export_round(bool *failed);
 static char *traces_url(const char *endpoint);
-static char *hostport_of(const char *url, char **host);
 static void record_result(int n, const char *error);
 
 /*
@@ -150,6 +151,8 @@ static bool
 endpoint_check(char **newval, void **extra, GucSource source)
 {
 	const char *s = *newval;
+	AdkEndpoint ep;
+	const char *problem;
 
 	if (s == NULL || *s == '\0')
 		return true;
@@ -157,6 +160,13 @@ endpoint_check(char **newval, void **extra, GucSource source)
 		strpbrk(s, " \t\r\n@?#") != NULL)
 	{
 		GUC_check_errdetail("Give the collector's base URL, e.g. http://127.0.0.1:4318, without credentials, query or fragment.");
+		return false;
+	}
+	/* as libcurl will read it, and as the secret's binding is checked */
+	problem = adk_endpoint_parse(s, &ep);
+	if (problem != NULL)
+	{
+		GUC_check_errdetail("The URL is not valid: %s.", problem);
 		return false;
 	}
 	return true;
@@ -236,10 +246,8 @@ adk_otlp_exporter_main(Datum arg)
 }
 
 #define SECRET_SQL \
-	"SELECT s.value FROM adk.secrets s WHERE s.name OPERATOR(pg_catalog.=) $1" \
-	" AND ('*' OPERATOR(pg_catalog.=) ANY (s.allowed_hosts)" \
-	"      OR $2 OPERATOR(pg_catalog.=) ANY (s.allowed_hosts)" \
-	"      OR $3 OPERATOR(pg_catalog.=) ANY (s.allowed_hosts))"
+	"SELECT s.value, s.allowed_hosts FROM adk.secrets s" \
+	" WHERE s.name OPERATOR(pg_catalog.=) $1"
 
 /*
  * One batch: read, send, and on a 2xx dequeue.  The number of spans
@@ -250,8 +258,8 @@ export_round(bool *failed)
 {
 	MemoryContext round_cxt = CurrentMemoryContext;
 	char	   *url = traces_url(adk_otlp_endpoint);
-	char	   *host;
-	char	   *hostport = hostport_of(url, &host);
+	AdkEndpoint ep;
+	const char *problem = adk_endpoint_parse(url, &ep);
 	char	   *payload = NULL;
 	char	   *auth = NULL;
 	char	   *error = NULL;
@@ -269,9 +277,10 @@ export_round(bool *failed)
 	if (OidIsValid(get_namespace_oid("adk", true)) &&
 		OidIsValid(get_relname_relid("span_exports", get_namespace_oid("adk", true))))
 	{
-		Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-		Datum		args[3];
+		Oid			types[1] = {TEXTOID};
+		Datum		args[2];
 		bool		isnull;
+		bool		bound = false;
 
 		SPI_connect();
 		args[0] = Int32GetDatum(otlp_batch_size);
@@ -299,11 +308,16 @@ export_round(bool *failed)
 		if (n > 0 && otlp_secret && otlp_secret[0])
 		{
 			args[0] = CStringGetTextDatum(otlp_secret);
-			args[1] = CStringGetTextDatum(hostport);
-			args[2] = CStringGetTextDatum(host);
-			if (SPI_execute_with_args(SECRET_SQL, 3, types, args, NULL, true, 1) != SPI_OK_SELECT)
+			if (SPI_execute_with_args(SECRET_SQL, 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 				elog(ERROR, "could not read the exporter's secret");
-			if (SPI_processed == 1)
+			if (SPI_processed == 1 && problem == NULL)
+			{
+				Datum		hosts = SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 2, &isnull);
+
+				bound = adk_endpoint_allowed_by(DatumGetArrayTypeP(hosts), &ep);
+			}
+			if (bound)
 			{
 				Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 				MemoryContext old = MemoryContextSwitchTo(round_cxt);
@@ -315,8 +329,12 @@ export_round(bool *failed)
 			{
 				MemoryContext old = MemoryContextSwitchTo(round_cxt);
 
-				error = psprintf("secret \"%s\" does not exist or may not be sent to \"%s\"",
-								 otlp_secret, hostport);
+				if (problem != NULL)
+					error = psprintf("endpoint \"%s\" is not a valid URL: %s",
+									 url, problem);
+				else
+					error = psprintf("secret \"%s\" does not exist or may not be sent to \"%s\"",
+									 otlp_secret, adk_endpoint_hostport(&ep));
 				MemoryContextSwitchTo(old);
 			}
 		}
@@ -423,22 +441,3 @@ traces_url(const char *endpoint)
 	return psprintf("%.*s/v1/traces", (int) len, endpoint);
 }
 
-/*
- * "host[:port]" of url, lower-cased; *host without the port.
- */
-static char *
-hostport_of(const char *url, char **host)
-{
-	const char *p = strstr(url, "://");
-	char	   *hp;
-	char	   *colon;
-	size_t		i;
-
-	p = p ? p + 3 : url;
-	hp = pnstrdup(p, strcspn(p, "/?#"));
-	for (i = 0; hp[i]; i++)
-		hp[i] = pg_tolower((unsigned char) hp[i]);
-	colon = strrchr(hp, ':');
-	*host = (colon && strchr(colon, ']') == NULL) ? pnstrdup(hp, colon - hp) : pstrdup(hp);
-	return hp;
-}

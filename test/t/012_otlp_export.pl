@@ -217,6 +217,17 @@ $node->append_conf('postgresql.conf', "adk.otlp_secret = 'otlp'");
 $node->reload;
 delivered_exactly_once('secret bound again');
 
+# a binding by scheme, host and port, compared as libcurl reads the
+# endpoint (as a model's key is)
+$node->safe_psql('postgres',
+	"SET log_statement = 'none'; SELECT adk_set_secret('otlp_scheme', 'Bearer otlp-token-123', ARRAY['http://127.0.0.1:$rport'])");
+$node->append_conf('postgresql.conf', "adk.otlp_secret = 'otlp_scheme'");
+$node->reload;
+weather_turn();
+delivered_exactly_once('secret bound to http://host:port');
+$node->append_conf('postgresql.conf', "adk.otlp_secret = 'otlp'");
+$node->reload;
+
 # --- a queued run (a job worker commits per event) joins the caller's
 # trace with adk_submit's options.traceparent, and is exported like the rest
 my $inv = $node->safe_psql('postgres',

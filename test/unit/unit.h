@@ -35,6 +35,7 @@ extern const UnitTest openai_tests[];
 extern const UnitTest gemini_tests[];
 extern const UnitTest anthropic_tests[];
 extern const UnitTest output_tests[];
+extern const UnitTest addr_tests[];
 
 extern void unit_fail(const char *file, int line, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));

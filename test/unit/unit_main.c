@@ -634,6 +634,7 @@ main(void)
 		{"gemini", gemini_tests},
 		{"anthropic", anthropic_tests},
 		{"output", output_tests},
+		{"addr", addr_tests},
 	};
 	int			passed = 0;
 	int			failed = 0;
