@@ -72,9 +72,6 @@
 PG_FUNCTION_INFO_V1(adk_run_text);
 PG_FUNCTION_INFO_V1(adk_run_content);
 
-/* adk.session_wait_timeout (defined with the workers' settings) */
-int			adk_session_wait_timeout_ms = 60000;
-
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
 typedef struct RunState RunState;
 typedef struct QueuedRow QueuedRow;
@@ -95,7 +92,6 @@ static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
 static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						   bool foreground);
-static bool lock_unheld_session(AdkRun *run);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 							  List *artifact_delta);
@@ -813,7 +809,7 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 	bool		exists;
 
 	if (foreground)
-		exists = lock_unheld_session(run);
+		exists = adk_session_lock_unheld(run->app, run->user, run->session);
 	else
 		exists = adk_session_lock(run->app, run->user, run->session, NULL);
 	if (exists)
@@ -837,67 +833,6 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 	SPI_finish();
 	if (!adk_session_lock(run->app, run->user, run->session, NULL))
 		elog(ERROR, "could not lock the session");
-}
-
-/*
- * One run per session at a time, whoever drives it (issue 12 §6): a job
- * worker commits between the steps of a run and holds no lock while the
- * run waits for its model, so the session row lock alone would let a
- * foreground adk_run slip a whole invocation in between.  The job's row
- * says the session is held: status 'running' with a live worker.  A
- * foreground run waits for it -- in short latch waits that a query cancel
- * stops, at most adk.session_wait_timeout -- then takes the session row
- * lock and looks again under it (in a subtransaction, so a run that lost
- * the race lets the lock go while it waits).  The hold ends when the job
- * ends, fails, or its worker dies (then the launcher's recovery requeues
- * or fails it, and its pid is gone at once).  Jobs, for their part, never
- * wait for a foreground run: they skip a locked session (job.c).  Returns
- * whether the session exists (locked).
- */
-static bool
-lock_unheld_session(AdkRun *run)
-{
-	instr_time	start;
-
-	INSTR_TIME_SET_CURRENT(start);
-	for (;;)
-	{
-		MemoryContext cxt = CurrentMemoryContext;
-		ResourceOwner owner = CurrentResourceOwner;
-		bool		exists;
-		char	   *holder;
-		instr_time	now;
-
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		/* the row lock, and the job holding the session (session_read.c) */
-		exists = adk_session_lock(run->app, run->user, run->session, &holder);
-		if (holder == NULL)
-		{
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			return exists;
-		}
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (adk_session_wait_timeout_ms > 0 &&
-			INSTR_TIME_GET_MILLISEC(now) >= adk_session_wait_timeout_ms)
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("session \"%s\" of app \"%s\" is busy", run->session, run->app),
-					 errdetail("Queued run \"%s\" holds it.", holder),
-					 errhint("Wait for it with adk_wait(), or raise \"adk.session_wait_timeout\".")));
-		pfree(holder);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
 }
 
 /*

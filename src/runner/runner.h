@@ -210,9 +210,6 @@ typedef enum AdkStepResult
 } AdkStepResult;
 
 /* run.c: one invocation, for adk_run and for background workers */
-/* adk.session_wait_timeout: how long adk_run waits for a queued run */
-extern int	adk_session_wait_timeout_ms;
-
 extern AdkRun *adk_run_begin(const char *app, const char *user,
 							 const char *session, Jsonb *message,
 							 Jsonb *state_delta, Jsonb *options,
