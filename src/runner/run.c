@@ -954,6 +954,21 @@ invocation_end(AdkRun *run)
 							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
 							  8, types, args, nulls, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the end of the invocation");
+
+	/*
+	 * A queued run that paused (its job 'waiting') and is resumed here by
+	 * adk_run: its job follows the invocation, and has finished only now
+	 * (retention counts from here).
+	 */
+	if (adk_spi_exec("UPDATE adk.jobs SET status = $2,"
+					 "  finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
+					 "                ELSE pg_catalog.clock_timestamp() END,"
+					 "  error = CASE WHEN $2 OPERATOR(pg_catalog.=) 'failed'"
+					 "   THEN pg_catalog.concat_ws(': ', $6, $7) END"
+					 " WHERE invocation_id OPERATOR(pg_catalog.=) $1"
+					 "   AND status OPERATOR(pg_catalog.=) 'waiting'",
+					 7, types, args, nulls, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the end of the invocation's job");
 	SPI_finish();
 	adk_restore_user(&save);
 }

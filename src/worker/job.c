@@ -885,7 +885,9 @@ lock_session(AdkJob *job)
 }
 
 /*
- * The job ends as its invocation did.
+ * The job ends as its invocation did.  A paused one ('waiting') has not
+ * finished: its finished_at is set when the adk_run that answers it ends
+ * the invocation (run.c), and retention counts from then.
  */
 static void
 finish_job(AdkJob *job)
@@ -904,7 +906,8 @@ finish_job(AdkJob *job)
 							  "   WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'"
 							  "   WHEN i.status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
 							  "   ELSE 'completed' END,"
-							  "  finished_at = pg_catalog.clock_timestamp(),"
+							  "  finished_at = CASE WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
+							  "                ELSE pg_catalog.clock_timestamp() END,"
 							  "  error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'"
 							  "   THEN pg_catalog.concat_ws(': ', i.error_code, i.error_message) END"
 							  " FROM (SELECT (SELECT status FROM adk.invocations"
