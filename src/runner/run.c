@@ -75,8 +75,15 @@ PG_FUNCTION_INFO_V1(adk_run_content);
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
 typedef struct RunState RunState;
 typedef struct QueuedRow QueuedRow;
+static AdkRun *begin_run(const char *app, const char *user,
+						 const char *session, Jsonb *message,
+						 Jsonb *state_delta, Jsonb *options,
+						 const char *invocation_id, const char *extschema,
+						 AdkEventSink sink, void *sink_arg, bool retry);
+static bool continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent);
 static void start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-					  const char *extschema, const char *invocation_id);
+					  const char *extschema, const char *invocation_id,
+					  bool retry);
 static AdkStepResult finish_run(AdkRun *run);
 static AdkStepResult end_run(AdkRun *run);
 static void close_run(AdkRun *run);
@@ -346,7 +353,7 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	{
 		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 
-		start_run(run, message, state_delta, extschema, NULL);
+		start_run(run, message, state_delta, extschema, NULL, false);
 		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
@@ -388,6 +395,32 @@ adk_run_begin(const char *app, const char *user, const char *session,
 			  const char *invocation_id, const char *extschema,
 			  AdkEventSink sink, void *sink_arg)
 {
+	return begin_run(app, user, session, message, state_delta, options,
+					 invocation_id, extschema, sink, sink_arg, false);
+}
+
+/*
+ * adk_run_begin for a queued run's second or later attempt: the run goes
+ * on from what the earlier attempts committed of invocation_id (retry.c)
+ * -- its user event is not stored again, nor its stored model calls and
+ * tool calls made again -- or starts afresh when they committed nothing.
+ */
+AdkRun *
+adk_run_retry(const char *app, const char *user, const char *session,
+			  Jsonb *message, Jsonb *state_delta, Jsonb *options,
+			  const char *invocation_id, const char *extschema,
+			  AdkEventSink sink, void *sink_arg)
+{
+	return begin_run(app, user, session, message, state_delta, options,
+					 invocation_id, extschema, sink, sink_arg, true);
+}
+
+static AdkRun *
+begin_run(const char *app, const char *user, const char *session,
+		  Jsonb *message, Jsonb *state_delta, Jsonb *options,
+		  const char *invocation_id, const char *extschema,
+		  AdkEventSink sink, void *sink_arg, bool retry)
+{
 	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink,
 							  sink_arg);
 	MemoryContext old = CurrentMemoryContext;
@@ -395,7 +428,7 @@ adk_run_begin(const char *app, const char *user, const char *session,
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(run->run_cxt);
-		start_run(run, message, state_delta, extschema, invocation_id);
+		start_run(run, message, state_delta, extschema, invocation_id, retry);
 	}
 	PG_CATCH();
 	{
@@ -663,7 +696,7 @@ adk_check_run_options(Jsonb *options)
  */
 static void
 start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-		  const char *extschema, const char *invocation_id)
+		  const char *extschema, const char *invocation_id, bool retry)
 {
 	bool		auto_create;
 	AdkAgent   *agent;
@@ -689,6 +722,8 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;
+	if (retry && continue_run(run, message, agent))
+		return;
 	invocation_start(run, agent->name, NULL);
 	adk_span_run_begin(run);	/* the trace and its root span */
 
@@ -735,6 +770,38 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	}
 	else
 		adk_push_agent(run, agent, NULL);	/* 5, 6: the agent */
+}
+
+/*
+ * A retried queued run whose earlier attempts committed part of its turn
+ * (retry.c): the invocation starts again where they left it -- no user
+ * event, on_user_message or before_run again (they ran with the stored
+ * user event, in its transaction) -- and false when they committed none
+ * of it.
+ */
+static bool
+continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
+{
+	AdkRetryPoint p;
+
+	if (!adk_retry_point(run, message, &p))
+		return false;
+	invocation_start(run, agent->name, NULL);
+	adk_span_run_begin(run);
+	run->user_content = p.user_content ? p.user_content : message;
+	if (p.error_code != NULL)
+	{
+		/* the turn ended in its error event: only its end is recorded */
+		run->failed = true;
+		run->end_invocation = true;
+		run->error_code = p.error_code;
+		run->error_message = p.error_message ? p.error_message : "";
+	}
+	else if (p.agent != NULL && p.calls != NIL)
+		adk_push_agent_at_calls(run, p.agent, p.branch, p.calls);
+	else if (p.agent != NULL)
+		adk_push_agent(run, p.agent, p.branch);
+	return true;
 }
 
 /*
