@@ -6,7 +6,8 @@
 # error event.  adk_append_event waits for a queued run's turn.  A paused
 # job answered later by adk_run ends completed, finished when it was
 # answered.  Connection resets and timeouts are retried within the
-# model's retries, then end in an error event.
+# model's retries, then end in an error event.  And the one window that is
+# at least once: a SQL tool batched with an agent-tool runs again.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
