@@ -50,6 +50,7 @@ OBJS = \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
 	src/runner/prompt_sql.o \
+	src/runner/retry.o \
 	src/runner/route.o \
 	src/runner/run.o \
 	src/runner/spans.o \

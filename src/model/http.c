@@ -31,11 +31,14 @@
  * handed to each request's on_chunk between waits, never from inside
  * libcurl, in the memory context that owns the transfer.
  *
- * Per request: 429 and 5xx responses are retried req->retries times,
- * waiting as the Retry-After header says (seconds), else 250 ms doubled
- * per attempt, at most 30 s -- a deadline the driver keeps, so other
- * transfers go on meanwhile; timeouts (CURLOPT_TIMEOUT_MS per attempt),
- * the size cap and the transport error are the request's own.  Only http
+ * Per request: 429 and 5xx responses, and transport failures (no
+ * connection, a reset, nothing or part of the answer received, a send
+ * error, a timeout: retryable()), are retried req->retries times, waiting
+ * as the Retry-After header says (seconds), else 250 ms doubled per
+ * attempt, at most 30 s -- a deadline the driver keeps, so other
+ * transfers go on meanwhile.  A streamed request is retried only while
+ * nothing of its answer has been handed on.  The timeout
+ * (CURLOPT_TIMEOUT_MS) is per attempt; the size cap is not retried.  Only http
  * and https are allowed, redirects are not followed, and CURLOPT_NOSIGNAL
  * keeps libcurl away from the backend's signal handlers.
  *
@@ -96,6 +99,7 @@ struct AdkHttpTransfer
 	bool		too_large;
 	char		refused[INET6_ADDRSTRLEN];	/* a link-local address not
 											 * connected to; "" if none */
+	bool		streamed;		/* some bytes went to on_chunk: no retry */
 	long		retry_after_s;	/* -1: no header */
 	instr_time	start;
 	instr_time	retry_at;
@@ -119,6 +123,7 @@ static void finish(AdkHttpTransfer *t);
 static CURL *take_easy(void);
 static void hand_on(AdkHttpTransfer *t, bool at_end);
 static void set_transport_error(AdkHttpTransfer *t, CURLcode rc);
+static bool retryable(AdkHttpTransfer *t, CURLcode rc);
 static bool perform_and_collect(void);
 static long next_deadline_ms(void);
 static void transfer_reset_callback(void *arg);
@@ -430,8 +435,7 @@ end_attempt(AdkHttpTransfer *t, CURLcode rc)
 	if (rc != CURLE_OK)
 		set_transport_error(t, rc);
 
-	if (resp->attempts > t->req.retries ||
-		!(resp->status == 429 || resp->status >= 500))
+	if (resp->attempts > t->req.retries || !retryable(t, rc))
 	{
 		release_easy(t, rc == CURLE_OK);
 		finish(t);
@@ -439,7 +443,7 @@ end_attempt(AdkHttpTransfer *t, CURLcode rc)
 	}
 
 	/* retry: after Retry-After, else 250 ms doubled per attempt */
-	release_easy(t, true);
+	release_easy(t, rc == CURLE_OK);
 	if (t->retry_after_s >= 0)
 		ms = Min(t->retry_after_s * 1000L, ADK_HTTP_MAX_BACKOFF_MS);
 	else
@@ -454,6 +458,44 @@ end_attempt(AdkHttpTransfer *t, CURLcode rc)
 		INSTR_TIME_ADD(t->retry_at, d);
 	}
 	t->state = T_BACKOFF;
+}
+
+/*
+ * Whether an attempt that ended so is tried again (while retries are
+ * left): a 429 or 5xx answer, and -- as the providers' own SDKs retry
+ * connection errors -- a transport failure before a whole answer came:
+ * no connection, the connection reset or closed with nothing or part of
+ * the answer received, a send error, a timeout.  Not the size cap (the
+ * answer would be as large again), not a 4xx, not what libcurl refused
+ * itself, not a link-local address we refused; and never once part of a streamed answer has been handed on,
+ * which the caller has already shown.
+ */
+static bool
+retryable(AdkHttpTransfer *t, CURLcode rc)
+{
+	/* a link-local address refused (open_socket) is refused again */
+	if (t->streamed || t->refused[0] != '\0')
+		return false;
+	switch (rc)
+	{
+		case CURLE_OK:
+			return t->resp->status == 429 || t->resp->status >= 500;
+		case CURLE_COULDNT_CONNECT:
+		case CURLE_OPERATION_TIMEDOUT:
+		case CURLE_GOT_NOTHING:
+		case CURLE_SEND_ERROR:
+		case CURLE_RECV_ERROR:
+		case CURLE_PARTIAL_FILE:
+		case CURLE_HTTP2:
+		case CURLE_HTTP2_STREAM:
+		case CURLE_SSL_CONNECT_ERROR:
+			return true;
+		case CURLE_WRITE_ERROR:
+			/* on_body refused more than max_bytes: the answer is too large */
+			return false;
+		default:
+			return false;
+	}
 }
 
 static void
@@ -541,6 +583,7 @@ hand_on(AdkHttpTransfer *t, bool at_end)
 	if (status < 200 || status >= 300)
 		return;
 	old = MemoryContextSwitchTo(GetMemoryChunkContext(t));
+	t->streamed = true;
 	t->req.on_chunk(t->resp->body.data, t->resp->body.len, t->req.arg);
 	resetStringInfo(&t->resp->body);
 	MemoryContextSwitchTo(old);

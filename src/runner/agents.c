@@ -65,6 +65,9 @@ typedef struct Frame
 	List	   *tools;			/* llm */
 	Jsonb	   *decls;			/* llm */
 	List	   *calls;			/* llm: the model's calls, run next step */
+	List	   *stored_calls;	/* llm: a retry's calls whose model event
+								 * is stored and whose responses are not:
+								 * run them before any model call */
 	AdkRound   *round;			/* llm: half a round in flight */
 	List	   *lanes;			/* parallel: List ** frame stacks */
 	AdkSpanId	span;			/* its invoke_agent span (spans.c) */
@@ -89,6 +92,23 @@ void
 adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	push_frame(run, agent, branch, 0);
+}
+
+/*
+ * A retried job's agent (run.c, retry.c) whose model event with calls was
+ * stored by an earlier attempt but whose responses were not: the frame
+ * runs those calls (in the run's memory, the frame's from here) once the
+ * agent has begun, instead of calling the model for them again.
+ */
+void
+adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent, const char *branch,
+						List *calls)
+{
+	Frame	   *f;
+
+	push_frame(run, agent, branch, 0);
+	f = (Frame *) llast(run->frames);
+	f->stored_calls = calls;
 }
 
 /*
@@ -364,10 +384,16 @@ step_start(AdkRun *run, Frame *f)
 	}
 	if (strcmp(f->agent->kind, "llm") != 0)
 		f->phase = F_WORKFLOW;
-	else if (adk_llm_begin(run, f->agent, f->branch, &f->tools, &f->decls))
-		f->phase = F_LLM;
-	else
+	else if (!adk_llm_begin(run, f->agent, f->branch, &f->tools, &f->decls))
 		f->phase = F_AFTER;
+	else if (f->stored_calls != NIL)
+	{
+		f->calls = f->stored_calls;
+		f->stored_calls = NIL;
+		f->phase = F_CALLS;
+	}
+	else
+		f->phase = F_LLM;
 }
 
 /*

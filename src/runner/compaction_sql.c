@@ -23,6 +23,7 @@
 #include "common/jsonb_util.h"
 #include "runner/compaction.h"
 #include "runner/runner.h"
+#include "store/session_read.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_compaction_read_sql);
@@ -110,6 +111,8 @@ adk_compaction_append_sql(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("summary must not be empty")));
+	/* a queued run's turn is not interrupted: wait for it, as adk_run does */
+	(void) adk_session_lock_unheld(app, user, session);
 	seq = adk_compaction_append_summary(app, user, session, plan, summary,
 										"manual", adk_new_id("e-"), &refused);
 	if (seq == 0)
@@ -169,6 +172,8 @@ adk_compact(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 				 errmsg("could not summarize session \"%s\"", session),
 				 errdetail("%s.", error)));
+	/* a queued run's turn is not interrupted: wait for it, as adk_run does */
+	(void) adk_session_lock_unheld(app, user, session);
 	seq = adk_compaction_append_summary(app, user, session, plan, summary,
 										"manual", adk_new_id("e-"), &refused);
 	if (seq == 0)

@@ -690,6 +690,17 @@ copy_calls(List *calls)
 }
 
 /*
+ * The function calls of a stored model event, as adk_llm_round_finish
+ * returns them (a retry runs them: retry.c), in the current memory
+ * context.
+ */
+List *
+adk_llm_event_calls(Jsonb *event)
+{
+	return response_calls(event);
+}
+
+/*
  * Free the calls adk_llm_round_finish returned, once they ran.
  */
 void

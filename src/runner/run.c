@@ -72,14 +72,18 @@
 PG_FUNCTION_INFO_V1(adk_run_text);
 PG_FUNCTION_INFO_V1(adk_run_content);
 
-/* adk.session_wait_timeout (defined with the workers' settings) */
-int			adk_session_wait_timeout_ms = 60000;
-
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
 typedef struct RunState RunState;
 typedef struct QueuedRow QueuedRow;
+static AdkRun *begin_run(const char *app, const char *user,
+						 const char *session, Jsonb *message,
+						 Jsonb *state_delta, Jsonb *options,
+						 const char *invocation_id, const char *extschema,
+						 AdkEventSink sink, void *sink_arg, bool retry);
+static bool continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent);
 static void start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-					  const char *extschema, const char *invocation_id);
+					  const char *extschema, const char *invocation_id,
+					  bool retry);
 static AdkStepResult finish_run(AdkRun *run);
 static AdkStepResult end_run(AdkRun *run);
 static void close_run(AdkRun *run);
@@ -95,7 +99,6 @@ static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
 static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						   bool foreground);
-static bool lock_unheld_session(AdkRun *run);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 							  List *artifact_delta);
@@ -351,7 +354,7 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	{
 		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 
-		start_run(run, message, state_delta, extschema, NULL);
+		start_run(run, message, state_delta, extschema, NULL, false);
 		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
@@ -393,6 +396,32 @@ adk_run_begin(const char *app, const char *user, const char *session,
 			  const char *invocation_id, const char *extschema,
 			  AdkEventSink sink, void *sink_arg)
 {
+	return begin_run(app, user, session, message, state_delta, options,
+					 invocation_id, extschema, sink, sink_arg, false);
+}
+
+/*
+ * adk_run_begin for a queued run's second or later attempt: the run goes
+ * on from what the earlier attempts committed of invocation_id (retry.c)
+ * -- its user event is not stored again, nor its stored model calls and
+ * tool calls made again -- or starts afresh when they committed nothing.
+ */
+AdkRun *
+adk_run_retry(const char *app, const char *user, const char *session,
+			  Jsonb *message, Jsonb *state_delta, Jsonb *options,
+			  const char *invocation_id, const char *extschema,
+			  AdkEventSink sink, void *sink_arg)
+{
+	return begin_run(app, user, session, message, state_delta, options,
+					 invocation_id, extschema, sink, sink_arg, true);
+}
+
+static AdkRun *
+begin_run(const char *app, const char *user, const char *session,
+		  Jsonb *message, Jsonb *state_delta, Jsonb *options,
+		  const char *invocation_id, const char *extschema,
+		  AdkEventSink sink, void *sink_arg, bool retry)
+{
 	AdkRun	   *run = new_run(app, user, session, state_delta, options, sink,
 							  sink_arg);
 	MemoryContext old = CurrentMemoryContext;
@@ -400,7 +429,7 @@ adk_run_begin(const char *app, const char *user, const char *session,
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(run->run_cxt);
-		start_run(run, message, state_delta, extschema, invocation_id);
+		start_run(run, message, state_delta, extschema, invocation_id, retry);
 	}
 	PG_CATCH();
 	{
@@ -668,7 +697,7 @@ adk_check_run_options(Jsonb *options)
  */
 static void
 start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-		  const char *extschema, const char *invocation_id)
+		  const char *extschema, const char *invocation_id, bool retry)
 {
 	bool		auto_create;
 	AdkAgent   *agent;
@@ -694,6 +723,8 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;
+	if (retry && continue_run(run, message, agent))
+		return;
 	invocation_start(run, agent->name, NULL);
 	adk_span_run_begin(run);	/* the trace and its root span */
 
@@ -740,6 +771,38 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	}
 	else
 		adk_push_agent(run, agent, NULL);	/* 5, 6: the agent */
+}
+
+/*
+ * A retried queued run whose earlier attempts committed part of its turn
+ * (retry.c): the invocation starts again where they left it -- no user
+ * event, on_user_message or before_run again (they ran with the stored
+ * user event, in its transaction) -- and false when they committed none
+ * of it.
+ */
+static bool
+continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
+{
+	AdkRetryPoint p;
+
+	if (!adk_retry_point(run, message, &p))
+		return false;
+	invocation_start(run, agent->name, NULL);
+	adk_span_run_begin(run);
+	run->user_content = p.user_content ? p.user_content : message;
+	if (p.error_code != NULL)
+	{
+		/* the turn ended in its error event: only its end is recorded */
+		run->failed = true;
+		run->end_invocation = true;
+		run->error_code = p.error_code;
+		run->error_message = p.error_message ? p.error_message : "";
+	}
+	else if (p.agent != NULL && p.calls != NIL)
+		adk_push_agent_at_calls(run, p.agent, p.branch, p.calls);
+	else if (p.agent != NULL)
+		adk_push_agent(run, p.agent, p.branch);
+	return true;
 }
 
 /*
@@ -814,7 +877,7 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 	bool		exists;
 
 	if (foreground)
-		exists = lock_unheld_session(run);
+		exists = adk_session_lock_unheld(run->app, run->user, run->session);
 	else
 		exists = adk_session_lock(run->app, run->user, run->session, NULL);
 	if (exists)
@@ -838,67 +901,6 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 	SPI_finish();
 	if (!adk_session_lock(run->app, run->user, run->session, NULL))
 		elog(ERROR, "could not lock the session");
-}
-
-/*
- * One run per session at a time, whoever drives it (issue 12 §6): a job
- * worker commits between the steps of a run and holds no lock while the
- * run waits for its model, so the session row lock alone would let a
- * foreground adk_run slip a whole invocation in between.  The job's row
- * says the session is held: status 'running' with a live worker.  A
- * foreground run waits for it -- in short latch waits that a query cancel
- * stops, at most adk.session_wait_timeout -- then takes the session row
- * lock and looks again under it (in a subtransaction, so a run that lost
- * the race lets the lock go while it waits).  The hold ends when the job
- * ends, fails, or its worker dies (then the launcher's recovery requeues
- * or fails it, and its pid is gone at once).  Jobs, for their part, never
- * wait for a foreground run: they skip a locked session (job.c).  Returns
- * whether the session exists (locked).
- */
-static bool
-lock_unheld_session(AdkRun *run)
-{
-	instr_time	start;
-
-	INSTR_TIME_SET_CURRENT(start);
-	for (;;)
-	{
-		MemoryContext cxt = CurrentMemoryContext;
-		ResourceOwner owner = CurrentResourceOwner;
-		bool		exists;
-		char	   *holder;
-		instr_time	now;
-
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		/* the row lock, and the job holding the session (session_read.c) */
-		exists = adk_session_lock(run->app, run->user, run->session, &holder);
-		if (holder == NULL)
-		{
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			return exists;
-		}
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (adk_session_wait_timeout_ms > 0 &&
-			INSTR_TIME_GET_MILLISEC(now) >= adk_session_wait_timeout_ms)
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("session \"%s\" of app \"%s\" is busy", run->session, run->app),
-					 errdetail("Queued run \"%s\" holds it.", holder),
-					 errhint("Wait for it with adk_wait(), or raise \"adk.session_wait_timeout\".")));
-		pfree(holder);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
 }
 
 /*
@@ -1020,6 +1022,21 @@ invocation_end(AdkRun *run)
 							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
 							  8, types, args, nulls, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the end of the invocation");
+
+	/*
+	 * A queued run that paused (its job 'waiting') and is resumed here by
+	 * adk_run: its job follows the invocation, and has finished only now
+	 * (retention counts from here).
+	 */
+	if (adk_spi_exec("UPDATE adk.jobs SET status = $2,"
+					 "  finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
+					 "                ELSE pg_catalog.clock_timestamp() END,"
+					 "  error = CASE WHEN $2 OPERATOR(pg_catalog.=) 'failed'"
+					 "   THEN pg_catalog.concat_ws(': ', $6, $7) END"
+					 " WHERE invocation_id OPERATOR(pg_catalog.=) $1"
+					 "   AND status OPERATOR(pg_catalog.=) 'waiting'",
+					 7, types, args, nulls, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the end of the invocation's job");
 	SPI_finish();
 	adk_restore_user(&save);
 }

@@ -210,10 +210,12 @@ typedef enum AdkStepResult
 } AdkStepResult;
 
 /* run.c: one invocation, for adk_run and for background workers */
-/* adk.session_wait_timeout: how long adk_run waits for a queued run */
-extern int	adk_session_wait_timeout_ms;
-
 extern AdkRun *adk_run_begin(const char *app, const char *user,
+							 const char *session, Jsonb *message,
+							 Jsonb *state_delta, Jsonb *options,
+							 const char *invocation_id, const char *extschema,
+							 AdkEventSink sink, void *sink_arg);
+extern AdkRun *adk_run_retry(const char *app, const char *user,
 							 const char *session, Jsonb *message,
 							 Jsonb *state_delta, Jsonb *options,
 							 const char *invocation_id, const char *extschema,
@@ -223,6 +225,19 @@ extern bool adk_run_ready(AdkRun *run);
 extern void adk_run_abandon(AdkRun *run);
 extern void adk_run_free(AdkRun *run);
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
+
+/* retry.c: where a retried queued run goes on */
+typedef struct AdkRetryPoint
+{
+	Jsonb	   *user_content;	/* the stored user event's content */
+	AdkAgent   *agent;			/* the agent that goes on; NULL: none */
+	char	   *branch;			/* ... on its branch */
+	List	   *calls;			/* ... running these calls first */
+	char	   *error_code;		/* the turn ended with an error event */
+	char	   *error_message;
+} AdkRetryPoint;
+
+extern bool adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p);
 
 /* emit.c: the one place events leave the runner */
 struct JsonWriter;
@@ -257,6 +272,8 @@ extern char *adk_first_response_id(Jsonb *content);
 extern bool adk_find_call_event(AdkRun *run, const char *call_id,
 								char **author, char **invocation_id);
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
+extern void adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent,
+									const char *branch, List *calls);
 
 extern AdkStepResult adk_agent_step(AdkRun *run);
 extern void adk_agent_abandon(AdkRun *run);
@@ -294,6 +311,7 @@ extern AdkRoundResult adk_llm_calls_finish(AdkRun *run, AdkAgent *agent,
 extern bool adk_round_ready(const AdkRound *round);
 extern void adk_round_abandon(AdkRound *round);
 extern void adk_llm_free_calls(List *calls);
+extern List *adk_llm_event_calls(Jsonb *event);
 extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
 								AdkTool *tool, const char *call_id, Jsonb *args);
 

@@ -26,6 +26,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "tcop/utility.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -45,6 +46,7 @@
 #include "store/event_time.h"
 #include "store/owner.h"
 #include "store/place.h"
+#include "store/session_read.h"
 #include "store/tenancy.h"
 #include "store/notify.h"
 
@@ -234,6 +236,8 @@ adk_append_event(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("event must not be null")));
 	event = PG_GETARG_JSONB_P(3);
+	/* before the session's wait and lock below, which would say less */
+	PreventCommandIfReadOnly("adk_append_event");
 	adk_tenancy_check(app, user);
 	if (JB_ROOT_IS_OBJECT(event))
 	{
@@ -248,6 +252,8 @@ adk_append_event(PG_FUNCTION_ARGS)
 	}
 	if (!adk_tenancy_trusted_append(app))
 		event = mark_appended_by(event);
+	/* a queued run's turn is not interrupted: wait for it, as adk_run does */
+	(void) adk_session_lock_unheld(app, user, session);
 	adk_store_append(app, user, session, event, &stored);
 	PG_RETURN_JSONB_P(stored.event);
 }

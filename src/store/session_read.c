@@ -22,9 +22,15 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
+#include "utils/resowner.h"
+#include "utils/wait_event.h"
 
 #include "common/json_writer.h"
 #include "common/spi_plans.h"
@@ -48,7 +54,11 @@ static void session_args(Datum *args, const char *app, const char *user,
 	"   AND j.status OPERATOR(pg_catalog.=) 'running'" \
 	"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a" \
 	"                WHERE a.pid OPERATOR(pg_catalog.=) j.worker_pid)" \
+	"   AND j.worker_pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
 	" LIMIT 1"
+
+/* adk.session_wait_timeout (defined with the workers' settings) */
+int			adk_session_wait_timeout_ms = 60000;
 
 static void
 session_args(Datum *args, const char *app, const char *user,
@@ -91,6 +101,70 @@ adk_session_lock(const char *app, const char *user, const char *session,
 	SPI_finish();
 	adk_restore_user(&save);
 	return exists;
+}
+
+/*
+ * One run per session at a time, whoever drives it, and no event of ours
+ * in the middle of a turn: a job worker commits between the steps of a
+ * run and holds no lock while the run waits for its model, so the session
+ * row lock alone would let a foreground adk_run slip a whole invocation in
+ * between, or adk_append_event an event between a job's call and its
+ * answer.  The job's row says the session is held: status 'running' with
+ * a live worker (other than this process: a job's own tool appending to
+ * its session would otherwise wait for itself).  adk_run and
+ * adk_append_event wait for it -- in short latch waits that a query cancel
+ * stops, at most adk.session_wait_timeout -- then take the session row
+ * lock and look again under it (in a subtransaction, so a writer that lost
+ * the race lets the lock go while it waits).  The hold ends when the job
+ * ends, pauses, fails, or its worker dies (then the launcher's recovery
+ * requeues or fails it, and its pid is gone at once).  Jobs, for their
+ * part, never wait for a foreground run: they skip a locked session
+ * (job.c).  Returns whether the session exists (locked).
+ */
+bool
+adk_session_lock_unheld(const char *app, const char *user, const char *session)
+{
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		bool		exists;
+		char	   *holder;
+		instr_time	now;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		/* the row lock, and the job holding the session */
+		exists = adk_session_lock(app, user, session, &holder);
+		if (holder == NULL)
+		{
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			return exists;
+		}
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (adk_session_wait_timeout_ms > 0 &&
+			INSTR_TIME_GET_MILLISEC(now) >= adk_session_wait_timeout_ms)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("session \"%s\" of app \"%s\" is busy", session, app),
+					 errdetail("Queued run \"%s\" holds it.", holder),
+					 errhint("Wait for it with adk_wait(), or raise \"adk.session_wait_timeout\".")));
+		pfree(holder);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*

@@ -23,8 +23,13 @@ typedef struct AdkSessionEvent
 	int64		seq;			/* 0: read through the compaction summaries */
 } AdkSessionEvent;
 
+/* adk.session_wait_timeout: how long our writers wait for a queued run */
+extern int	adk_session_wait_timeout_ms;
+
 extern bool adk_session_lock(const char *app, const char *user,
 							 const char *session, char **holder);
+extern bool adk_session_lock_unheld(const char *app, const char *user,
+									const char *session);
 extern bool adk_session_exists(const char *app, const char *user,
 							   const char *session);
 extern List *adk_session_history(const char *app, const char *user,

@@ -33,8 +33,10 @@
  * An ERROR in a step aborts that step's transaction; the job is then
  * 'cancelled' (adk_cancel, adk_interrupt, a query cancel), queued again
  * (attempts left) or 'failed', with the message -- the worker's other runs
- * go on.  Events committed before stay.  A worker that dies leaves its
- * jobs to the launcher's recovery.  Each early end ends the run's trace
+ * go on.  Events committed before stay, and a later attempt goes on from
+ * them (adk_run_retry: no second user event, model call or tool call for
+ * what is stored).  A worker that dies leaves its jobs to the launcher's
+ * recovery.  Each early end ends the run's trace
  * too (abort_spans; terminated: spans_at_exit).
  *
  * Cancel: adk_cancel sets the run entry's flag and the worker's latch; the
@@ -733,11 +735,11 @@ step_job(AdkJob *job)
 		SetUserIdAndSecContext(job->role, SECURITY_LOCAL_USERID_CHANGE);
 		if (job->run == NULL)
 		{
-			job->run = adk_run_begin(job->app, job->user, job->session,
-									 job->message, job->state_delta,
-									 sink_every_event(job->options),
-									 job->invocation_id, job->extschema,
-									 job_sink, job);
+			/* a retry goes on from what the earlier attempts committed */
+			job->run = (job->attempts > 1 ? adk_run_retry : adk_run_begin)
+				(job->app, job->user, job->session, job->message,
+				 job->state_delta, sink_every_event(job->options),
+				 job->invocation_id, job->extschema, job_sink, job);
 			/* nobody reads a job's partial events: whole responses */
 			job->run->stream = false;
 			/* a step's transaction may roll back: see abort_spans */
@@ -885,7 +887,9 @@ lock_session(AdkJob *job)
 }
 
 /*
- * The job ends as its invocation did.
+ * The job ends as its invocation did.  A paused one ('waiting') has not
+ * finished: its finished_at is set when the adk_run that answers it ends
+ * the invocation (run.c), and retention counts from then.
  */
 static void
 finish_job(AdkJob *job)
@@ -904,7 +908,8 @@ finish_job(AdkJob *job)
 							  "   WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'"
 							  "   WHEN i.status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
 							  "   ELSE 'completed' END,"
-							  "  finished_at = pg_catalog.clock_timestamp(),"
+							  "  finished_at = CASE WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
+							  "                ELSE pg_catalog.clock_timestamp() END,"
 							  "  error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'"
 							  "   THEN pg_catalog.concat_ws(': ', i.error_code, i.error_message) END"
 							  " FROM (SELECT (SELECT status FROM adk.invocations"

@@ -46,6 +46,9 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "common/json_writer.h"
+#include "store/append.h"
+#include "store/event.h"
 #include "store/owner.h"
 #include "worker/worker.h"
 
@@ -64,6 +67,9 @@ static void reap_workers(void);
 static int	database_round(void);
 static bool extension_ready(void);
 static void recover_jobs(void);
+static void lost_turn_closed(const char *invocation_id, const char *app,
+							 const char *user, const char *session,
+							 const char *agent, const char *reason);
 static void purge_jobs(void);
 static int	count_claimable(void);
 static bool dispatch(int claimable);
@@ -222,6 +228,12 @@ extension_ready(void)
  * the live workers' jobs after, so a job claimed in between is seen as
  * live; the UPDATE re-checks status and attempts on the newest row
  * version, so a job finished (or claimed again) meanwhile is left alone.
+ * A job with attempts left is queued again (its next attempt continues
+ * the invocation: run.c, retry.c).  One without fails, and when its run
+ * had stored events, an error event WORKER_LOST closes its turn, so that
+ * whoever reads the session sees the run ended (lost_turn_closed).  Its
+ * session must be free for that: a job whose session another transaction
+ * holds is left for a later round.
  */
 static void
 recover_jobs(void)
@@ -232,13 +244,17 @@ recover_jobs(void)
 	int64	   *ids;
 	int32	   *attempts;
 	int32	   *pids;
+	bool	   *last_attempt;
+	char	  **sessions;
 	int64	   *live;
 	int			nlive = 0;
 	int			s;
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (SPI_execute("SELECT id, attempts, worker_pid FROM adk.jobs"
+	if (SPI_execute("SELECT id, attempts, worker_pid, attempts OPERATOR(pg_catalog.>=) max_attempts,"
+					" pg_catalog.jsonb_build_array(app_name, user_id, session_id)::text"
+					" FROM adk.jobs"
 					" WHERE status OPERATOR(pg_catalog.=) 'running'", false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.jobs");
 	n = SPI_processed;
@@ -251,6 +267,8 @@ recover_jobs(void)
 	ids = palloc(sizeof(int64) * n);
 	attempts = palloc(sizeof(int32) * n);
 	pids = palloc(sizeof(int32) * n);
+	last_attempt = palloc(sizeof(bool) * n);
+	sessions = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
@@ -262,6 +280,8 @@ recover_jobs(void)
 		pids[i] = DatumGetInt32(SPI_getbinval(row, desc, 3, &isnull));
 		if (isnull)
 			pids[i] = 0;
+		last_attempt[i] = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
+		sessions[i] = SPI_getvalue(row, desc, 5);
 	}
 
 	live = palloc(sizeof(int64) * adk_workers->nslots * (ADK_MAX_WORKER_CONCURRENCY + 1));
@@ -287,8 +307,8 @@ recover_jobs(void)
 
 	for (i = 0; i < n; i++)
 	{
-		Oid			types[3] = {INT8OID, INT4OID, TEXTOID};
-		Datum		args[3];
+		Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
+		Datum		args[4];
 		bool		alive = false;
 		char	   *reason;
 
@@ -296,6 +316,24 @@ recover_jobs(void)
 			alive = alive || live[s] == ids[i];
 		if (alive)
 			continue;
+		args[3] = CStringGetTextDatum(sessions[i]);
+		if (last_attempt[i] &&
+			(SPI_execute_with_args("SELECT 1 FROM adk.sessions s"
+								   " WHERE (s.app_name, s.user_id, s.id) OPERATOR(pg_catalog.=)"
+								   "  ($1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 0,"
+								   "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 1,"
+								   "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 2)"
+								   " FOR UPDATE SKIP LOCKED",
+								   1, &types[3], &args[3], NULL, false, 0) != SPI_OK_SELECT ||
+			 SPI_processed == 0) &&
+			SPI_execute_with_args("SELECT 1 FROM adk.sessions s"
+								  " WHERE (s.app_name, s.user_id, s.id) OPERATOR(pg_catalog.=)"
+								  "  ($1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 0,"
+								  "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 1,"
+								  "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 2)",
+								  1, &types[3], &args[3], NULL, false, 0) == SPI_OK_SELECT &&
+			SPI_processed > 0)
+			continue;			/* its session is busy: a later round */
 		if (first_round)
 			reason = psprintf("the server restarted while the job was running (worker pid %d)", pids[i]);
 		else
@@ -319,14 +357,96 @@ recover_jobs(void)
 								  "  error_code = 'WORKER_LOST', error_message = $3"
 								  " FROM j WHERE i.invocation_id OPERATOR(pg_catalog.=) j.invocation_id"
 								  "   AND i.status OPERATOR(pg_catalog.=) 'running'"
-								  " RETURNING j.status",
+								  " RETURNING j.status, i.invocation_id, i.app_name, i.user_id,"
+								  "  i.session_id, i.agent",
 								  3, types, args, NULL, false, 0) < 0)
 			elog(ERROR, "could not recover adk.jobs");
+		if (SPI_processed == 1 &&
+			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "failed") == 0)
+		{
+			HeapTuple	row = SPI_tuptable->vals[0];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+
+			lost_turn_closed(SPI_getvalue(row, desc, 2), SPI_getvalue(row, desc, 3),
+							 SPI_getvalue(row, desc, 4), SPI_getvalue(row, desc, 5),
+							 SPI_getvalue(row, desc, 6), reason);
+		}
 		ereport(LOG,
 				(errmsg("adk_runner: job %lld recovered: %s", (long long) ids[i], reason)));
 	}
 	SPI_finish();
 	adk_restore_user(&save);
+}
+
+/*
+ * The turn of a run whose worker died, not to be retried, ends with an
+ * error event (ADK's error_code and error_message) authored by the agent
+ * it started with -- when the run had stored its user event (an attempt
+ * that committed nothing left nothing to close).  Written as the events
+ * of runs are (store/append.c), in the recovery's transaction; an event
+ * that cannot be written (the session deleted meanwhile) is a WARNING, and
+ * the job's end is recorded all the same.
+ */
+static void
+lost_turn_closed(const char *invocation_id, const char *app, const char *user,
+				 const char *session, const char *agent, const char *reason)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+
+	args[0] = CStringGetTextDatum(app);
+	args[1] = CStringGetTextDatum(user);
+	args[2] = CStringGetTextDatum(session);
+	args[3] = CStringGetTextDatum(invocation_id);
+	if (SPI_execute_with_args("SELECT 1 FROM adk.events"
+							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+							  "   AND user_id OPERATOR(pg_catalog.=) $2"
+							  "   AND session_id OPERATOR(pg_catalog.=) $3"
+							  "   AND invocation_id OPERATOR(pg_catalog.=) $4 LIMIT 1",
+							  4, types, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed == 0)
+		return;
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		JsonWriter	w;
+		AdkStoredEvent stored;
+
+		MemoryContextSwitchTo(cxt);
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "invocation_id");
+		jw_string(&w, invocation_id);
+		jw_key(&w, "author");
+		jw_string(&w, agent);
+		jw_key(&w, "error_code");
+		jw_string(&w, "WORKER_LOST");
+		jw_key(&w, "error_message");
+		jw_string(&w, reason);
+		jw_end_object(&w);
+		adk_store_append(app, user, session, jw_finish(&w), &stored);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not close the turn of invocation \"%s\": %s",
+						invocation_id, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
 }
 
 static void

@@ -29,6 +29,7 @@
 
 #include "adk_runner.h"
 #include "runner/runner.h"
+#include "store/session_read.h"
 #include "worker/worker.h"
 
 char	   *adk_database = NULL;
@@ -103,9 +104,9 @@ define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* the foreground run's setting (runner/run.c), kept with the others */
+	/* our foreground writers' setting (store/session_read.c), kept here */
 	DefineCustomIntVariable("adk.session_wait_timeout",
-							gettext_noop("How long adk_run waits for a queued run that holds its session."),
+							gettext_noop("How long adk_run, adk_append_event and adk_compact wait for a queued run that holds their session."),
 							gettext_noop("0 waits without a limit (a query cancel still stops the wait)."),
 							&adk_session_wait_timeout_ms,
 							60000,

@@ -30,7 +30,9 @@ import os
 import random
 import re
 import signal
+import socket
 import string
+import struct
 import sys
 import threading
 import time
@@ -55,8 +57,8 @@ BADUTF8_MARK = "@@BADUTF8@@"
 
 # Fault names, longest first so that "429-always" wins over "429".
 FAULTS = ["stream-error-empty", "stream-error", "huge-usage", "empty-finish", "redirect", "429-always",
-          "overloaded", "malformed", "truncated", "oversized", "badutf8", "key-error", "stall", "hang",
-          "429", "500"]
+          "reset-once", "hang-once", "overloaded", "malformed", "truncated", "oversized", "badutf8",
+          "key-error", "reset", "stall", "hang", "429", "500"]
 # In the last user text: replaced by the request's API key in the answer
 # (text and call arguments, names included), as a provider that echoes
 # the key would do.  /_last and /_requests keep the marker, not the key.
@@ -1402,6 +1404,12 @@ class Handler(BaseHTTPRequestHandler):
                     STATE.seen_429.add(h)
                 if not first:
                     fault = None       # the retry succeeds
+            elif fault in ("reset-once", "hang-once"):
+                h = hashlib.sha256(fault.encode() + b"\0" + route.encode() + b"\0" + body_bytes).hexdigest()
+                with STATE.lock:
+                    first = h not in STATE.seen_429
+                    STATE.seen_429.add(h)
+                fault = fault[:-len("-once")] if first else None
             if fault:
                 with STATE.lock:
                     STATE.faults[fault] += 1
@@ -1431,6 +1439,12 @@ class Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         hdrs = self._provider_headers(provider, rid)
 
+        if fault == "reset":
+            # no answer: the connection is reset (RST, SO_LINGER 0)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+            return "reset"
         if fault == "hang":
             STATE.log("%s %s %s model=%s status=hang (sleeping %ds)" % (
                 now_iso(), self.command, redact_query(self.path), conv.model, HANG_SECONDS))

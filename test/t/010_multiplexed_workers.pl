@@ -197,8 +197,12 @@ is( $node->safe_psql('postgres', qq{
 	'the 25 runs without retries failed; the 25 with a retry ran again and completed');
 is(sessions_consistent('app3000'), 't', 'no session with a gap or a duplicate');
 is( $node->safe_psql('postgres', qq{
-	SELECT count(*) FROM adk.events WHERE session_id LIKE 'k%' AND event_data ->> 'author' = 'a3000'}),
-	'25', 'one answer per completed run, none for a failed one');
+	SELECT count(*) FILTER (WHERE event_data ->> 'author' = 'a3000' AND NOT event_data ? 'error_code') || ' ' ||
+	       count(*) FILTER (WHERE event_data ->> 'error_code' = 'WORKER_LOST') || ' ' ||
+	       count(*) FILTER (WHERE event_data ->> 'author' = 'user')
+	  FROM adk.events WHERE session_id LIKE 'k%'}),
+	'25 25 50',
+	'one answer per completed run, a WORKER_LOST error event per failed one, one user event per run');
 
 # --- fairness: 2,000 jobs of one role, then one of another
 $node->safe_psql('postgres', qq{
