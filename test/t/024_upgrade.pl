@@ -42,6 +42,23 @@ my ($lib_version) = (slurp_file("$tree/../../../share/postgresql/"
 ok($release && $lib_version && $release ne $lib_version,
 	"upgrading from release $release to $lib_version");
 
+# every C function any shipped script creates resolves in the new library
+# (a database at an older release calls them until it is updated)
+my %symbols = map { $_ => 1 } grep { /\S/ }
+  map { (split ' ')[-1] } split /\n/, `nm -D --defined-only '$new_so'`;
+my @missing;
+for my $script (glob("$FindBin::Bin/../../sql/releases/adk_runner--*.sql"),
+	glob("$FindBin::Bin/../../adk_runner--*.sql"))
+{
+	my $sql = slurp_file($script);
+	while ($sql =~ /'MODULE_PATHNAME',\s*'([^']+)'/g)
+	{
+		push @missing, "$1 (" . (split m{/}, $script)[-1] . ')' unless $symbols{$1};
+	}
+}
+ok(scalar(keys %symbols) > 100, 'the new library exports its symbols');
+is(join(', ', @missing), '', 'every C symbol of every shipped script is in the new library');
+
 my $tmp = tempdir(CLEANUP => 1);
 my ($server, $url) = start_model_server($tmp);
 
