@@ -48,6 +48,7 @@
 #include "common/ids.h"
 #include "model/ledger.h"
 #include "store/owner.h"
+#include "store/schema_version.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_set_user);
@@ -244,6 +245,8 @@ adk_tenancy_check(const char *app, const char *user)
 	const char *me;
 	const char *claimed;
 
+	/* every entry point naming an app and user comes here first */
+	adk_require_schema();
 	if (adk_tenancy_sees_all())
 		return;
 	mode = adk_app_tenancy(app);
