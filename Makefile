@@ -4,7 +4,7 @@
 #   make installcheck           all suites against a throw-away temp instance
 #                               (run as a non-root user; see test/ci.sh)
 EXTENSION    = adk_runner
-EXTVERSION   = 0.1.0
+EXTVERSION   = 0.3.0
 MODULE_big   = adk_runner
 
 OBJS = \
@@ -62,6 +62,7 @@ OBJS = \
 	src/store/event_trigger.o \
 	src/store/notify.o \
 	src/store/owner.o \
+	src/store/schema_version.o \
 	src/store/session_read.o \
 	src/store/session_trigger.o \
 	src/store/append.o \
@@ -79,8 +80,11 @@ OBJS = \
 # concern and concatenated in file-name order.
 INSTALL_PIECES = $(sort $(wildcard sql/install/*.sql))
 DATA_built   = $(EXTENSION)--$(EXTVERSION).sql
+# Released versions: each release's full install script, frozen, and the
+# upgrade script from every release to the next (docs/releasing.md).
+DATA         = $(sort $(wildcard sql/releases/$(EXTENSION)--*.sql))
 
-PG_CPPFLAGS  = -I$(srcdir)/src $(shell pkg-config --cflags json-c libcurl)
+PG_CPPFLAGS  = -I$(srcdir)/src $(shell pkg-config --cflags json-c libcurl) -DADK_LIB_VERSION='"$(EXTVERSION)"'
 SHLIB_LINK   = $(shell pkg-config --libs json-c libcurl)
 PG_CFLAGS    = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 # Header dependencies: gcc writes src/<dir>/<file>.d beside each object

@@ -55,7 +55,21 @@ step "unprivileged test user + private copy of the tree"
 id adkci >/dev/null 2>&1 || useradd --create-home --shell /bin/bash adkci || die "useradd"
 WORK=$(mktemp -d /tmp/adk-ci.XXXXXX)
 cp -a "$SRC/." "$WORK/" && rm -rf "$WORK/.git" && chown -R adkci:adkci "$WORK" || die "copy"
-as_user() { runuser -u adkci -- env HOME=/home/adkci PATH=/usr/local/bin:/usr/bin:/bin PG_CONFIG="$PG_CONFIG" "$@"; }
+
+# the upgrade test's server tree: the last release's library, this build's
+# scripts (test/t/024_upgrade.pl; skipped when it cannot be made)
+UPGRADE_TREE=
+if wants tap; then
+    step "upgrade test tree (the last release's library, built from its commit)"
+    if UPGRADE_TREE=$(bash "$SRC/test/scripts/upgrade_tree.sh" "$SRC" "$PG_CONFIG" "$WORK/upgrade-pg" adkci); then
+        echo "upgrade tree: $UPGRADE_TREE"
+    else
+        echo "---- could not prepare the upgrade tree: test/t/024_upgrade.pl will skip"
+        UPGRADE_TREE=
+    fi
+fi
+as_user() { runuser -u adkci -- env HOME=/home/adkci PATH=/usr/local/bin:/usr/bin:/bin PG_CONFIG="$PG_CONFIG" \
+    ADK_UPGRADE_TREE="$UPGRADE_TREE" "$@"; }
 
 pass=0
 fail=0

@@ -1,5 +1,8 @@
--- adk_runner 0.1.0 — install script, assembled at build time from
--- sql/install/*.sql in file-name order.  Edit the pieces, not the result.
+-- adk_runner — the full install script of the version in development
+-- (the Makefile's EXTVERSION), assembled at build time from
+-- sql/install/*.sql in file-name order.  Edit the pieces, not the result;
+-- and put every change to the SQL surface into the upgrade script from
+-- the last release as well (sql/releases/, see docs/releasing.md).
 
 \echo Use "CREATE EXTENSION adk_runner" to load this file. \quit
 

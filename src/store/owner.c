@@ -32,6 +32,7 @@
 #include "utils/syscache.h"
 
 #include "store/owner.h"
+#include "store/schema_version.h"
 
 void
 adk_become_owner(AdkOwnerSave *save)
@@ -40,6 +41,8 @@ adk_become_owner(AdkOwnerSave *save)
 	HeapTuple	tup;
 	Oid			owner;
 
+	/* the store is read and written as its schema is: no other version */
+	adk_require_schema();
 	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for schema %u", nspid);

@@ -51,6 +51,7 @@
 #include "model/ledger.h"
 #include "shared/registry.h"
 #include "store/owner.h"
+#include "store/schema_version.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_set_user);
@@ -249,6 +250,8 @@ adk_tenancy_check(const char *app, const char *user)
 	const char *me;
 	const char *claimed;
 
+	/* every entry point naming an app and user comes here first */
+	adk_require_schema();
 	if (adk_tenancy_sees_all())
 		return;
 	mode = adk_app_tenancy(app);

@@ -92,6 +92,7 @@
 #include "runner/runner.h"
 #include "runner/spans.h"
 #include "store/owner.h"
+#include "store/schema_version.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
@@ -127,6 +128,14 @@ typedef struct AdkJob
 static int	my_slot = -1;
 static MemoryContext worker_cxt = NULL;
 static List *held = NIL;		/* AdkJob *, in claim order */
+
+/*
+ * false when the last claim found no extension at this library's version
+ * (dropped, or waiting for ALTER EXTENSION UPDATE): the worker then exits
+ * as soon as it holds no run, and the launcher starts none until it is
+ * back.
+ */
+static bool schema_ready = true;
 static Oid	worker_user = InvalidOid;
 static int	worker_sec_context = 0;
 
@@ -231,7 +240,7 @@ adk_job_worker_main(Datum arg)
 
 		if (held == NIL)
 		{
-			if (!wait_for_work())
+			if (!schema_ready || !wait_for_work())
 				break;
 			claim_wanted = true;
 			continue;
@@ -367,6 +376,8 @@ wait_for_work(void)
 		set_slot(ADK_SLOT_BUSY, 0);
 		return true;
 	}
+	if (!schema_ready)
+		return false;			/* worker_detach frees the slot */
 	pgstat_report_activity(STATE_IDLE, NULL);
 	pgstat_report_stat(true);
 	rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -468,7 +479,9 @@ claim_job(void)
 	/* the worker's own statements (as its superuser): pinned until commit */
 	(void) adk_pin_search_path();
 	nsp = get_namespace_oid("adk", true);
-	if (OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp)))
+	schema_ready = OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp)) &&
+		adk_schema_ready();
+	if (schema_ready)
 	{
 		pgstat_report_activity(STATE_RUNNING, "adk_runner job worker: claiming a job");
 		adk_become_owner(&save);

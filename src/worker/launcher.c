@@ -50,6 +50,7 @@
 #include "store/append.h"
 #include "store/event.h"
 #include "store/owner.h"
+#include "store/schema_version.h"
 #include "worker/worker.h"
 
 #define NAPTIME_MS		10000	/* the safety net */
@@ -213,14 +214,15 @@ database_round(void)
 
 /*
  * Whether the extension is installed in this database (and not being
- * dropped right now).
+ * dropped right now) at the library's version.
  */
 static bool
 extension_ready(void)
 {
 	Oid			nsp = get_namespace_oid("adk", true);
 
-	return OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp));
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("jobs", nsp)) &&
+		adk_schema_ready();
 }
 
 /*
