@@ -55,6 +55,7 @@ OBJS = \
 	src/runner/tools.o \
 	src/shared/registry.o \
 	src/shared/shmem.o \
+	src/shared/spent.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/notify.o \
