@@ -70,6 +70,7 @@ OBJS = \
 	src/worker/launcher.o \
 	src/worker/otlp.o \
 	src/worker/shmem.o \
+	src/worker/spent_writer.o \
 	src/worker/submit.o \
 	src/worker/trigger.o
 

@@ -566,6 +566,73 @@ adk_spent_write(void)
 	return remaining;
 }
 
+Oid
+adk_spent_other_database(void)
+{
+	Oid			db = InvalidOid;
+	int			i;
+
+	if (spent == NULL)
+		return InvalidOid;
+	LWLockAcquire(spent->lock, LW_SHARED);
+	for (i = 0; i < SPENT_SLOTS && !OidIsValid(db); i++)
+		if (OidIsValid(spent->slots[i].dbid) && spent->slots[i].dbid != MyDatabaseId &&
+			(spent->slots[i].calls != 0 || spent->slots[i].tokens != 0 ||
+			 TransactionIdIsValid(spent->slots[i].applying_xid)))
+			db = spent->slots[i].dbid;
+	if (!OidIsValid(db) && spent->queue_used > 0)
+	{
+		Size		off = 0;
+
+		while (off < spent->queue_used && !OidIsValid(db))
+		{
+			SpentRow   *r = (SpentRow *) (spent->queue + off);
+
+			if (r->dbid != MyDatabaseId)
+				db = r->dbid;
+			off += MAXALIGN(sizeof(SpentRow)) + MAXALIGN(r->len);
+		}
+	}
+	LWLockRelease(spent->lock);
+	return db;
+}
+
+void
+adk_spent_discard(Oid dbid)
+{
+	Size		off = 0;
+	Size		keep = 0;
+	int			i;
+
+	if (spent == NULL)
+		return;
+	LWLockAcquire(spent->lock, LW_EXCLUSIVE);
+	for (i = 0; i < SPENT_SLOTS; i++)
+	{
+		SpentSlot  *s = &spent->slots[i];
+
+		if (s->dbid != dbid)
+			continue;
+		s->calls = s->tokens = s->applying_calls = s->applying_tokens = 0;
+		s->applying_xid = InvalidTransactionId;
+		release_slot(s);
+	}
+	while (off < spent->queue_used)
+	{
+		SpentRow   *r = (SpentRow *) (spent->queue + off);
+		Size		size = MAXALIGN(sizeof(SpentRow)) + MAXALIGN(r->len);
+
+		if (r->dbid != dbid)
+		{
+			memmove(spent->queue + keep, r, size);
+			keep += size;
+		}
+		off += size;
+	}
+	spent->queue_used = keep;
+	LWLockRelease(spent->lock);
+}
+
 /*
  * Insert ledger rows of rolled-back calls, marked rolled_back.
  */

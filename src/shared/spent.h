@@ -28,4 +28,10 @@ extern void adk_spent_ledger_row(const char *row_json);
  */
 extern bool adk_spent_write(void);
 
+/* a database other than this one with something to write, or InvalidOid */
+extern Oid	adk_spent_other_database(void);
+
+/* forget what waits for database dbid (it is gone, or has no extension) */
+extern void adk_spent_discard(Oid dbid);
+
 #endif							/* ADK_SPENT_H */

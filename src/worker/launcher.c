@@ -8,7 +8,8 @@
  * worker that is gone (failed, or queued again while attempts remain),
  * purge finished jobs older than adk.job_retention (once a minute, or
  * once per retention period if shorter), write what rolled-back
- * transactions spent on model calls (shared/spent.c), and
+ * transactions spent on model calls (shared/spent.c; other databases' by
+ * a spent writer, worker/spent_writer.c), and
  * count the jobs that can be claimed now.  Then, outside the transaction,
  * wake idle workers and start new ones (dynamic background workers that
  * notify the launcher when they stop) until each claimable job has a
@@ -207,6 +208,8 @@ database_round(bool *spent_left)
 		claimable = count_claimable();
 		first_round = false;
 	}
+	/* other databases' charges: a writer connected to each in turn */
+	*spent_left = adk_spent_writer_start() || *spent_left;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	return claimable;

@@ -4,6 +4,7 @@
 # is still charged, the fourth call is refused with BUDGET_EXCEEDED, the
 # ledger keeps a row for each rolled-back call (rolled_back, no bodies),
 # and the runs' events and invocations are gone with their transactions.
+# Another database than adk.database gets its charges written too.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -127,6 +128,35 @@ is( $node->safe_psql(
 		"SET ROLE alice; " . run_as_alice('hang_app', 'h2')),
 	'BUDGET_EXCEEDED',
 	'and the next call is refused');
+
+# another database than adk.database: a spent writer connected to it
+# writes its charges and ledger rows
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql(
+	'other', qq{
+	CREATE EXTENSION adk_runner;
+	SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
+	SELECT adk_define_model('m', 'openai', '$url', 'gpt-test', api_key_secret => 'k');
+	SELECT adk_define_agent('a', model => 'm');
+	SELECT adk_define_app('bud_app', 'a', tenancy => 'role');
+	INSERT INTO adk.budgets (app_name, role_name, period, max_model_calls)
+	VALUES ('bud_app', 'alice', 'total', 1);
+});
+is( $node->safe_psql(
+		'other',
+		"BEGIN; SET LOCAL ROLE alice; " . run_as_alice('bud_app', 'o1') . "; ROLLBACK;"),
+	'a',
+	'a run in another database answers, then rolls back');
+is( $node->safe_psql('other', "SET ROLE alice; " . run_as_alice('bud_app', 'o2')),
+	'BUDGET_EXCEEDED',
+	'the next call there is refused');
+ok( $node->poll_query_until(
+		'other',
+		"SELECT model_calls = 1 FROM adk.budget_usage WHERE app_name = 'bud_app'"),
+	'a spent writer wrote the charge in the other database');
+my (undef, $other_ledger) = $node->psql('other',
+	"SELECT count(*) || ',' || bool_and(rolled_back) FROM adk.model_calls");
+is($other_ledger, '1,true', 'and its ledger row');
 
 $node->stop;
 done_testing();
