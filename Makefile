@@ -58,6 +58,7 @@ OBJS = \
 	src/runner/tools.o \
 	src/shared/registry.o \
 	src/shared/shmem.o \
+	src/shared/spent.o \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/notify.o \
@@ -73,6 +74,7 @@ OBJS = \
 	src/worker/launcher.o \
 	src/worker/otlp.o \
 	src/worker/shmem.o \
+	src/worker/spent_writer.o \
 	src/worker/submit.o \
 	src/worker/trigger.o
 

@@ -3,7 +3,9 @@
 -- through the executor (pgstat counts it per table), but nothing runs
 -- that the turn does not need: with no budget defined for the app, the
 -- budget functions are not called at all; with one, both are, once per
--- model call.
+-- model call, and each notes what it charged for the budget (_budget_spent:
+-- kept if the transaction rolls back) after _budget_take has counted the
+-- charges of rolled-back calls (_budget_pending).
 SELECT adk_set_secret('tc-key', 'sk-tc', ARRAY['127.0.0.1']);
 SELECT adk_define_model('tc_model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
                         api_key_secret => 'tc-key');

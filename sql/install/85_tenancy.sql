@@ -260,6 +260,7 @@ DECLARE
     ps timestamptz;
     taken bigint[] := '{}';
     starts timestamptz[] := '{}';
+    pending bigint[];
 BEGIN
     FOR b IN
         SELECT x.* FROM adk.budgets x
@@ -275,6 +276,14 @@ BEGIN
         SELECT t.* INTO STRICT s FROM adk.budget_spend t
          WHERE t.budget_id OPERATOR(pg_catalog.=) b.id AND t.period_start OPERATOR(pg_catalog.=) ps
            FOR UPDATE;
+        -- what rolled-back transactions charged, not written yet
+        pending := adk._budget_pending(b.id, ps);
+        IF pending IS NULL THEN
+            RETURN pg_catalog.format('budget %s of app "%s" cannot be checked: too many budgets are in use at once',
+                                     b.id, p_app);
+        END IF;
+        s.tokens := s.tokens OPERATOR(pg_catalog.+) pending[2];
+        s.model_calls := s.model_calls OPERATOR(pg_catalog.+) pending[1];
         IF b.max_tokens IS NOT NULL AND s.tokens OPERATOR(pg_catalog.>=) b.max_tokens THEN
             RETURN pg_catalog.format('token budget %s of app "%s" is spent: %s of %s tokens used (%s)',
                                      b.id, p_app, s.tokens, b.max_tokens, b.period);
@@ -289,6 +298,8 @@ BEGIN
     UPDATE adk.budget_spend t SET model_calls = t.model_calls OPERATOR(pg_catalog.+) 1
       FROM ROWS FROM (pg_catalog.unnest(taken), pg_catalog.unnest(starts)) AS k(id, ps)
      WHERE t.budget_id OPERATOR(pg_catalog.=) k.id AND t.period_start OPERATOR(pg_catalog.=) k.ps;
+    PERFORM adk._budget_spent(k.id, k.ps, 1, 0)
+       FROM ROWS FROM (pg_catalog.unnest(taken), pg_catalog.unnest(starts)) AS k(id, ps);
     RETURN NULL;
 END
 $$;
@@ -299,16 +310,67 @@ $$;
 CREATE FUNCTION adk._budget_charge(p_app text, p_user text, p_role name, p_taken_at timestamptz,
                                    p_tokens bigint)
 RETURNS void
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    UPDATE adk.budget_spend t SET tokens = t.tokens OPERATOR(pg_catalog.+) p_tokens
-      FROM adk.budgets b
-     WHERE b.app_name OPERATOR(pg_catalog.=) p_app
-       AND (b.user_id IS NULL OR b.user_id OPERATOR(pg_catalog.=) p_user)
-       AND (b.role_name IS NULL OR b.role_name OPERATOR(pg_catalog.=) p_role)
-       AND (b.max_tokens IS NOT NULL OR b.max_model_calls IS NOT NULL)
-       AND t.budget_id OPERATOR(pg_catalog.=) b.id
-       AND t.period_start OPERATOR(pg_catalog.=) adk._budget_period_start(b.period, p_taken_at)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN
+        UPDATE adk.budget_spend t SET tokens = t.tokens OPERATOR(pg_catalog.+) p_tokens
+          FROM adk.budgets b
+         WHERE b.app_name OPERATOR(pg_catalog.=) p_app
+           AND (b.user_id IS NULL OR b.user_id OPERATOR(pg_catalog.=) p_user)
+           AND (b.role_name IS NULL OR b.role_name OPERATOR(pg_catalog.=) p_role)
+           AND (b.max_tokens IS NOT NULL OR b.max_model_calls IS NOT NULL)
+           AND t.budget_id OPERATOR(pg_catalog.=) b.id
+           AND t.period_start OPERATOR(pg_catalog.=) adk._budget_period_start(b.period, p_taken_at)
+        RETURNING t.budget_id, t.period_start
+    LOOP
+        PERFORM adk._budget_spent(c.budget_id, c.period_start, 0, p_tokens);
+    END LOOP;
+END
 $$;
+
+-- ---------------------------------------------------------------------
+-- A rolled-back call is not free (src/shared/spent.c, README "Budgets and
+-- costs").  What _budget_take and _budget_charge add to adk.budget_spend
+-- is noted for the transaction (_budget_spent); if it rolls back, the
+-- notes go to shared memory, _budget_take counts them as pending
+-- (_budget_pending), and the launcher adds them to adk.budget_spend in a
+-- transaction of its own (_budget_apply).  Ledger rows of rolled-back
+-- calls are written again by the launcher with rolled_back = true.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION adk._budget_pending(budget_id bigint, period_start timestamptz) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'adk_budget_pending' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION adk._budget_spent(budget_id bigint, period_start timestamptz, calls bigint, tokens bigint)
+RETURNS void
+    AS 'MODULE_PATHNAME', 'adk_budget_spent' LANGUAGE C VOLATILE STRICT;
+
+-- The launcher: add what a rolled-back transaction charged.  false: the
+-- usage row is locked by a running transaction (it waits 100 ms at most,
+-- so one busy budget never holds up the launcher); the launcher tries
+-- again in its next round.  A budget deleted since takes nothing.
+CREATE FUNCTION adk._budget_apply(p_budget bigint, p_start timestamptz, p_calls bigint, p_tokens bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET lock_timeout = '100ms' AS $$
+BEGIN
+    INSERT INTO adk.budget_spend AS t (budget_id, period_start)
+    SELECT b.id, p_start FROM adk.budgets b WHERE b.id OPERATOR(pg_catalog.=) p_budget
+    ON CONFLICT ON CONSTRAINT budget_spend_pkey DO NOTHING;
+    UPDATE adk.budget_spend t
+       SET model_calls = t.model_calls OPERATOR(pg_catalog.+) p_calls::integer,
+           tokens = t.tokens OPERATOR(pg_catalog.+) p_tokens
+     WHERE t.budget_id OPERATOR(pg_catalog.=) p_budget
+       AND t.period_start OPERATOR(pg_catalog.=) p_start;
+    RETURN true;
+EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
+END
+$$;
+
+ALTER TABLE adk.model_calls ADD COLUMN rolled_back boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN adk.model_calls.rolled_back IS
+    'The transaction that made the call rolled back: the row was written again by the launcher, without request, response and response_body';
 
 -- A budget of one user is that user's data: the tenancy rules apply.  A
 -- budget of one role (and all users) is that role's: its members see it.

@@ -6,8 +6,10 @@
  *	  request and response bodies with the key redacted.
  *
  * The row is written in the caller's transaction, as the owner of schema
- * adk.  It keeps the request as sent (jsonb), the response as returned to
- * the caller (jsonb, ADK's LlmResponse shape) and the provider's raw body
+ * adk; if that transaction rolls back, shared/spent.c has the launcher
+ * write it again, without its bodies and marked rolled_back.  It keeps
+ * the request as sent (jsonb), the response as returned to the caller
+ * (jsonb, ADK's LlmResponse shape) and the provider's raw body
  * (text; NULL when it is not valid text in the database encoding -- the
  * error columns then say why).  Nothing is parsed twice: the request is
  * our own json-c output (converted as it is, unless the key must be
@@ -46,6 +48,7 @@
 #include "common/trace_context.h"
 #include "model/ledger.h"
 #include "model/request_jsonb.h"
+#include "shared/spent.h"
 #include "store/owner.h"
 
 #define RETENTION_EVERY 100
@@ -68,15 +71,29 @@ static Datum string_field(struct json_object *result, const char *key,
 						  char *null);
 static void remember_call(const AdkModelCallRecord *rec);
 static Jsonb *compress_request(Jsonb *req);
+static SPIPlanPtr prepare_insert(Oid *types);
 
 #define INSERT_SQL \
-	"INSERT INTO adk.model_calls (model, provider, url, invocation_id, stream," \
+	"INSERT INTO adk.model_calls AS c (model, provider, url, invocation_id, stream," \
 	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
 	" finish_reason, error_code, error_message, request, response, response_body," \
 	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
 	"  $18, $19, $20, $21, $22, $23)"
 #define NARGS 23
+
+/*
+ * The row as inserted, without its bodies, as JSON (shared/spent.c hands
+ * it to the launcher if the transaction rolls back): every column but
+ * these, whatever the table's columns are.
+ */
+#define ROW_COLUMNS_SQL \
+	"SELECT pg_catalog.string_agg('c.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(a.attname)," \
+	"  ', ' ORDER BY a.attnum)" \
+	" FROM pg_catalog.pg_attribute a" \
+	" WHERE a.attrelid OPERATOR(pg_catalog.=) 'adk.model_calls'::pg_catalog.regclass" \
+	"   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped" \
+	"   AND a.attname OPERATOR(pg_catalog.<>) ALL ('{request,response,response_body}')"
 
 #define PURGE_SQL \
 	"DELETE FROM adk.model_calls WHERE created_at OPERATOR(pg_catalog.<)" \
@@ -166,20 +183,11 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	adk_become_owner(&save);
 	SPI_connect();
 	if (insert_plan == NULL)
-	{
-		/*
-		 * A generic plan: a custom one would make the request's parameter
-		 * a constant, decompressed and copied twice, before the insert
-		 * copies and compresses it again.
-		 */
-		insert_plan = SPI_prepare_cursor(INSERT_SQL, NARGS, types,
-										 CURSOR_OPT_GENERIC_PLAN);
-		if (insert_plan == NULL)
-			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		SPI_keepplan(insert_plan);
-	}
-	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		insert_plan = prepare_insert(types);
+	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
 		elog(ERROR, "could not insert into adk.model_calls");
+	adk_spent_ledger_row(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 	SPI_finish();
 
 	if (adk_model_calls_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
@@ -252,6 +260,33 @@ compress_request(Jsonb *req)
 		return req;
 	pfree(req);
 	return (Jsonb *) DatumGetPointer(c);
+}
+
+/*
+ * The kept plan of INSERT_SQL, returning the row without its bodies as
+ * JSON text.  Caller is connected to SPI.
+ */
+static SPIPlanPtr
+prepare_insert(Oid *types)
+{
+	SPIPlanPtr	plan;
+	char	   *columns;
+
+	if (SPI_execute(ROW_COLUMNS_SQL, true, 1) != SPI_OK_SELECT || SPI_processed != 1 ||
+		(columns = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) == NULL)
+		elog(ERROR, "could not read the columns of adk.model_calls");
+	/*
+	 * A generic plan: a custom one would make the request's parameter a
+	 * constant, decompressed and copied twice, before the insert copies and
+	 * compresses it again.
+	 */
+	plan = SPI_prepare_cursor(psprintf("%s RETURNING (SELECT pg_catalog.to_jsonb(r)::pg_catalog.text"
+									   " FROM (SELECT %s) r)", INSERT_SQL, columns),
+							  NARGS, types, CURSOR_OPT_GENERIC_PLAN);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
 }
 
 /*

@@ -5,7 +5,8 @@
  *	  hooks, and the one LWLock that guards it.
  *
  * Everything in shared memory is guarded by one LWLock (tranche
- * "adk_runner").  It is held only for a few loads and stores, and while
+ * "adk_runner"), except what rolled-back transactions spent (shared/spent.c,
+ * its own struct and LWLock).  It is held only for a few loads and stores, and while
  * adk_cancel signals a backend, so that a run cannot end between the check
  * and the signal.
  *
@@ -22,6 +23,7 @@
 #include "storage/shmem.h"
 
 #include "shared/shared.h"
+#include "shared/spent.h"
 
 AdkWorkerShmem *adk_workers = NULL;
 
@@ -64,6 +66,8 @@ workers_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(workers_shmem_size());
 	RequestNamedLWLockTranche("adk_runner", 1);
+	RequestAddinShmemSpace(adk_spent_shmem_size());
+	RequestNamedLWLockTranche("adk_runner spent", 1);
 }
 
 static void
@@ -92,5 +96,6 @@ workers_shmem_startup(void)
 			((char *) adk_workers->entries +
 			 MAXALIGN(mul_size(MaxBackends, sizeof(AdkRunEntry))));
 	}
+	adk_spent_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }

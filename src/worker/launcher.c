@@ -7,13 +7,16 @@
  * Each round, in one short transaction: recover jobs left 'running' by a
  * worker that is gone (failed, or queued again while attempts remain),
  * purge finished jobs older than adk.job_retention (once a minute, or
- * once per retention period if shorter), and
+ * once per retention period if shorter), write what rolled-back
+ * transactions spent on model calls (shared/spent.c; other databases' by
+ * a spent writer, worker/spent_writer.c), and
  * count the jobs that can be claimed now.  Then, outside the transaction,
  * wake idle workers and start new ones (dynamic background workers that
  * notify the launcher when they stop) until each claimable job has a
  * worker or adk.max_workers run.  Between rounds the launcher sleeps on
  * its latch, which is set at the commit of every transaction that queues a
- * job, when a worker stops, and on SIGHUP; a timeout (10 s) is the safety
+ * job, at the abort of one that spent on model calls, when a worker stops,
+ * and on SIGHUP; a timeout (10 s) is the safety
  * net for jobs queued by prepared transactions.
  *
  * Locking: adk_workers->lock for the slots; row locks on adk.jobs for the
@@ -47,6 +50,7 @@
 #include "utils/timestamp.h"
 
 #include "common/json_writer.h"
+#include "shared/spent.h"
 #include "store/append.h"
 #include "store/event.h"
 #include "store/owner.h"
@@ -65,7 +69,7 @@ static bool first_round = true;
 
 static void launcher_detach(int code, Datum arg);
 static void reap_workers(void);
-static int	database_round(void);
+static int	database_round(bool *spent_left);
 static bool extension_ready(void);
 static void recover_jobs(void);
 static void lost_turn_closed(const char *invocation_id, const char *app,
@@ -104,6 +108,7 @@ adk_launcher_main(Datum arg)
 	for (;;)
 	{
 		int			claimable;
+		bool		spent_left = false;
 		long		timeout = NAPTIME_MS;
 
 		ResetLatch(MyLatch);
@@ -117,8 +122,8 @@ adk_launcher_main(Datum arg)
 		MemoryContextReset(round_cxt);
 		MemoryContextSwitchTo(round_cxt);
 		reap_workers();
-		claimable = database_round();
-		if (claimable > 0 && !dispatch(claimable))
+		claimable = database_round(&spent_left);
+		if ((claimable > 0 && !dispatch(claimable)) || spent_left)
 			timeout = RETRY_MS;
 		pgstat_report_stat(false);
 		pgstat_report_activity(STATE_IDLE, NULL);
@@ -188,11 +193,13 @@ reap_workers(void)
 }
 
 /*
- * One transaction against adk.database: recovery, purge, and how many
- * jobs could be claimed now (at most adk.max_workers).
+ * One transaction against adk.database: recovery, purge, what rolled-back
+ * transactions spent on model calls (shared/spent.c; *spent_left: some of
+ * it waits for a locked budget row), and how many jobs could be claimed
+ * now (at most adk.max_workers).
  */
 static int
-database_round(void)
+database_round(bool *spent_left)
 {
 	int			claimable = 0;
 
@@ -204,9 +211,12 @@ database_round(void)
 		pgstat_report_activity(STATE_RUNNING, "adk_runner launcher: looking for queued runs");
 		recover_jobs();
 		purge_jobs();
+		*spent_left = adk_spent_write();
 		claimable = count_claimable();
 		first_round = false;
 	}
+	/* other databases' charges: a writer connected to each in turn */
+	*spent_left = adk_spent_writer_start() || *spent_left;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	return claimable;

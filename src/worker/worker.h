@@ -36,6 +36,10 @@ extern void adk_workers_wake_at_commit(void);
 /* launcher.c */
 extern PGDLLEXPORT void adk_launcher_main(Datum arg);
 
+/* spent_writer.c */
+extern bool adk_spent_writer_start(void);
+extern PGDLLEXPORT void adk_spent_writer_main(Datum arg);
+
 /* job.c */
 extern PGDLLEXPORT void adk_job_worker_main(Datum arg);
 
