@@ -247,6 +247,10 @@ is( $node->safe_psql('postgres',
 	$node->safe_psql('postgres', q{SELECT count(*) FROM adk.events WHERE session_id = 's1'}),
 	'the session reads back with all its events');
 is( $node->safe_psql('postgres',
+		q{SELECT count(*) FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
+		   WHERE c.app_name IS DISTINCT FROM i.app_name OR c.user_id IS DISTINCT FROM i.user_id}),
+	'0', "the release's model calls of runs belong to their run's user");
+is( $node->safe_psql('postgres',
 		q{SELECT convert_from(adk_load_artifact('app', 'u', 's1', 'notes.txt'), 'UTF8')}),
 	'version two', 'artifacts read back');
 is($node->safe_psql('postgres', q{SELECT count(*) > 0 FROM adk_search_memory('app', 'u', 'again')}),
