@@ -18,9 +18,10 @@
 # service starts and postgresql-common creates no "main" cluster.
 set -euo pipefail
 
-PACKAGES_FOR() {  # pg version: the packages the build and the suites need
+PACKAGES_FOR() {  # pg version: the packages the build and the suites need (curl:
+    # regression tests read the model server's /_last with COPY FROM PROGRAM)
     echo "postgresql-$1 postgresql-server-dev-$1 libcurl4-openssl-dev libjson-c-dev" \
-        "libipc-run-perl make gcc pkg-config python3"
+        "libipc-run-perl make gcc pkg-config python3 curl"
 }
 
 # The Debian mirror of the machine's apt sources (one-line or deb822), so
