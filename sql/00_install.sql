@@ -36,13 +36,15 @@ SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod) AS t
  ORDER BY c.relname, a.attnum;
 
 -- Primary keys in ADK-JS's order and naming, and nothing else on the five
--- tables: no other index, foreign key or check.
+-- tables: no other index, foreign key or check.  (PostgreSQL 18 also
+-- lists NOT NULL as constraints, contype 'n'; they are the not_null above.)
 SELECT c.relname, con.conname, con.contype, pg_get_constraintdef(con.oid)
   FROM pg_constraint con
   JOIN pg_class c ON c.oid = con.conrelid
   JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = 'adk'
    AND c.relname IN ('adk_internal_metadata', 'app_states', 'user_states', 'sessions', 'events')
+   AND con.contype <> 'n'
  ORDER BY 1, 2;
 SELECT c.relname AS table, i.relname AS index
   FROM pg_index x

@@ -23,6 +23,7 @@
 #include "utils/builtins.h"
 
 #include "adk_runner.h"
+#include "common/compat.h"
 #include "common/ids.h"
 
 /*

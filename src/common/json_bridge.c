@@ -9,8 +9,8 @@
  * read from its text by the shared parse (adk_json_parse), so it is the
  * very json-c value the text would give.  Text from json-c can hold what
  * jsonb refuses -- "\u0000" escapes -- so it is cleaned first: a NUL
- * becomes U+FFFD.  json-c has already refused invalid UTF-8 (the adapters
- * parse with JSON_TOKENER_VALIDATE_UTF8).
+ * becomes U+FFFD.  Invalid UTF-8 has already been refused (the adapters
+ * check a body's bytes before json-c parses it).
  *
  * IDENTIFICATION
  *	  src/common/json_bridge.c

@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,86 @@ mark_bigints(const char *buf, size_t len, size_t *outlen)
 	return out;
 }
 
+/*
+ * json-c 0.18 in strict mode takes every byte of a string from 0x80 up for a
+ * control character (it compares a signed char with 0x1f), so strict
+ * parses see valid UTF-8 ("19°C") as an error.  With that version, a text
+ * for a strict parse has its multi-byte characters written as \u escapes
+ * first (a pair for those above U+FFFF): json-c reads them back into the
+ * same characters, and outside a string an escape is as invalid as the
+ * character was.  Bytes that are not valid UTF-8 are left as they are
+ * (json-c refuses them).  Returns a new text, or NULL when there is nothing
+ * to escape or no memory (then *nomem).
+ */
+#if JSON_C_VERSION_NUM >= 0x001200 && JSON_C_VERSION_NUM < 0x001300
+#define ADK_JSONC_STRICT_ASCII_ONLY 1
+
+static char *
+escape_non_ascii(const char *buf, size_t len, size_t *outlen, int *nomem)
+{
+	const unsigned char *s = (const unsigned char *) buf;
+	size_t		i;
+	size_t		o = 0;
+	char	   *out;
+
+	*nomem = 0;
+	for (i = 0; i < len && s[i] < 0x80; i++)
+		;
+	if (i == len)
+		return NULL;
+	/* every byte becomes at most 6 (a 4-byte character: 12) */
+	out = malloc(len * 6 + 1);
+	if (out == NULL)
+	{
+		*nomem = 1;
+		return NULL;
+	}
+	for (i = 0; i < len;)
+	{
+		unsigned int cp;
+		size_t		n;
+
+		if (s[i] < 0x80)
+		{
+			out[o++] = (char) s[i++];
+			continue;
+		}
+		n = (s[i] >= 0xC2 && s[i] <= 0xDF) ? 2 :
+			(s[i] >= 0xE0 && s[i] <= 0xEF) ? 3 :
+			(s[i] >= 0xF0 && s[i] <= 0xF4) ? 4 : 0;
+		cp = s[i] & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+		if (n > 0 && i + n <= len)
+		{
+			size_t		k;
+
+			for (k = 1; k < n && (s[i + k] & 0xC0) == 0x80; k++)
+				cp = (cp << 6) | (s[i + k] & 0x3F);
+			if (k < n || cp < 0x80 || (cp >= 0xD800 && cp <= 0xDFFF) ||
+				cp > 0x10FFFF || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
+				n = 0;
+		}
+		else
+			n = 0;
+		if (n == 0)
+		{
+			out[o++] = (char) s[i++];
+			continue;
+		}
+		if (cp >= 0x10000)
+		{
+			cp -= 0x10000;
+			o += sprintf(out + o, "\\u%04X\\u%04X", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+		}
+		else
+			o += sprintf(out + o, "\\u%04X", cp);
+		i += n;
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+#endif
+
 struct json_object *
 adk_json_parse(const char *buf, size_t len, int max_depth, int flags,
 			   AdkJsonParseError *err, const char **why)
@@ -231,6 +312,7 @@ adk_json_parse(const char *buf, size_t len, int max_depth, int flags,
 	enum json_tokener_error jerr;
 	size_t		mlen = 0;
 	char	   *marked = NULL;
+	int			escaped_only = 0;	/* marked holds no bigint marks */
 
 	*err = ADK_JSON_OK;
 	if (why)
@@ -243,6 +325,33 @@ adk_json_parse(const char *buf, size_t len, int max_depth, int flags,
 		return NULL;
 	}
 	marked = mark_bigints(buf, len, &mlen);
+#ifdef ADK_JSONC_STRICT_ASCII_ONLY
+	if (flags & JSON_TOKENER_STRICT)
+	{
+		int			nomem;
+		size_t		elen = 0;
+		char	   *escaped = escape_non_ascii(marked ? marked : buf,
+											   marked ? mlen : len, &elen, &nomem);
+
+		if (nomem)
+		{
+			free(marked);
+			*err = ADK_JSON_NOMEM;
+			return NULL;
+		}
+		if (escaped != NULL)
+		{
+			/* marks stay marks: only bytes from 0x80 up were rewritten */
+			int			had_marks = marked != NULL;
+
+			free(marked);
+			marked = escaped;
+			mlen = elen;
+			if (!had_marks)
+				escaped_only = 1;
+		}
+	}
+#endif
 	/*
 	 * json-c's limit is one off (and it does not count an empty innermost
 	 * container); check_tree enforces the exact one
@@ -277,7 +386,7 @@ adk_json_parse(const char *buf, size_t len, int max_depth, int flags,
 				json_tokener_error_desc(jerr);
 		return NULL;
 	}
-	*err = check_tree(obj, 0, max_depth, marked != NULL);
+	*err = check_tree(obj, 0, max_depth, marked != NULL && !escaped_only);
 	free(marked);
 	if (*err != ADK_JSON_OK)
 	{

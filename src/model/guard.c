@@ -330,17 +330,17 @@ adk_redact_jsonc(struct json_object *obj, const char *secret)
 				/* renamed after the walk: the iteration must not see it */
 				foreach(lc, keys)
 				{
-					char	   *k = (char *) lfirst(lc);
-					struct json_object *v = NULL;
+					char	   *key = (char *) lfirst(lc);
+					struct json_object *val = NULL;
 					size_t		n;
-					char	   *clean = redact_text(k, strlen(k), secret, &n);
+					char	   *clean = redact_text(key, strlen(key), secret, &n);
 
-					json_object_object_get_ex(obj, k, &v);
-					json_object_get(v);
-					json_object_object_del(obj, k);
-					if (json_object_object_add(obj, clean, v) != 0)
+					json_object_object_get_ex(obj, key, &val);
+					json_object_get(val);
+					json_object_object_del(obj, key);
+					if (json_object_object_add(obj, clean, val) != 0)
 					{
-						json_object_put(v);
+						json_object_put(val);
 						ereport(ERROR,
 								(errcode(ERRCODE_OUT_OF_MEMORY),
 								 errmsg("out of memory")));

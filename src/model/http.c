@@ -102,7 +102,7 @@ struct AdkHttpTransfer
 	bool		streamed;		/* some bytes went to on_chunk: no retry */
 	long		retry_after_s;	/* -1: no header */
 	instr_time	start;
-	instr_time	retry_at;
+	int64		retry_at_us;	/* when to retry, as now_us() */
 	MemoryContextCallback cb;
 };
 
@@ -127,6 +127,7 @@ static bool retryable(AdkHttpTransfer *t, CURLcode rc);
 static bool perform_and_collect(void);
 static long next_deadline_ms(void);
 static void transfer_reset_callback(void *arg);
+static int64 now_us(void);
 
 /*
  * Once per process, before any request (called from _PG_init).
@@ -285,7 +286,7 @@ perform_and_collect(void)
 	int			left;
 	bool		progress = false;
 	dlist_mutable_iter it;
-	instr_time	now;
+	int64		now;
 
 	if (curl_multi_perform(multi, &running) != CURLM_OK)
 		ereport(ERROR,
@@ -305,7 +306,7 @@ perform_and_collect(void)
 		progress = true;
 	}
 
-	INSTR_TIME_SET_CURRENT(now);
+	now = now_us();
 	dlist_foreach_modify(it, &active)
 	{
 		AdkHttpTransfer *t = dlist_container(AdkHttpTransfer, node, it.cur);
@@ -316,11 +317,23 @@ perform_and_collect(void)
 			hand_on(t, false);
 			progress = true;
 		}
-		else if (t->state == T_BACKOFF &&
-				 INSTR_TIME_GET_MICROSEC(now) >= INSTR_TIME_GET_MICROSEC(t->retry_at))
+		else if (t->state == T_BACKOFF && now >= t->retry_at_us)
 			start_attempt(t);
 	}
 	return progress;
+}
+
+/*
+ * The monotonic clock in microseconds: a plain number, because instr_time's
+ * representation differs between server versions.
+ */
+static int64
+now_us(void)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	return (int64) INSTR_TIME_GET_MICROSEC(now);
 }
 
 /*
@@ -330,10 +343,9 @@ static long
 next_deadline_ms(void)
 {
 	dlist_iter	it;
-	instr_time	now;
+	int64		now = now_us();
 	long		best = -1;
 
-	INSTR_TIME_SET_CURRENT(now);
 	dlist_foreach(it, &active)
 	{
 		AdkHttpTransfer *t = dlist_container(AdkHttpTransfer, node, it.cur);
@@ -341,8 +353,7 @@ next_deadline_ms(void)
 
 		if (t->state != T_BACKOFF)
 			continue;
-		ms = (long) ((INSTR_TIME_GET_MICROSEC(t->retry_at) -
-					  INSTR_TIME_GET_MICROSEC(now)) / 1000);
+		ms = (long) ((t->retry_at_us - now) / 1000);
 		if (ms < 0)
 			ms = 0;
 		if (best < 0 || ms < best)
@@ -448,15 +459,7 @@ end_attempt(AdkHttpTransfer *t, CURLcode rc)
 		ms = Min(t->retry_after_s * 1000L, ADK_HTTP_MAX_BACKOFF_MS);
 	else
 		ms = Min(250L << Min(resp->attempts - 1, 7), ADK_HTTP_MAX_BACKOFF_MS);
-	INSTR_TIME_SET_CURRENT(t->retry_at);
-	{
-		instr_time	d;
-
-		INSTR_TIME_SET_ZERO(d);
-		d.tv_sec = ms / 1000;
-		d.tv_nsec = (ms % 1000) * 1000000L;
-		INSTR_TIME_ADD(t->retry_at, d);
-	}
+	t->retry_at_us = now_us() + (int64) ms * 1000;
 	t->state = T_BACKOFF;
 }
 

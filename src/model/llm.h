@@ -407,6 +407,7 @@ extern void llm_set_errmsg(char **errmsg, const char *fmt,...)
 
 /* UTF-8 checks (llm_json.c) */
 extern int	llm_utf8_valid(const char *s, size_t len);
+extern int	llm_json_userdata_detach(struct json_object *obj);
 extern size_t llm_utf8_clip(const char *s, size_t len, size_t max);
 extern int	llm_is_blank(const char *s, size_t len);
 

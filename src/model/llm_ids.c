@@ -341,8 +341,8 @@ struct LlmIdPlan
 static void
 plan_free(struct json_object *content, void *userdata)
 {
-	(void) content;
-	free(userdata);
+	if (llm_json_userdata_detach(content))
+		free(userdata);
 }
 
 LlmIdPlan *

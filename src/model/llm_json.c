@@ -152,13 +152,17 @@ llm_json_parse(const char *buf, size_t len, const char **why)
 		*why = "body too large";
 		return NULL;
 	}
+	/*
+	 * The bytes are checked here, not by json-c: json-c 0.18 (Debian 13)
+	 * refuses valid multi-byte UTF-8 ("19°C") when JSON_TOKENER_STRICT and
+	 * JSON_TOKENER_VALIDATE_UTF8 are set together.
+	 */
 	if (!llm_utf8_valid(buf, len))
 	{
 		*why = "invalid UTF-8";
 		return NULL;
 	}
-	obj = adk_json_parse(buf, len, LLM_MAX_WIRE_DEPTH,
-						 JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8,
+	obj = adk_json_parse(buf, len, LLM_MAX_WIRE_DEPTH, JSON_TOKENER_STRICT,
 						 &jerr, why);
 	switch (jerr)
 	{
@@ -412,13 +416,35 @@ llm_json_compact(struct json_object *obj)
  * ----------------------------------------------------------------
  */
 
+/*
+ * The first step of every json-c user_delete callback here: the object
+ * forgets its userdata before the callback frees it.  json-c 0.19 (Debian
+ * sid) calls the callback of the object json_object_put was given twice
+ * when that object is a non-empty array or object, and then reads the
+ * userdata as the object's parent; an object without userdata is freed
+ * once, as by every other version.  json_object_set_userdata calls the
+ * callback once more, nested: that call returns 0 (do nothing), the outer
+ * one 1 (free the userdata).
+ */
+int
+llm_json_userdata_detach(struct json_object *obj)
+{
+	static int	detaching = 0;
+
+	if (detaching)
+		return 0;
+	detaching = 1;
+	json_object_set_userdata(obj, NULL, NULL);
+	detaching = 0;
+	return 1;
+}
+
 static void
 memo_free(struct json_object *msg, void *userdata)
 {
 	LlmMsgMemo *m = (LlmMsgMemo *) userdata;
 
-	(void) msg;
-	if (m == NULL)
+	if (m == NULL || !llm_json_userdata_detach(msg))
 		return;
 	free(m->text);
 	free(m->jsonb);

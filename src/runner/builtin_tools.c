@@ -53,6 +53,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "common/compat.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "model/embed.h"
@@ -539,7 +540,7 @@ write_artifact_part(JsonWriter *w, const char *provider, const char *name,
 	{
 		int			enc_len = pg_b64_enc_len(len);
 		char	   *enc = palloc(enc_len + 1);
-		int			n = pg_b64_encode(bytes, len, enc, enc_len);
+		int			n = pg_b64_encode((const adk_b64_byte *) bytes, len, enc, enc_len);
 
 		if (n < 0)
 			elog(ERROR, "could not encode artifact \"%s\"", name);
@@ -732,7 +733,7 @@ decode_base64(const char *s, int len, int part)
 	while (n % 4 != 0)
 		norm[n++] = '=';
 	result = palloc(VARHDRSZ + pg_b64_dec_len(n));
-	out = pg_b64_decode(norm, n, VARDATA(result), pg_b64_dec_len(n));
+	out = pg_b64_decode(norm, n, (adk_b64_byte *) VARDATA(result), pg_b64_dec_len(n));
 	if (out < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

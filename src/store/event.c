@@ -23,6 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "adk_runner.h"
+#include "common/compat.h"
 #include "common/ids.h"
 #include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
@@ -46,7 +47,7 @@ static void set_binary(JsonbValue *v, Jsonb *jb);
 static Jsonb *empty_container(bool object);
 static bool key_is(JsonbValue *k, const char *name);
 static TimestampTz event_ms_to_timestamp(Numeric n);
-static void out_of_range(const char *what) pg_attribute_noreturn();
+pg_noreturn static void out_of_range(const char *what);
 static bool branch_is_valid(const char *s, int len);
 
 /* A branch: agent names joined by dots, at most this many bytes. */

@@ -104,7 +104,7 @@ static bool is_citus_shard(Relation rel);
 static void bump_by_update(Datum *ids, TimestampTz proposed,
 						   AdkStateDelta *split, int64 *seq, TimestampTz *ts,
 						   bool on_shard);
-static void no_session(Datum *ids) pg_attribute_noreturn();
+pg_noreturn static void no_session(Datum *ids);
 static Jsonb *event_at(Jsonb *event, TimestampTz ts);
 static Jsonb *with_top_field(Jsonb *event, const char *key, int64 v);
 static void check_scoped_keys(JsonbContainer *delta);
