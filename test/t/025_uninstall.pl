@@ -32,9 +32,8 @@ my $setup = qq{
 };
 adk_install($node, 'sk-uninstall', $setup);
 $node->safe_psql('postgres', q{
-	CREATE TABLE orders (id int);
-	CREATE TRIGGER orders_agent AFTER INSERT ON orders FOR EACH ROW
-	    EXECUTE FUNCTION adk._job_trigger('app', 'a new order');
+	CREATE TABLE orders (id int, customer text, ref text);
+	SELECT adk_create_trigger('orders', 'app', 'a new order {{id}}', 'customer', 'ref');
 	CREATE VIEW my_events AS SELECT session_id, seq FROM adk.events;
 });
 
@@ -74,8 +73,11 @@ is( $node->safe_psql(
 		'postgres', q{SELECT count(*) FROM pg_proc WHERE proname LIKE 'adk\_%'
 		               OR probin LIKE '%adk_runner%'}),
 	'0', 'no function of the extension is left');
-is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_trigger WHERE tgname = 'orders_agent'}),
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal}),
 	'0', 'the trigger went with it');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_event_trigger}),
+	'0', 'no event trigger is left');
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles WHERE rolname LIKE 'adk\_%'}),
