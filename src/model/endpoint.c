@@ -33,6 +33,9 @@
  */
 #include "postgres.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <curl/curl.h>
 
 #include "catalog/pg_type.h"
@@ -152,6 +155,20 @@ parse_entry(const char *entry, HostEntry *e)
 	memset(e, 0, sizeof(*e));
 	if (authority[n] != '\0' && strcmp(authority + n, "/") != 0)
 		return "An entry is a host, host:port or scheme://host:port, without path, user or query";
+	if (n < INET6_ADDRSTRLEN)
+	{
+		/*
+		 * A bare IPv6 address: libcurl's own message for it differs between
+		 * its versions, and says nothing of the brackets.
+		 */
+		char		addr[INET6_ADDRSTRLEN];
+		struct in6_addr a6;
+
+		memcpy(addr, authority, n);
+		addr[n] = '\0';
+		if (inet_pton(AF_INET6, addr, &a6) == 1)
+			return "An IPv6 address is written in brackets, e.g. [::1] or [::1]:8080";
+	}
 	if (sep != NULL)
 	{
 		problem = parse_url(entry, true, &e->scheme, &e->host, &e->port);
