@@ -31,7 +31,8 @@ host_mirror() {
     uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
         sed -nE 's/^URIs:[[:space:]]*(\S+).*/\1/p; s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?(\S+).*/\2/p' |
         grep -E '/debian/?$' | head -n 1 || true)
-    echo "${uri:-http://deb.debian.org/debian}"
+    [ -n "$uri" ] || { echo "pg_chroot: no Debian mirror in the machine's apt sources" >&2; return 1; }
+    echo "$uri"
 }
 
 do_mount() {
