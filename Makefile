@@ -4,7 +4,7 @@
 #   make installcheck           all suites against a throw-away temp instance
 #                               (run as a non-root user; see test/ci.sh)
 EXTENSION    = adk_runner
-EXTVERSION   = 0.3.0
+EXTVERSION   = 0.4.0
 MODULE_big   = adk_runner
 
 OBJS = \
@@ -113,6 +113,9 @@ EXTRA_CLEAN  = tmp_regress tmp_check_iso output_iso results regression.diffs reg
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# the library's version is compiled in: a new EXTVERSION rebuilds it
+src/store/schema_version.o: Makefile
 
 -include $(OBJS:.o=.d)
 
