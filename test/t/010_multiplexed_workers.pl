@@ -205,10 +205,14 @@ is( $node->safe_psql('postgres', qq{
 	'one answer per completed run, a WORKER_LOST error event per failed one, one user event per run');
 
 # --- fairness: 2,000 jobs of one role, then one of another
+# A restart, not a reload: a worker woken by the first submission before
+# the reload's SIGHUP reaches it would claim at the old concurrency, and
+# "one scheduling round" would be 64 runs (seen under load).
 $node->safe_psql('postgres', qq{
-	ALTER SYSTEM SET adk.worker_concurrency = 4; SELECT pg_reload_conf();
+	ALTER SYSTEM SET adk.worker_concurrency = 4;
 	CREATE ROLE busy_role LOGIN; CREATE ROLE other_role LOGIN;
 	GRANT adk_user TO busy_role, other_role;});
+$node->restart;
 $node->safe_psql('postgres', qq{
 	SET ROLE busy_role;
 	SELECT count(adk_submit('app200', 'u', 'f' || i, 'busy ' || i)) FROM generate_series(1, 2000) i;});
