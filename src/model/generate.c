@@ -25,6 +25,8 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #define json_object pg_json_object_sqlfn
 #include "utils/builtins.h"
 #undef json_object
@@ -33,6 +35,7 @@
 #include "nodes/pg_list.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
 #include <json-c/json.h>
@@ -116,7 +119,9 @@ static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg,
 					   AdkRequestMemo *memo);
 static Jsonb *finish_call(AdkModelCall *c);
-static void refuse_request(AdkModelCall *c, size_t len);
+static int	request_limit(AdkModelCall *c, const char **name);
+static void refuse_request(AdkModelCall *c, size_t len, int limit,
+						   const char *name);
 
 /* A content of the request: its jsonb bytes, and whether they were kept */
 typedef struct ContentKey
@@ -341,6 +346,8 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	char	   *url;
 	LlmRequestLog log;
 	int			from = 0;
+	int			limit;
+	const char *limit_name;
 
 	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
 	c->config = adk_jsonb_to_jsonc(options, "config");
@@ -392,9 +399,10 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 						 adk_model_calls_bodies ? &c->request : NULL);
 	if (memo != NULL)
 		memo_take(memo, def->provider, def->model, contents, from, &log);
-	if (strlen(c->body) > (size_t) adk_max_request_bytes)
+	limit = request_limit(c, &limit_name);
+	if (strlen(c->body) > (size_t) limit)
 	{
-		refuse_request(c, strlen(c->body));
+		refuse_request(c, strlen(c->body), limit, limit_name);
 		return;
 	}
 	/* resumed, or printed through the memo: built whole too (tests) */
@@ -448,18 +456,60 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 }
 
 /*
- * A request of len bytes, more than adk.max_request_bytes: it is not sent.
+ * The largest request the call may send, and what sets it (for the error
+ * message): adk.max_request_bytes, or the model's or the call's
+ * max_request_bytes option when smaller.  An option only ever lowers the
+ * superuser's setting -- whoever may define a model or make a call must
+ * not be able to raise a bound a superuser set on the server's memory --
+ * and a call's config cannot raise its model's option either (the
+ * smallest of the three applies).  c->config is the model's options
+ * merged with the call's (the call's win), so the model's own value is
+ * read from its definition.
+ */
+static int
+request_limit(AdkModelCall *c, const char **name)
+{
+	int			limit = adk_max_request_bytes;
+	int			call = adk_call_int_option(c->config, "max_request_bytes", INT_MAX);
+	JsonbValue	v;
+
+	*name = "adk.max_request_bytes";
+	if (getKeyJsonValueFromContainer(&c->def.options->root, "max_request_bytes",
+									 strlen("max_request_bytes"), &v) != NULL &&
+		v.type == jbvNumeric)
+	{
+		/* the models' trigger keeps it an integer in 1 .. INT_MAX */
+		int64		model = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+															  NumericGetDatum(v.val.numeric)));
+
+		if (model > 0 && model < limit)
+		{
+			limit = (int) model;
+			*name = psprintf("the max_request_bytes option of model \"%s\"",
+							 c->def.name);
+		}
+	}
+	if (call > 0 && call < limit)
+	{
+		limit = call;
+		*name = "the call's max_request_bytes option";
+	}
+	return limit;
+}
+
+/*
+ * A request of len bytes, more than limit (named name): it is not sent.
  * The call is ready at once and fails with REQUEST_TOO_LARGE (finish_call
  * makes the response and the ledger row of it, without the request).
  */
 static void
-refuse_request(AdkModelCall *c, size_t len)
+refuse_request(AdkModelCall *c, size_t len, int limit, const char *name)
 {
 	c->resp.error_code = "REQUEST_TOO_LARGE";
 	c->resp.error_message =
-		psprintf("the request of %zu bytes is larger than adk.max_request_bytes (%d bytes) and was not sent: "
+		psprintf("the request of %zu bytes is larger than %s (%d bytes) and was not sent: "
 				 "compact the session (adk_compact(), or the app's compaction settings) or start a new one",
-				 len, adk_max_request_bytes);
+				 len, name, limit);
 	if (c->request != NULL)
 		json_object_put(c->request);
 	c->request = NULL;
