@@ -34,7 +34,9 @@
  * events after the covered prefix are read.  Within a run, what was read
  * is kept (HistCache), and each request extends the previous one: only
  * the events from the first one that could give other contents than last
- * time are paired and placed again (memo_resume_at).
+ * time are paired and placed again (memo_resume_at).  A history larger than
+ * adk_request_memo_max is not kept: it is read for each request and let
+ * go of once its contents are made.
  *
  * IDENTIFICATION
  *	  src/runner/prompt.c
@@ -195,9 +197,10 @@ typedef struct PromptMemo
  */
 typedef struct HistCache
 {
+	MemoryContext cxt;			/* the events, their pieces and the ids */
 	char	   *branch;			/* NULL: the root branch */
 	int64		last_seq;
-	List	   *events;			/* HistEvent *, in the run's memory */
+	List	   *events;			/* HistEvent *, in cxt */
 	Size		bytes;			/* the events' jsonb bytes */
 	FirstId   **ids;
 	uint32		ids_mask;
@@ -209,6 +212,7 @@ static List *read_history(AdkRun *run, const char *branch,
 						  HistCache **cache);
 static List *history_copies(HistCache *cache, int from, bool keep);
 static void forget_pieces(HistCache *cache);
+static void forget_events(HistCache *cache);
 static int	memo_resume_at(HistCache *cache, AdkAgent *agent);
 static void note_ids(HistCache *cache, HistEvent *h, int at);
 static void memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent,
@@ -267,7 +271,15 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		 * time.
 		 */
 		forget_pieces(cache);
-		return build_from(run, agent, NULL, history_copies(cache, 0, false), 0);
+		result = build_from(run, agent, NULL, history_copies(cache, 0, false), 0);
+
+		/*
+		 * And the history read goes now that its contents are made: a
+		 * request in flight holds its contents and its text, not the
+		 * history a third time.  The next request reads it again.
+		 */
+		forget_events(cache);
+		return result;
 	}
 	if (cache != NULL && !agent->include_contents_none)
 		from = memo_resume_at(cache, agent);
@@ -523,6 +535,13 @@ hist_cache(AdkRun *run, const char *branch, bool create)
 		return NULL;
 	old = MemoryContextSwitchTo(run->run_cxt);
 	c = palloc0(sizeof(HistCache));
+	/*
+	 * blocks of at most 64 kB, as the run's own (run.c): what it holds
+	 * follows what it uses, a run's history growing two events a call
+	 */
+	c->cxt = AllocSetContextCreate(run->run_cxt, "adk_runner history",
+								   ALLOCSET_DEFAULT_MINSIZE,
+								   ALLOCSET_DEFAULT_INITSIZE, 64 * 1024);
 	c->branch = branch ? pstrdup(branch) : NULL;
 	run->history = lappend(run->history, c);
 	MemoryContextSwitchTo(old);
@@ -671,7 +690,7 @@ read_history(AdkRun *run, const char *branch, HistCache **cachep)
 		AdkSessionEvent *row = (AdkSessionEvent *) lfirst(lc);
 		HistEvent  *h;
 
-		MemoryContextSwitchTo(cache ? run->run_cxt : caller);
+		MemoryContextSwitchTo(cache ? cache->cxt : caller);
 		h = hist_event(row->event, branch);
 		if (cache)
 		{
@@ -755,6 +774,24 @@ forget_pieces(HistCache *cache)
 	m->nevents = 0;
 }
 
+/*
+ * Let go of what cache read (the events, their pieces, the ids; the last
+ * request too): the next request reads the branch's history again from
+ * the start.
+ */
+static void
+forget_events(HistCache *cache)
+{
+	forget_pieces(cache);
+	MemoryContextReset(cache->cxt);
+	cache->last_seq = 0;
+	cache->events = NIL;
+	cache->bytes = 0;
+	cache->ids = NULL;
+	cache->ids_mask = 0;
+	cache->nids = 0;
+}
+
 /* The entry of id in cache's ids, or NULL */
 static FirstId *
 first_id(HistCache *cache, const char *id, uint32 hash)
@@ -771,7 +808,7 @@ first_id(HistCache *cache, const char *id, uint32 hash)
 
 /*
  * Enter the ids of h, the event at index "at" of cache, into its table (in
- * the current memory context, the run's).
+ * the current memory context, the cache's).
  */
 static void
 note_ids(HistCache *cache, HistEvent *h, int at)
