@@ -182,8 +182,7 @@ static void keep_made(AdkModelCall *c, struct json_object **reuse,
 					  LlmIdReuse *idreuse, ContentKey *keys, int n);
 static char *build_body(AdkModelCall *c, Jsonb *contents,
 						const LlmRequestSpec *base, AdkRequestMemo *memo,
-						int *from, LlmRequestLog *log,
-						struct json_object **request);
+						int *from, LlmRequestLog *log, Jsonb **ledger);
 static int	same_prefix(Jsonb *a, Jsonb *b);
 static int	resume_point(const AdkRequestMemo *memo, int q);
 static void memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
@@ -193,6 +192,7 @@ static void memo_release(void *arg);
 static void verify_resumed(AdkModelCall *c, Jsonb *contents,
 						   const LlmRequestSpec *base, const char *body,
 						   AdkRequestMemo *memo, int from);
+
 
 /*
  * One model call, waited for.  contents: array of ADK contents; tools:
@@ -396,7 +396,7 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	free(url);
 	memset(&log, 0, sizeof(log));
 	c->body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
-						 adk_model_calls_bodies ? &c->request : NULL);
+						 adk_model_calls_bodies ? &c->ledger_request : NULL);
 	if (memo != NULL)
 		memo_take(memo, def->provider, def->model, contents, from, &log);
 	limit = request_limit(c, &limit_name);
@@ -408,13 +408,12 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	/* resumed, or printed through the memo: built whole too (tests) */
 	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
 		verify_resumed(c, contents, &spec, c->body, memo, from);
-	/* the ledger's form of it now, so that the json-c form can go */
-	if (c->request != NULL)
+	/* a key written into the request shows in its text only */
+	if (c->ledger_request != NULL && def->api_key != NULL &&
+		def->api_key[0] != '\0' && strstr(c->body, def->api_key) != NULL)
 	{
-		c->ledger_request = adk_ledger_request(c->body, c->request,
-											   def->api_key);
-		json_object_put(c->request);
-		c->request = NULL;
+		pfree(c->ledger_request);
+		c->ledger_request = adk_ledger_request_redacted(c->body, def->api_key);
 	}
 
 	memset(req, 0, sizeof(*req));
@@ -510,9 +509,9 @@ refuse_request(AdkModelCall *c, size_t len, int limit, const char *name)
 		psprintf("the request of %zu bytes is larger than %s (%d bytes) and was not sent: "
 				 "compact the session (adk_compact(), or the app's compaction settings) or start a new one",
 				 len, name, limit);
-	if (c->request != NULL)
-		json_object_put(c->request);
-	c->request = NULL;
+	if (c->ledger_request != NULL)
+		pfree(c->ledger_request);
+	c->ledger_request = NULL;
 	if (c->tools)
 		json_object_put(c->tools);
 	c->tools = NULL;
@@ -555,8 +554,14 @@ convert_contents(AdkModelCall *c, Jsonb *contents, int *from,
 	*keys = NULL;
 	*n = 0;
 	*idreuse = NULL;
+	/*
+	 * The messages of a request larger than adk_request_memo_max are not
+	 * kept either: the backend's cache would hold them (and their text
+	 * and jsonb, once printed and stored) besides the request's own.
+	 */
 	if (!llm_reuses_contents(p) || !JB_ROOT_IS_ARRAY(contents) ||
-		JB_ROOT_IS_SCALAR(contents))
+		JB_ROOT_IS_SCALAR(contents) ||
+		(Size) VARSIZE(contents) > adk_request_memo_max())
 		goto whole;
 	count = (int) JB_ROOT_COUNT(contents);
 	reuse = palloc0(sizeof(struct json_object *) * (count - *from + 1));
@@ -672,13 +677,21 @@ keep_made(AdkModelCall *c, struct json_object **reuse, LlmIdReuse *idreuse,
  * Build the request body (malloc'd) of contents from *from on, base giving
  * the rest of the spec; when *from > 0 the contents before are memo's
  * (resumed).  *from is set to 0 when the request is built whole after
- * all.  log, when not NULL, gets the build's boundaries; request, when
- * not NULL, the body in json-c.  An invalid request raises (log empty).
+ * all.  log, when not NULL, gets the build's boundaries; ledger, when not
+ * NULL, the request as the ledger stores it (adk_ledger_request).  An
+ * invalid request raises (log empty).
+ *
+ * Memory: one copy of the request's bytes at a time is made and let go
+ * of as the next is made.  The contents in json-c go once the provider's
+ * body is built of them, the ledger's jsonb is made of that body and
+ * compressed before the body is printed, and the body in json-c goes once
+ * it is printed.  So besides the contents' jsonb (the caller's) a build
+ * holds at most two copies: the contents and the body in json-c, then the
+ * body and the ledger's jsonb, then the body and its text.
  */
 static char *
 build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
-		   AdkRequestMemo *memo, int *from, LlmRequestLog *log,
-		   struct json_object **request)
+		   AdkRequestMemo *memo, int *from, LlmRequestLog *log, Jsonb **ledger)
 {
 	LlmRequestSpec spec = *base;
 	struct json_object **reuse;
@@ -714,12 +727,12 @@ build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 	/* the messages it shares with the memo's request are copied as text */
 	spec.text = memo != NULL ? &memo->text : NULL;
 
-	body = llm_build_request_keep(&spec, &build_err, request);
+	c->request = llm_build_request_object(&spec, &build_err);
 	if (reuse != NULL)
 		keep_made(c, reuse, idreuse, keys, ncontents);
 	json_object_put(c->contents);
 	c->contents = NULL;
-	if (body == NULL)
+	if (c->request == NULL)
 	{
 		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
 
@@ -728,6 +741,15 @@ build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid model request: %s", msg)));
 	}
+	if (ledger != NULL)
+		*ledger = adk_ledger_request(c->request);
+	body = llm_print_request(&spec, c->request);
+	json_object_put(c->request);
+	c->request = NULL;
+	if (body == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
 	return body;
 }
 
@@ -905,9 +927,11 @@ memo_release(void *arg)
  * with them peaks at about ten times such a request
  * (test/bench/request_memory.sh), 2.5 times adk.max_request_bytes.  A
  * larger request is built whole every time (the copies of its bytes each
- * request makes cost about what that does), and its run holds three
- * copies of it while it is in flight: its history, its contents, its
- * text.
+ * request makes cost about what that does), and neither its history read
+ * (prompt.c) nor its messages (msg_cache.c) are kept: building it holds at
+ * most three copies of its bytes at a time (build_body), and while it is
+ * in flight its run holds its contents, its text and the ledger's
+ * compressed copy.
  */
 Size
 adk_request_memo_max(void)
@@ -948,7 +972,6 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 			   const char *body, AdkRequestMemo *memo, int from)
 {
 	LlmRequestLog vlog;
-	struct json_object *vreq = NULL;
 	char	   *whole;
 	int			zero = 0;
 	int			at = -1;
@@ -956,11 +979,10 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 	size_t		k;
 
 	memset(&vlog, 0, sizeof(vlog));
-	whole = build_body(c, contents, base, NULL, &zero, &vlog, &vreq);
+	whole = build_body(c, contents, base, NULL, &zero, &vlog, NULL);
 	if (strcmp(whole, body) == 0)
 	{
 		free(whole);
-		json_object_put(vreq);
 		llm_log_free(&vlog);
 		return;
 	}
@@ -981,7 +1003,6 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 				break;
 		at = (int) k;
 	}
-	json_object_put(vreq);
 	llm_log_free(&vlog);
 	memo_empty(memo, false);
 	elog(ERROR, "adk.verify_incremental: the request resumed at content %d differs from the one built whole, at content %d",
