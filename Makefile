@@ -49,6 +49,8 @@ OBJS = \
 	src/runner/hitl.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
+	src/runner/prompt_instruction.o \
+	src/runner/prompt_memo.o \
 	src/runner/prompt_sql.o \
 	src/runner/retry.o \
 	src/runner/route.o \
