@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * generate.c
- *	  adk_generate() and adk_generate_stream(): one model call from SQL, and
- *	  adk_model_call(), the same call for the runner.
+ *	  One model call: adk_model_call() and adk_model_start() for the
+ *	  runner, and for adk_generate() (generate_sql.c).
  *
  * The order of work: load the model and its key (model_def.c), merge the
  * model's options with the call's config (the call's options win, except
@@ -31,12 +31,10 @@
 #include "utils/builtins.h"
 #undef json_object
 #include "fmgr.h"
-#include "funcapi.h"
 #include "nodes/pg_list.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
-#include "utils/tuplestore.h"
 
 #include <json-c/json.h>
 
@@ -50,9 +48,7 @@
 #include "model/llm.h"
 #include "model/model_def.h"
 #include "model/msg_cache.h"
-
-PG_FUNCTION_INFO_V1(adk_generate);
-PG_FUNCTION_INFO_V1(adk_generate_stream);
+#include "model/request_memo.h"
 
 int			adk_max_response_bytes = 8 * 1024 * 1024;
 int			adk_max_request_bytes = 20 * 1024 * 1024;
@@ -113,7 +109,6 @@ static void collect_partial(struct json_object *partial, void *arg);
 static void on_chunk(const char *data, size_t len, void *arg);
 static void hand_on_partials(StreamState *st);
 static Jsonb *partial_to_jsonb(StreamState *st, struct json_object *p);
-static Jsonb *require_array(FunctionCallInfo fcinfo, int argno, const char *what);
 static void free_call_objects(void *arg);
 static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg,
@@ -139,41 +134,6 @@ typedef struct IdMsgsArg
 	ContentKey *keys;
 } IdMsgsArg;
 
-/*
- * A request memo: the last request built through it, kept whole.  A run
- * keeps one per agent and branch (flow.c), and their requests grow by a
- * turn or a tool call at a time: the next request's contents begin with
- * this one's (up to a content prompt assembly changed: a long-running
- * call answered late, compaction, another writer), so it is built from the
- * first content that differs -- or from the adapter's last boundary before
- * it where it can start again (LlmBoundary) -- and the messages of the
- * contents before are this request's, referenced as they are.  Finding
- * that content is one memcmp over the contents' jsonb; the contents before
- * it are not converted, hashed, looked up or given ids at all, so what a
- * model call costs here besides serializing its request no longer grows
- * with the history.
- *
- * Memory: the struct, the model id and the contents' copy are in owner;
- * the boundaries are malloc'd and msgs is a json-c reference, both
- * released when owner goes (cb) or the memo is emptied.  It holds one
- * request: each new one replaces the old.
- */
-struct AdkRequestMemo
-{
-	MemoryContext owner;
-	MemoryContextCallback cb;
-	bool		valid;
-	LlmProvider provider;
-	char	   *model;			/* the provider's model id */
-	Jsonb	   *contents;		/* the contents it was built of */
-	LlmBoundary *b;				/* its boundaries, 0 .. number of contents */
-	size_t		nb;
-	size_t		cap;
-	struct json_object *msgs;	/* its contents' messages, from msgs_off */
-	size_t		msgs_off;
-	LlmTextMemo text;			/* its body's messages as printed */
-};
-
 static struct json_object *idmsgs_lookup(void *arg, size_t i, const char *sig);
 static struct json_object **convert_contents(AdkModelCall *c, Jsonb *contents,
 											 int *from, ContentKey **keys,
@@ -183,12 +143,6 @@ static void keep_made(AdkModelCall *c, struct json_object **reuse,
 static char *build_body(AdkModelCall *c, Jsonb *contents,
 						const LlmRequestSpec *base, AdkRequestMemo *memo,
 						int *from, LlmRequestLog *log, Jsonb **ledger);
-static int	same_prefix(Jsonb *a, Jsonb *b);
-static int	resume_point(const AdkRequestMemo *memo, int q);
-static void memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
-					  Jsonb *contents, int from, LlmRequestLog *log);
-static void memo_empty(AdkRequestMemo *memo, bool freeing);
-static void memo_release(void *arg);
 static void verify_resumed(AdkModelCall *c, Jsonb *contents,
 						   const LlmRequestSpec *base, const char *body,
 						   AdkRequestMemo *memo, int from);
@@ -383,12 +337,12 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	/* a larger request is built whole (adk_request_memo_max) */
 	if (memo != NULL && (Size) VARSIZE(contents) > adk_request_memo_max())
 	{
-		memo_empty(memo, false);
+		adk_memo_empty(memo, false);
 		memo = NULL;
 	}
 	if (memo != NULL && memo->valid && memo->provider == def->provider &&
 		strcmp(memo->model, def->model) == 0)
-		from = resume_point(memo, same_prefix(memo->contents, contents));
+		from = adk_memo_resume_point(memo, adk_memo_same_prefix(memo->contents, contents));
 	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
 		elog(ERROR, "could not build the request URL");
@@ -398,7 +352,7 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	c->body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
 						 adk_model_calls_bodies ? &c->ledger_request : NULL);
 	if (memo != NULL)
-		memo_take(memo, def->provider, def->model, contents, from, &log);
+		adk_memo_take(memo, def->provider, def->model, contents, from, &log);
 	limit = request_limit(c, &limit_name);
 	if (strlen(c->body) > (size_t) limit)
 	{
@@ -753,207 +707,6 @@ build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 	return body;
 }
 
-/*
- * How many leading contents of b are byte for byte those of a (both
- * arrays): their JEntries and data compared with memcmp, none decoded.
- * Equal bytes are equal contents (jsonb is canonical), and the elements
- * of both are laid out alike up to the first that differs (same lengths,
- * so the same offsets and alignment padding).
- */
-static int
-same_prefix(Jsonb *a, Jsonb *b)
-{
-	int			na = (int) JB_ROOT_COUNT(a);
-	int			nb = (int) JB_ROOT_COUNT(b);
-	const char *da = (const char *) &a->root.children[na];
-	const char *db = (const char *) &b->root.children[nb];
-	uint32		off = 0;
-	int			i;
-
-	for (i = 0; i < na && i < nb; i++)
-	{
-		JEntry		ea = a->root.children[i];
-		JEntry		eb = b->root.children[i];
-		uint32		la;
-		uint32		lb;
-
-		if ((ea & JENTRY_TYPEMASK) != (eb & JENTRY_TYPEMASK))
-			break;
-		la = JBE_HAS_OFF(ea) ? JBE_OFFLENFLD(ea) - off : JBE_OFFLENFLD(ea);
-		lb = JBE_HAS_OFF(eb) ? JBE_OFFLENFLD(eb) - off : JBE_OFFLENFLD(eb);
-		if (la != lb || memcmp(da + off, db + off, la) != 0)
-			break;
-		off += la;
-	}
-	return i;
-}
-
-/*
- * Where a request whose first q contents are the memo's starts: the last
- * boundary at or before q the adapter can resume at (LLM_RESUME_SAME
- * ones only before q: the content after them must be the same), or 0
- * (built whole).
- */
-static int
-resume_point(const AdkRequestMemo *memo, int q)
-{
-	int			b;
-
-	if ((size_t) q >= memo->nb)
-		q = (int) memo->nb - 1;
-	for (b = q; b > 0; b--)
-		if (memo->b[b].resume == LLM_RESUME_ANY ||
-			(memo->b[b].resume == LLM_RESUME_SAME && b < q))
-			return b;
-	return 0;
-}
-
-/*
- * After a successful build of contents (from "from" on, with the log
- * log): the memo holds that request -- the boundaries before "from"
- * kept, the log's from there on, its messages, a copy of the contents.
- * Never raises: when something cannot be kept the memo is emptied (the
- * next request is built whole).  The log is taken over (emptied).
- */
-static void
-memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
-		  Jsonb *contents, int from, LlmRequestLog *log)
-{
-	int			n = (int) JB_ROOT_COUNT(contents);
-	Jsonb	   *copy = NULL;
-	char	   *mcopy = NULL;
-	/* the text the build printed stays, whatever becomes of the rest */
-	LlmTextMemo text = memo->text;
-	size_t		i;
-
-	memset(&memo->text, 0, sizeof(memo->text));
-	if (!memo->valid || from == 0)
-	{
-		memo_empty(memo, false);
-		from = 0;
-	}
-	if (log->failed || log->msgs == NULL || log->n != (size_t) (n - from + 1) ||
-		(copy = MemoryContextAllocExtended(memo->owner, VARSIZE(contents),
-										   MCXT_ALLOC_NO_OOM)) == NULL ||
-		(mcopy = MemoryContextAllocExtended(memo->owner, strlen(model) + 1,
-											MCXT_ALLOC_NO_OOM)) == NULL)
-		goto fail;
-	if ((size_t) n + 1 > memo->cap)
-	{
-		size_t		cap = Max((size_t) n + 1, memo->cap * 2);
-		LlmBoundary *nb = realloc(memo->b, cap * sizeof(LlmBoundary));
-
-		if (nb == NULL)
-			goto fail;
-		memo->b = nb;
-		memo->cap = cap;
-	}
-	memcpy(copy, contents, VARSIZE(contents));
-	strcpy(mcopy, model);
-
-	/* the boundaries from "from" on are this request's */
-	for (i = (size_t) from; i < memo->nb; i++)
-		llm_id_state_free(&memo->b[i].ids);
-	memcpy(&memo->b[from], log->b, log->n * sizeof(LlmBoundary));
-	memo->nb = (size_t) n + 1;
-	log->n = 0;
-	if (memo->msgs != NULL)
-		json_object_put(memo->msgs);
-	memo->msgs = log->msgs;
-	memo->msgs_off = log->msgs_off;
-	log->msgs = NULL;
-	llm_log_free(log);
-	if (memo->contents != NULL)
-		pfree(memo->contents);
-	if (memo->model != NULL)
-		pfree(memo->model);
-	memo->contents = copy;
-	memo->model = mcopy;
-	memo->provider = p;
-	memo->valid = true;
-	memo->text = text;
-	return;
-
-fail:
-	if (copy != NULL)
-		pfree(copy);
-	memo_empty(memo, false);
-	llm_log_free(log);
-	memo->text = text;
-}
-
-/*
- * Forget the memo's request; freeing: owner is going (its memory with
- * it), so only what is not in it is released.
- */
-static void
-memo_empty(AdkRequestMemo *memo, bool freeing)
-{
-	size_t		i;
-
-	for (i = 0; i < memo->nb; i++)
-		llm_id_state_free(&memo->b[i].ids);
-	memo->nb = 0;
-	if (freeing)
-	{
-		free(memo->b);
-		memo->b = NULL;
-		memo->cap = 0;
-	}
-	if (memo->msgs != NULL)
-		json_object_put(memo->msgs);
-	memo->msgs = NULL;
-	llm_text_memo_free(&memo->text);
-	if (!freeing && memo->contents != NULL)
-		pfree(memo->contents);
-	if (!freeing && memo->model != NULL)
-		pfree(memo->model);
-	memo->contents = NULL;
-	memo->model = NULL;
-	memo->valid = false;
-}
-
-static void
-memo_release(void *arg)
-{
-	memo_empty((AdkRequestMemo *) arg, true);
-}
-
-/*
- * The largest request (its contents' bytes) a run keeps memos of for its
- * next requests: a quarter of adk.max_request_bytes.  The memos hold it
- * several times more -- prompt.c a piece per event and the last contents,
- * a request memo its contents, messages and printed text -- and a run
- * with them peaks at about ten times such a request
- * (test/bench/request_memory.sh), 2.5 times adk.max_request_bytes.  A
- * larger request is built whole every time (the copies of its bytes each
- * request makes cost about what that does), and neither its history read
- * (prompt.c) nor its messages (msg_cache.c) are kept: building it holds at
- * most three copies of its bytes at a time (build_body), and while it is
- * in flight its run holds its contents, its text and the ledger's
- * compressed copy.
- */
-Size
-adk_request_memo_max(void)
-{
-	return (Size) adk_max_request_bytes / 4;
-}
-
-/*
- * A request memo living in owner (see AdkRequestMemo).
- */
-AdkRequestMemo *
-adk_request_memo_new(MemoryContext owner)
-{
-	AdkRequestMemo *memo = MemoryContextAllocZero(owner, sizeof(AdkRequestMemo));
-
-	memo->owner = owner;
-	memo->cb.func = memo_release;
-	memo->cb.arg = memo;
-	MemoryContextRegisterResetCallback(owner, &memo->cb);
-	return memo;
-}
-
 /* a message's compact text, for comparing (palloc'd) */
 static char *
 message_text(struct json_object *msg)
@@ -1004,7 +757,7 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 		at = (int) k;
 	}
 	llm_log_free(&vlog);
-	memo_empty(memo, false);
+	adk_memo_empty(memo, false);
 	elog(ERROR, "adk.verify_incremental: the request resumed at content %d differs from the one built whole, at content %d",
 		 from, at);
 }
@@ -1296,88 +1049,4 @@ hand_on_partials(StreamState *st)
 		if (jb != NULL && st->on_partial)
 			st->on_partial(jb, st->arg);
 	}
-}
-
-static Jsonb *
-require_array(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	Jsonb	   *jb;
-
-	if (PG_ARGISNULL(argno))
-		return NULL;
-	jb = PG_GETARG_JSONB_P(argno);
-	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a JSON array", what)));
-	return jb;
-}
-
-static void
-check_args(FunctionCallInfo fcinfo, char **model, Jsonb **contents,
-		   Jsonb **tools, Jsonb **config)
-{
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model must not be null")));
-	*model = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("contents must not be null")));
-	*contents = require_array(fcinfo, 1, "contents");
-	*tools = require_array(fcinfo, 2, "tools");
-	*config = PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3);
-	if (*config && !adk_jsonb_is_object(&(*config)->root))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("config must be a JSON object")));
-}
-
-/*
- * adk_generate(model, contents, tools, config) RETURNS jsonb
- */
-Datum
-adk_generate(PG_FUNCTION_ARGS)
-{
-	char	   *model;
-	Jsonb	   *contents;
-	Jsonb	   *tools;
-	Jsonb	   *config;
-
-	check_args(fcinfo, &model, &contents, &tools, &config);
-	PG_RETURN_JSONB_P(adk_model_call(model, contents, tools, config, false,
-									 NULL, NULL));
-}
-
-static void
-put_row(Jsonb *row, void *arg)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
-	Datum		value = JsonbPGetDatum(row);
-	bool		isnull = false;
-
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
-}
-
-/*
- * adk_generate_stream(model, contents, tools, config) RETURNS SETOF jsonb:
- * the partial responses, then the final one.
- */
-Datum
-adk_generate_stream(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *model;
-	Jsonb	   *contents;
-	Jsonb	   *tools;
-	Jsonb	   *config;
-	Jsonb	   *final;
-
-	check_args(fcinfo, &model, &contents, &tools, &config);
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
-	final = adk_model_call(model, contents, tools, config, true, put_row, rsinfo);
-	put_row(final, rsinfo);
-	return (Datum) 0;
 }

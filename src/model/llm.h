@@ -127,7 +127,7 @@ typedef struct LlmRequestSpec
 	void	   *idarg;
 
 	/*
-	 * Resuming a previous request (generate.c's request memo): when from >
+	 * Resuming a previous request (request_memo.c): when from >
 	 * 0, the request's contents are from + length(contents) contents, of
 	 * which "contents" holds the ones from index "from" on (reuse, idreuse
 	 * and idmsgs are indexed like it: slot k is content from + k; errors
