@@ -25,6 +25,7 @@ OBJS = \
 	src/model/embed.o \
 	src/model/endpoint.o \
 	src/model/generate.o \
+	src/model/generate_sql.o \
 	src/model/guard.o \
 	src/model/http.o \
 	src/model/ledger.o \
@@ -37,6 +38,7 @@ OBJS = \
 	src/model/model_def.o \
 	src/model/msg_cache.o \
 	src/model/request_jsonb.o \
+	src/model/request_memo.o \
 	src/model/sse.o \
 	src/runner/agents.o \
 	src/runner/budget.o \
@@ -49,6 +51,8 @@ OBJS = \
 	src/runner/hitl.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
+	src/runner/prompt_instruction.o \
+	src/runner/prompt_memo.o \
 	src/runner/prompt_sql.o \
 	src/runner/retry.o \
 	src/runner/route.o \

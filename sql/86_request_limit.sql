@@ -64,3 +64,39 @@ SELECT count(*) FILTER (WHERE error_code = 'REQUEST_TOO_LARGE') AS refused,
        count(*) FILTER (WHERE error_code IS NULL AND request IS NOT NULL) AS sent
   FROM adk.model_calls WHERE model = 'rl86_m';
 RESET adk.max_request_bytes;
+
+-- 4. a model's own bound, options.max_request_bytes: the smaller of it
+-- and adk.max_request_bytes applies, so a model (or a call's config) can
+-- lower the superuser's bound but never raise it.  The session's request
+-- (over 8 kB) is under the setting's 20MB and over the model's 4000
+-- bytes: refused, naming the model's bound; nothing sent
+UPDATE adk.models SET options = options || '{"max_request_bytes": 4000}' WHERE name = 'rl86_m';
+SELECT (r).event_data ->> 'error_code' AS error_code,
+       regexp_replace((r).event_data ->> 'error_message', 'of \d+ bytes', 'of N bytes') AS error_message
+  FROM (SELECT adk_run('rl86_app', 'u', 'rl86', 'and again') AS r) s;
+SELECT pg_temp.served('gpt-rl86') AS served;
+-- a call's config cannot raise it; it can lower it further
+SELECT r ->> 'error_code' AS error_code, r ->> 'error_message' ~ 'model "rl86_m" \(4000 bytes\)' AS model_bound
+  FROM adk_generate('rl86_m', jsonb_build_array(jsonb_build_object('role', 'user', 'parts',
+         jsonb_build_array(jsonb_build_object('text', repeat('x', 5000))))),
+         config => '{"max_request_bytes": 1000000}') r;
+SELECT r ->> 'error_code' AS error_code,
+       regexp_replace(r ->> 'error_message', 'of \d+ bytes', 'of N bytes') AS error_message
+  FROM adk_generate('rl86_m', '[{"role": "user", "parts": [{"text": "hi"}]}]',
+         config => '{"max_request_bytes": 10}') r;
+-- a smaller setting still applies to a model with a larger bound
+UPDATE adk.models SET options = options || '{"max_request_bytes": 1000000}' WHERE name = 'rl86_m';
+SET adk.max_request_bytes = '4kB';
+SELECT (r).event_data ->> 'error_code' AS error_code,
+       regexp_replace((r).event_data ->> 'error_message', 'of \d+ bytes', 'of N bytes') AS error_message
+  FROM (SELECT adk_run('rl86_app', 'u', 'rl86', 'once more') AS r) s;
+RESET adk.max_request_bytes;
+SELECT pg_temp.served('gpt-rl86') AS served;
+-- bad values are refused, by the models' trigger and in a call's config
+UPDATE adk.models SET options = options || '{"max_request_bytes": 0}' WHERE name = 'rl86_m';
+UPDATE adk.models SET options = options || '{"max_request_bytes": "1MB"}' WHERE name = 'rl86_m';
+UPDATE adk.models SET options = options || '{"max_request_bytes": 1.5}' WHERE name = 'rl86_m';
+UPDATE adk.models SET options = options || '{"max_request_bytes": 3000000000}' WHERE name = 'rl86_m';
+SELECT adk_generate('rl86_m', '[{"role": "user", "parts": [{"text": "hi"}]}]',
+                    config => '{"max_request_bytes": -1}');
+UPDATE adk.models SET options = options - 'max_request_bytes' WHERE name = 'rl86_m';

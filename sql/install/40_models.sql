@@ -99,6 +99,15 @@ BEGIN
             IF jsonb_typeof(v) <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(v) e WHERE jsonb_typeof(e) <> 'string') THEN
                 RAISE EXCEPTION 'model option "stop_sequences" must be an array of strings' USING ERRCODE = '22023';
             END IF;
+        ELSIF k = 'max_request_bytes' THEN
+            -- the model's own bound on a request; adk.max_request_bytes
+            -- still holds (the smaller of the two applies)
+            IF jsonb_typeof(v) <> 'number' OR v::numeric <> trunc(v::numeric)
+               OR v::numeric < 1 OR v::numeric > 2147483647 THEN
+                RAISE EXCEPTION 'model option "max_request_bytes" must be an integer between 1 and 2147483647'
+                    USING ERRCODE = '22023',
+                    HINT = 'Give the largest request body in bytes the model may be sent; adk.max_request_bytes still applies when it is smaller.';
+            END IF;
         ELSIF k = 'headers' THEN
             NULL;   -- checked below, by the rules every call's config is held to
         ELSIF k = 'system_instruction' THEN
@@ -107,7 +116,7 @@ BEGIN
             END IF;
         ELSE
             RAISE EXCEPTION 'unknown model option "%"', k USING ERRCODE = '22023',
-                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, headers.';
+                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers.';
         END IF;
     END LOOP;
     -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)

@@ -528,9 +528,8 @@ anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
 	{
 		block = json_object_new_object();
 		llm_add_str(block, "type", "text");
-		json_object_object_add(block, "text",
-							   json_object_new_string_len(part->text,
-														  (int) part->text_len));
+		/* referenced, not copied */
+		json_object_object_add(block, "text", json_object_get(part->text_obj));
 		return block;
 	}
 	if (part->kind == LLM_PART_INLINE && !is_model)

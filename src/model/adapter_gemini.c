@@ -235,9 +235,8 @@ gemini_part(const LlmPart *part)
 			if (part->text_len == 0 && part->signature == NULL)
 				return NULL;
 			gp = json_object_new_object();
-			json_object_object_add(gp, "text",
-								   json_object_new_string_len(part->text,
-															  (int) part->text_len));
+			/* referenced, not copied */
+			json_object_object_add(gp, "text", json_object_get(part->text_obj));
 			if (part->thought)
 				json_object_object_add(gp, "thought", json_object_new_boolean(1));
 			break;

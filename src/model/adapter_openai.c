@@ -309,6 +309,8 @@ openai_model_message(struct json_object *messages, struct json_object *parts,
 	LlmBuf		text = {0};
 	struct json_object *calls = json_object_new_array();
 	struct json_object *msg;
+	struct json_object *one = NULL; /* the text part, when one makes it all */
+	int			ntext = 0;
 	size_t		i;
 	size_t		n = json_object_array_length(parts);
 
@@ -324,6 +326,11 @@ openai_model_message(struct json_object *messages, struct json_object *parts,
 		{
 			if (!part.thought && llm_buf_append(&text, part.text, part.text_len) < 0)
 				goto fail;
+			if (!part.thought && part.text_len > 0)
+			{
+				one = part.text_obj;
+				ntext++;
+			}
 			continue;
 		}
 		if (part.kind != LLM_PART_CALL)
@@ -340,9 +347,10 @@ openai_model_message(struct json_object *messages, struct json_object *parts,
 	{
 		msg = json_object_new_object();
 		llm_add_str(msg, "role", "assistant");
-		json_object_object_add(msg, "content", text.len > 0 ?
-							   json_object_new_string_len(text.data, (int) text.len) :
-							   NULL);
+		/* one text part is referenced, not copied (a request's largest part) */
+		json_object_object_add(msg, "content", text.len == 0 ? NULL :
+							   ntext == 1 ? json_object_get(one) :
+							   json_object_new_string_len(text.data, (int) text.len));
 		if (json_object_array_length(calls) > 0)
 			llm_add_ref(msg, "tool_calls", calls);
 		json_object_array_add(messages, msg);
@@ -410,9 +418,8 @@ openai_user_messages(struct json_object *messages, struct json_object *parts,
 					continue;
 				item = json_object_new_object();
 				llm_add_str(item, "type", "text");
-				json_object_object_add(item, "text",
-									   json_object_new_string_len(part.text,
-																  (int) part.text_len));
+				/* referenced, not copied */
+				json_object_object_add(item, "text", json_object_get(part.text_obj));
 				json_object_array_add(items, item);
 				break;
 			case LLM_PART_INLINE:

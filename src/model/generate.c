@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * generate.c
- *	  adk_generate() and adk_generate_stream(): one model call from SQL, and
- *	  adk_model_call(), the same call for the runner.
+ *	  One model call: adk_model_call() and adk_model_start() for the
+ *	  runner, and for adk_generate() (generate_sql.c).
  *
  * The order of work: load the model and its key (model_def.c), merge the
  * model's options with the call's config (the call's options win, except
@@ -25,15 +25,16 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #define json_object pg_json_object_sqlfn
 #include "utils/builtins.h"
 #undef json_object
 #include "fmgr.h"
-#include "funcapi.h"
 #include "nodes/pg_list.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
-#include "utils/tuplestore.h"
+#include "utils/numeric.h"
 
 #include <json-c/json.h>
 
@@ -47,9 +48,7 @@
 #include "model/llm.h"
 #include "model/model_def.h"
 #include "model/msg_cache.h"
-
-PG_FUNCTION_INFO_V1(adk_generate);
-PG_FUNCTION_INFO_V1(adk_generate_stream);
+#include "model/request_memo.h"
 
 int			adk_max_response_bytes = 8 * 1024 * 1024;
 int			adk_max_request_bytes = 20 * 1024 * 1024;
@@ -110,13 +109,14 @@ static void collect_partial(struct json_object *partial, void *arg);
 static void on_chunk(const char *data, size_t len, void *arg);
 static void hand_on_partials(StreamState *st);
 static Jsonb *partial_to_jsonb(StreamState *st, struct json_object *p);
-static Jsonb *require_array(FunctionCallInfo fcinfo, int argno, const char *what);
 static void free_call_objects(void *arg);
 static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg,
 					   AdkRequestMemo *memo);
 static Jsonb *finish_call(AdkModelCall *c);
-static void refuse_request(AdkModelCall *c, size_t len);
+static int	request_limit(AdkModelCall *c, const char **name);
+static void refuse_request(AdkModelCall *c, size_t len, int limit,
+						   const char *name);
 
 /* A content of the request: its jsonb bytes, and whether they were kept */
 typedef struct ContentKey
@@ -134,41 +134,6 @@ typedef struct IdMsgsArg
 	ContentKey *keys;
 } IdMsgsArg;
 
-/*
- * A request memo: the last request built through it, kept whole.  A run
- * keeps one per agent and branch (flow.c), and their requests grow by a
- * turn or a tool call at a time: the next request's contents begin with
- * this one's (up to a content prompt assembly changed: a long-running
- * call answered late, compaction, another writer), so it is built from the
- * first content that differs -- or from the adapter's last boundary before
- * it where it can start again (LlmBoundary) -- and the messages of the
- * contents before are this request's, referenced as they are.  Finding
- * that content is one memcmp over the contents' jsonb; the contents before
- * it are not converted, hashed, looked up or given ids at all, so what a
- * model call costs here besides serializing its request no longer grows
- * with the history.
- *
- * Memory: the struct, the model id and the contents' copy are in owner;
- * the boundaries are malloc'd and msgs is a json-c reference, both
- * released when owner goes (cb) or the memo is emptied.  It holds one
- * request: each new one replaces the old.
- */
-struct AdkRequestMemo
-{
-	MemoryContext owner;
-	MemoryContextCallback cb;
-	bool		valid;
-	LlmProvider provider;
-	char	   *model;			/* the provider's model id */
-	Jsonb	   *contents;		/* the contents it was built of */
-	LlmBoundary *b;				/* its boundaries, 0 .. number of contents */
-	size_t		nb;
-	size_t		cap;
-	struct json_object *msgs;	/* its contents' messages, from msgs_off */
-	size_t		msgs_off;
-	LlmTextMemo text;			/* its body's messages as printed */
-};
-
 static struct json_object *idmsgs_lookup(void *arg, size_t i, const char *sig);
 static struct json_object **convert_contents(AdkModelCall *c, Jsonb *contents,
 											 int *from, ContentKey **keys,
@@ -177,17 +142,11 @@ static void keep_made(AdkModelCall *c, struct json_object **reuse,
 					  LlmIdReuse *idreuse, ContentKey *keys, int n);
 static char *build_body(AdkModelCall *c, Jsonb *contents,
 						const LlmRequestSpec *base, AdkRequestMemo *memo,
-						int *from, LlmRequestLog *log,
-						struct json_object **request);
-static int	same_prefix(Jsonb *a, Jsonb *b);
-static int	resume_point(const AdkRequestMemo *memo, int q);
-static void memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
-					  Jsonb *contents, int from, LlmRequestLog *log);
-static void memo_empty(AdkRequestMemo *memo, bool freeing);
-static void memo_release(void *arg);
+						int *from, LlmRequestLog *log, Jsonb **ledger);
 static void verify_resumed(AdkModelCall *c, Jsonb *contents,
 						   const LlmRequestSpec *base, const char *body,
 						   AdkRequestMemo *memo, int from);
+
 
 /*
  * One model call, waited for.  contents: array of ADK contents; tools:
@@ -341,6 +300,8 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	char	   *url;
 	LlmRequestLog log;
 	int			from = 0;
+	int			limit;
+	const char *limit_name;
 
 	c->tools = tools ? adk_jsonb_to_jsonc(tools, "tools") : NULL;
 	c->config = adk_jsonb_to_jsonc(options, "config");
@@ -376,12 +337,12 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	/* a larger request is built whole (adk_request_memo_max) */
 	if (memo != NULL && (Size) VARSIZE(contents) > adk_request_memo_max())
 	{
-		memo_empty(memo, false);
+		adk_memo_empty(memo, false);
 		memo = NULL;
 	}
 	if (memo != NULL && memo->valid && memo->provider == def->provider &&
 		strcmp(memo->model, def->model) == 0)
-		from = resume_point(memo, same_prefix(memo->contents, contents));
+		from = adk_memo_resume_point(memo, adk_memo_same_prefix(memo->contents, contents));
 	url = llm_request_url(def->provider, def->endpoint, def->model, c->stream);
 	if (url == NULL)
 		elog(ERROR, "could not build the request URL");
@@ -389,24 +350,24 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	free(url);
 	memset(&log, 0, sizeof(log));
 	c->body = build_body(c, contents, &spec, memo, &from, memo ? &log : NULL,
-						 adk_model_calls_bodies ? &c->request : NULL);
+						 adk_model_calls_bodies ? &c->ledger_request : NULL);
 	if (memo != NULL)
-		memo_take(memo, def->provider, def->model, contents, from, &log);
-	if (strlen(c->body) > (size_t) adk_max_request_bytes)
+		adk_memo_take(memo, def->provider, def->model, contents, from, &log);
+	limit = request_limit(c, &limit_name);
+	if (strlen(c->body) > (size_t) limit)
 	{
-		refuse_request(c, strlen(c->body));
+		refuse_request(c, strlen(c->body), limit, limit_name);
 		return;
 	}
 	/* resumed, or printed through the memo: built whole too (tests) */
 	if (memo != NULL && (from > 0 || memo->text.n > 0) && adk_verify_incremental)
 		verify_resumed(c, contents, &spec, c->body, memo, from);
-	/* the ledger's form of it now, so that the json-c form can go */
-	if (c->request != NULL)
+	/* a key written into the request shows in its text only */
+	if (c->ledger_request != NULL && def->api_key != NULL &&
+		def->api_key[0] != '\0' && strstr(c->body, def->api_key) != NULL)
 	{
-		c->ledger_request = adk_ledger_request(c->body, c->request,
-											   def->api_key);
-		json_object_put(c->request);
-		c->request = NULL;
+		pfree(c->ledger_request);
+		c->ledger_request = adk_ledger_request_redacted(c->body, def->api_key);
 	}
 
 	memset(req, 0, sizeof(*req));
@@ -448,21 +409,63 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 }
 
 /*
- * A request of len bytes, more than adk.max_request_bytes: it is not sent.
+ * The largest request the call may send, and what sets it (for the error
+ * message): adk.max_request_bytes, or the model's or the call's
+ * max_request_bytes option when smaller.  An option only ever lowers the
+ * superuser's setting -- whoever may define a model or make a call must
+ * not be able to raise a bound a superuser set on the server's memory --
+ * and a call's config cannot raise its model's option either (the
+ * smallest of the three applies).  c->config is the model's options
+ * merged with the call's (the call's win), so the model's own value is
+ * read from its definition.
+ */
+static int
+request_limit(AdkModelCall *c, const char **name)
+{
+	int			limit = adk_max_request_bytes;
+	int			call = adk_call_int_option(c->config, "max_request_bytes", INT_MAX);
+	JsonbValue	v;
+
+	*name = "adk.max_request_bytes";
+	if (getKeyJsonValueFromContainer(&c->def.options->root, "max_request_bytes",
+									 strlen("max_request_bytes"), &v) != NULL &&
+		v.type == jbvNumeric)
+	{
+		/* the models' trigger keeps it an integer in 1 .. INT_MAX */
+		int64		model = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+															  NumericGetDatum(v.val.numeric)));
+
+		if (model > 0 && model < limit)
+		{
+			limit = (int) model;
+			*name = psprintf("the max_request_bytes option of model \"%s\"",
+							 c->def.name);
+		}
+	}
+	if (call > 0 && call < limit)
+	{
+		limit = call;
+		*name = "the call's max_request_bytes option";
+	}
+	return limit;
+}
+
+/*
+ * A request of len bytes, more than limit (named name): it is not sent.
  * The call is ready at once and fails with REQUEST_TOO_LARGE (finish_call
  * makes the response and the ledger row of it, without the request).
  */
 static void
-refuse_request(AdkModelCall *c, size_t len)
+refuse_request(AdkModelCall *c, size_t len, int limit, const char *name)
 {
 	c->resp.error_code = "REQUEST_TOO_LARGE";
 	c->resp.error_message =
-		psprintf("the request of %zu bytes is larger than adk.max_request_bytes (%d bytes) and was not sent: "
+		psprintf("the request of %zu bytes is larger than %s (%d bytes) and was not sent: "
 				 "compact the session (adk_compact(), or the app's compaction settings) or start a new one",
-				 len, adk_max_request_bytes);
-	if (c->request != NULL)
-		json_object_put(c->request);
-	c->request = NULL;
+				 len, name, limit);
+	if (c->ledger_request != NULL)
+		pfree(c->ledger_request);
+	c->ledger_request = NULL;
 	if (c->tools)
 		json_object_put(c->tools);
 	c->tools = NULL;
@@ -505,8 +508,14 @@ convert_contents(AdkModelCall *c, Jsonb *contents, int *from,
 	*keys = NULL;
 	*n = 0;
 	*idreuse = NULL;
+	/*
+	 * The messages of a request larger than adk_request_memo_max are not
+	 * kept either: the backend's cache would hold them (and their text
+	 * and jsonb, once printed and stored) besides the request's own.
+	 */
 	if (!llm_reuses_contents(p) || !JB_ROOT_IS_ARRAY(contents) ||
-		JB_ROOT_IS_SCALAR(contents))
+		JB_ROOT_IS_SCALAR(contents) ||
+		(Size) VARSIZE(contents) > adk_request_memo_max())
 		goto whole;
 	count = (int) JB_ROOT_COUNT(contents);
 	reuse = palloc0(sizeof(struct json_object *) * (count - *from + 1));
@@ -622,13 +631,21 @@ keep_made(AdkModelCall *c, struct json_object **reuse, LlmIdReuse *idreuse,
  * Build the request body (malloc'd) of contents from *from on, base giving
  * the rest of the spec; when *from > 0 the contents before are memo's
  * (resumed).  *from is set to 0 when the request is built whole after
- * all.  log, when not NULL, gets the build's boundaries; request, when
- * not NULL, the body in json-c.  An invalid request raises (log empty).
+ * all.  log, when not NULL, gets the build's boundaries; ledger, when not
+ * NULL, the request as the ledger stores it (adk_ledger_request).  An
+ * invalid request raises (log empty).
+ *
+ * Memory: one copy of the request's bytes at a time is made and let go
+ * of as the next is made.  The contents in json-c go once the provider's
+ * body is built of them, the ledger's jsonb is made of that body and
+ * compressed before the body is printed, and the body in json-c goes once
+ * it is printed.  So besides the contents' jsonb (the caller's) a build
+ * holds at most two copies: the contents and the body in json-c, then the
+ * body and the ledger's jsonb, then the body and its text.
  */
 static char *
 build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
-		   AdkRequestMemo *memo, int *from, LlmRequestLog *log,
-		   struct json_object **request)
+		   AdkRequestMemo *memo, int *from, LlmRequestLog *log, Jsonb **ledger)
 {
 	LlmRequestSpec spec = *base;
 	struct json_object **reuse;
@@ -664,12 +681,12 @@ build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 	/* the messages it shares with the memo's request are copied as text */
 	spec.text = memo != NULL ? &memo->text : NULL;
 
-	body = llm_build_request_keep(&spec, &build_err, request);
+	c->request = llm_build_request_object(&spec, &build_err);
 	if (reuse != NULL)
 		keep_made(c, reuse, idreuse, keys, ncontents);
 	json_object_put(c->contents);
 	c->contents = NULL;
-	if (body == NULL)
+	if (c->request == NULL)
 	{
 		char	   *msg = pstrdup(build_err ? build_err : "invalid request");
 
@@ -678,206 +695,16 @@ build_body(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid model request: %s", msg)));
 	}
+	if (ledger != NULL)
+		*ledger = adk_ledger_request(c->request);
+	body = llm_print_request(&spec, c->request);
+	json_object_put(c->request);
+	c->request = NULL;
+	if (body == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
 	return body;
-}
-
-/*
- * How many leading contents of b are byte for byte those of a (both
- * arrays): their JEntries and data compared with memcmp, none decoded.
- * Equal bytes are equal contents (jsonb is canonical), and the elements
- * of both are laid out alike up to the first that differs (same lengths,
- * so the same offsets and alignment padding).
- */
-static int
-same_prefix(Jsonb *a, Jsonb *b)
-{
-	int			na = (int) JB_ROOT_COUNT(a);
-	int			nb = (int) JB_ROOT_COUNT(b);
-	const char *da = (const char *) &a->root.children[na];
-	const char *db = (const char *) &b->root.children[nb];
-	uint32		off = 0;
-	int			i;
-
-	for (i = 0; i < na && i < nb; i++)
-	{
-		JEntry		ea = a->root.children[i];
-		JEntry		eb = b->root.children[i];
-		uint32		la;
-		uint32		lb;
-
-		if ((ea & JENTRY_TYPEMASK) != (eb & JENTRY_TYPEMASK))
-			break;
-		la = JBE_HAS_OFF(ea) ? JBE_OFFLENFLD(ea) - off : JBE_OFFLENFLD(ea);
-		lb = JBE_HAS_OFF(eb) ? JBE_OFFLENFLD(eb) - off : JBE_OFFLENFLD(eb);
-		if (la != lb || memcmp(da + off, db + off, la) != 0)
-			break;
-		off += la;
-	}
-	return i;
-}
-
-/*
- * Where a request whose first q contents are the memo's starts: the last
- * boundary at or before q the adapter can resume at (LLM_RESUME_SAME
- * ones only before q: the content after them must be the same), or 0
- * (built whole).
- */
-static int
-resume_point(const AdkRequestMemo *memo, int q)
-{
-	int			b;
-
-	if ((size_t) q >= memo->nb)
-		q = (int) memo->nb - 1;
-	for (b = q; b > 0; b--)
-		if (memo->b[b].resume == LLM_RESUME_ANY ||
-			(memo->b[b].resume == LLM_RESUME_SAME && b < q))
-			return b;
-	return 0;
-}
-
-/*
- * After a successful build of contents (from "from" on, with the log
- * log): the memo holds that request -- the boundaries before "from"
- * kept, the log's from there on, its messages, a copy of the contents.
- * Never raises: when something cannot be kept the memo is emptied (the
- * next request is built whole).  The log is taken over (emptied).
- */
-static void
-memo_take(AdkRequestMemo *memo, LlmProvider p, const char *model,
-		  Jsonb *contents, int from, LlmRequestLog *log)
-{
-	int			n = (int) JB_ROOT_COUNT(contents);
-	Jsonb	   *copy = NULL;
-	char	   *mcopy = NULL;
-	/* the text the build printed stays, whatever becomes of the rest */
-	LlmTextMemo text = memo->text;
-	size_t		i;
-
-	memset(&memo->text, 0, sizeof(memo->text));
-	if (!memo->valid || from == 0)
-	{
-		memo_empty(memo, false);
-		from = 0;
-	}
-	if (log->failed || log->msgs == NULL || log->n != (size_t) (n - from + 1) ||
-		(copy = MemoryContextAllocExtended(memo->owner, VARSIZE(contents),
-										   MCXT_ALLOC_NO_OOM)) == NULL ||
-		(mcopy = MemoryContextAllocExtended(memo->owner, strlen(model) + 1,
-											MCXT_ALLOC_NO_OOM)) == NULL)
-		goto fail;
-	if ((size_t) n + 1 > memo->cap)
-	{
-		size_t		cap = Max((size_t) n + 1, memo->cap * 2);
-		LlmBoundary *nb = realloc(memo->b, cap * sizeof(LlmBoundary));
-
-		if (nb == NULL)
-			goto fail;
-		memo->b = nb;
-		memo->cap = cap;
-	}
-	memcpy(copy, contents, VARSIZE(contents));
-	strcpy(mcopy, model);
-
-	/* the boundaries from "from" on are this request's */
-	for (i = (size_t) from; i < memo->nb; i++)
-		llm_id_state_free(&memo->b[i].ids);
-	memcpy(&memo->b[from], log->b, log->n * sizeof(LlmBoundary));
-	memo->nb = (size_t) n + 1;
-	log->n = 0;
-	if (memo->msgs != NULL)
-		json_object_put(memo->msgs);
-	memo->msgs = log->msgs;
-	memo->msgs_off = log->msgs_off;
-	log->msgs = NULL;
-	llm_log_free(log);
-	if (memo->contents != NULL)
-		pfree(memo->contents);
-	if (memo->model != NULL)
-		pfree(memo->model);
-	memo->contents = copy;
-	memo->model = mcopy;
-	memo->provider = p;
-	memo->valid = true;
-	memo->text = text;
-	return;
-
-fail:
-	if (copy != NULL)
-		pfree(copy);
-	memo_empty(memo, false);
-	llm_log_free(log);
-	memo->text = text;
-}
-
-/*
- * Forget the memo's request; freeing: owner is going (its memory with
- * it), so only what is not in it is released.
- */
-static void
-memo_empty(AdkRequestMemo *memo, bool freeing)
-{
-	size_t		i;
-
-	for (i = 0; i < memo->nb; i++)
-		llm_id_state_free(&memo->b[i].ids);
-	memo->nb = 0;
-	if (freeing)
-	{
-		free(memo->b);
-		memo->b = NULL;
-		memo->cap = 0;
-	}
-	if (memo->msgs != NULL)
-		json_object_put(memo->msgs);
-	memo->msgs = NULL;
-	llm_text_memo_free(&memo->text);
-	if (!freeing && memo->contents != NULL)
-		pfree(memo->contents);
-	if (!freeing && memo->model != NULL)
-		pfree(memo->model);
-	memo->contents = NULL;
-	memo->model = NULL;
-	memo->valid = false;
-}
-
-static void
-memo_release(void *arg)
-{
-	memo_empty((AdkRequestMemo *) arg, true);
-}
-
-/*
- * The largest request (its contents' bytes) a run keeps memos of for its
- * next requests: a quarter of adk.max_request_bytes.  The memos hold it
- * several times more -- prompt.c a piece per event and the last contents,
- * a request memo its contents, messages and printed text -- and a run
- * with them peaks at about ten times such a request
- * (test/bench/request_memory.sh), 2.5 times adk.max_request_bytes.  A
- * larger request is built whole every time (the copies of its bytes each
- * request makes cost about what that does), and its run holds three
- * copies of it while it is in flight: its history, its contents, its
- * text.
- */
-Size
-adk_request_memo_max(void)
-{
-	return (Size) adk_max_request_bytes / 4;
-}
-
-/*
- * A request memo living in owner (see AdkRequestMemo).
- */
-AdkRequestMemo *
-adk_request_memo_new(MemoryContext owner)
-{
-	AdkRequestMemo *memo = MemoryContextAllocZero(owner, sizeof(AdkRequestMemo));
-
-	memo->owner = owner;
-	memo->cb.func = memo_release;
-	memo->cb.arg = memo;
-	MemoryContextRegisterResetCallback(owner, &memo->cb);
-	return memo;
 }
 
 /* a message's compact text, for comparing (palloc'd) */
@@ -898,7 +725,6 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 			   const char *body, AdkRequestMemo *memo, int from)
 {
 	LlmRequestLog vlog;
-	struct json_object *vreq = NULL;
 	char	   *whole;
 	int			zero = 0;
 	int			at = -1;
@@ -906,11 +732,10 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 	size_t		k;
 
 	memset(&vlog, 0, sizeof(vlog));
-	whole = build_body(c, contents, base, NULL, &zero, &vlog, &vreq);
+	whole = build_body(c, contents, base, NULL, &zero, &vlog, NULL);
 	if (strcmp(whole, body) == 0)
 	{
 		free(whole);
-		json_object_put(vreq);
 		llm_log_free(&vlog);
 		return;
 	}
@@ -931,9 +756,8 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 				break;
 		at = (int) k;
 	}
-	json_object_put(vreq);
 	llm_log_free(&vlog);
-	memo_empty(memo, false);
+	adk_memo_empty(memo, false);
 	elog(ERROR, "adk.verify_incremental: the request resumed at content %d differs from the one built whole, at content %d",
 		 from, at);
 }
@@ -1225,88 +1049,4 @@ hand_on_partials(StreamState *st)
 		if (jb != NULL && st->on_partial)
 			st->on_partial(jb, st->arg);
 	}
-}
-
-static Jsonb *
-require_array(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	Jsonb	   *jb;
-
-	if (PG_ARGISNULL(argno))
-		return NULL;
-	jb = PG_GETARG_JSONB_P(argno);
-	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a JSON array", what)));
-	return jb;
-}
-
-static void
-check_args(FunctionCallInfo fcinfo, char **model, Jsonb **contents,
-		   Jsonb **tools, Jsonb **config)
-{
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model must not be null")));
-	*model = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("contents must not be null")));
-	*contents = require_array(fcinfo, 1, "contents");
-	*tools = require_array(fcinfo, 2, "tools");
-	*config = PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3);
-	if (*config && !adk_jsonb_is_object(&(*config)->root))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("config must be a JSON object")));
-}
-
-/*
- * adk_generate(model, contents, tools, config) RETURNS jsonb
- */
-Datum
-adk_generate(PG_FUNCTION_ARGS)
-{
-	char	   *model;
-	Jsonb	   *contents;
-	Jsonb	   *tools;
-	Jsonb	   *config;
-
-	check_args(fcinfo, &model, &contents, &tools, &config);
-	PG_RETURN_JSONB_P(adk_model_call(model, contents, tools, config, false,
-									 NULL, NULL));
-}
-
-static void
-put_row(Jsonb *row, void *arg)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
-	Datum		value = JsonbPGetDatum(row);
-	bool		isnull = false;
-
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
-}
-
-/*
- * adk_generate_stream(model, contents, tools, config) RETURNS SETOF jsonb:
- * the partial responses, then the final one.
- */
-Datum
-adk_generate_stream(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *model;
-	Jsonb	   *contents;
-	Jsonb	   *tools;
-	Jsonb	   *config;
-	Jsonb	   *final;
-
-	check_args(fcinfo, &model, &contents, &tools, &config);
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
-	final = adk_model_call(model, contents, tools, config, true, put_row, rsinfo);
-	put_row(final, rsinfo);
-	return (Datum) 0;
 }

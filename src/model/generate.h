@@ -29,14 +29,17 @@ extern int	adk_max_request_bytes;
  */
 extern bool adk_verify_incremental;
 
-/* The largest request a run keeps memos of for its next ones, in bytes */
+/*
+ * The largest request a run keeps memos of for its next ones, in bytes
+ * (request_memo.c)
+ */
 extern Size adk_request_memo_max(void);
 
 /* One model call in flight (generate.c) */
 typedef struct AdkModelCall AdkModelCall;
 
 /*
- * The previous request built through it (generate.c), so that the next
+ * The previous request built through it (request_memo.c), so that the next
  * one, whose contents begin with the same contents, is built from where
  * they stop being the same: what the contents before made is taken as it
  * is.  It lives in the memory context it was made in; its json-c objects

@@ -4,7 +4,7 @@
  *	  The two borders of a model call.
  *
  * Going out: the transport options a call may set -- headers, timeout_ms,
- * connect_timeout_ms, retries -- are checked by adk_check_call_options(),
+ * connect_timeout_ms, retries, max_request_bytes -- are checked by adk_check_call_options(),
  * the one set of rules for adk.models.options (the table's trigger calls
  * it through adk._check_call_options) and for the config of every call
  * (adk_generate, adk_generate_stream, the runner).  Header names must be
@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "fmgr.h"
@@ -79,6 +80,8 @@ adk_check_call_options(struct json_object *options, const char *what)
 	check_int_option(options, what, "connect_timeout_ms",
 					 ADK_MIN_TIMEOUT_MS, ADK_MAX_CONNECT_TIMEOUT_MS);
 	check_int_option(options, what, "retries", 0, ADK_MAX_RETRIES);
+	/* only lowers adk.max_request_bytes (generate.c) */
+	check_int_option(options, what, "max_request_bytes", 1, INT_MAX);
 	if (json_object_object_get_ex(options, "headers", &headers))
 		check_headers(headers, what);
 }

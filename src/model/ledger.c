@@ -211,28 +211,30 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 }
 
 /*
- * The request of a model call as adk.model_calls stores it: body (the
- * JSON text sent) as it would read back with the key (secret) redacted,
- * compressed.  Without the key in it, that is the json-c object the text
- * was printed from (request; json_bridge.c converts numbers through the
- * same text and NULs as the text path does): no parse of the whole
- * history again, and the kept messages' jsonb is copied
- * (request_jsonb.c).  Made before the request is sent, so that its
- * json-c form can go then, and the text once the answer is in: a call
- * holds its request as text, and as a compressed jsonb, not four times.
+ * The request of a model call as adk.model_calls stores it, compressed:
+ * the json-c object its text is printed from (json_bridge.c converts
+ * numbers through the same text and NULs as the text path does), so the
+ * history is not parsed again, and the kept messages' jsonb is copied
+ * (request_jsonb.c).  It is made before the text is printed, once what
+ * the body was built of is gone, and compressed at once: a call holds at
+ * most three copies of its request's bytes at any time (generate.c).
  */
 Jsonb *
-adk_ledger_request(const char *body, struct json_object *request,
-				   const char *secret)
+adk_ledger_request(struct json_object *request)
 {
-	Jsonb	   *req;
+	return compress_request(adk_request_jsonb(request));
+}
 
-	if (request != NULL &&
-		(secret == NULL || secret[0] == '\0' || strstr(body, secret) == NULL))
-		req = adk_request_jsonb(request);
-	else
-		req = adk_cstring_to_jsonb(redact(body, strlen(body), secret));
-	return compress_request(req);
+/*
+ * The same made of the text sent (body), every occurrence of the key
+ * (secret) replaced: for a body that holds the key, which only its text
+ * shows (a key written into a message, say).
+ */
+Jsonb *
+adk_ledger_request_redacted(const char *body, const char *secret)
+{
+	return compress_request(adk_cstring_to_jsonb(redact(body, strlen(body),
+														 secret)));
 }
 
 /*

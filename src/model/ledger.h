@@ -63,8 +63,8 @@ extern bool adk_model_calls_bodies;
 /* Set by the runner while an invocation runs; NULL otherwise. */
 extern char *adk_current_invocation_id;
 
-extern Jsonb *adk_ledger_request(const char *body, struct json_object *request,
-								 const char *secret);
+extern Jsonb *adk_ledger_request(struct json_object *request);
+extern Jsonb *adk_ledger_request_redacted(const char *body, const char *secret);
 extern void adk_ledger_record(const AdkModelCallRecord *rec);
 
 #endif							/* ADK_LEDGER_H */

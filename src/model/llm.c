@@ -197,16 +197,23 @@ llm_reuses_contents(LlmProvider p)
 char *
 llm_build_request(const LlmRequestSpec *spec, char **errmsg)
 {
-	return llm_build_request_keep(spec, errmsg, NULL);
+	struct json_object *body = llm_build_request_object(spec, errmsg);
+	char	   *out;
+
+	if (body == NULL)
+		return NULL;
+	out = llm_print_request(spec, body);
+	json_object_put(body);
+	if (out == NULL)
+		llm_set_errmsg(errmsg, "out of memory");
+	return out;
 }
 
-char *
-llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
-					   struct json_object **obj)
+struct json_object *
+llm_build_request_object(const LlmRequestSpec *spec, char **errmsg)
 {
 	const LlmAdapter *ad;
 	struct json_object *body;
-	char	   *out;
 
 	if (errmsg != NULL)
 		*errmsg = NULL;
@@ -238,23 +245,22 @@ llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
 		if (spec->log != NULL)
 			llm_log_free(spec->log);
 		llm_set_errmsg(errmsg, "out of memory");
-		return NULL;
 	}
+	return body;
+}
+
+char *
+llm_print_request(const LlmRequestSpec *spec, struct json_object *body)
+{
+	char	   *out;
+
 	/* the array of messages (Gemini: contents) is where memo runs are */
 	out = spec->text != NULL ?
 		llm_request_compact_memo(body, spec->provider == LLM_GEMINI ?
 								 "contents" : "messages", spec->text) :
 		llm_request_compact(body);
-	if (out != NULL && obj != NULL)
-		*obj = body;
-	else
-		json_object_put(body);
-	if (out == NULL)
-	{
-		if (spec->log != NULL)
-			llm_log_free(spec->log);
-		llm_set_errmsg(errmsg, "out of memory");
-	}
+	if (out == NULL && spec->log != NULL)
+		llm_log_free(spec->log);
 	return out;
 }
 

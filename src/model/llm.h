@@ -127,7 +127,7 @@ typedef struct LlmRequestSpec
 	void	   *idarg;
 
 	/*
-	 * Resuming a previous request (generate.c's request memo): when from >
+	 * Resuming a previous request (request_memo.c): when from >
 	 * 0, the request's contents are from + length(contents) contents, of
 	 * which "contents" holds the ones from index "from" on (reuse, idreuse
 	 * and idmsgs are indexed like it: slot k is content from + k; errors
@@ -260,11 +260,17 @@ extern char *llm_request_url(LlmProvider p, const char *endpoint,
 extern char *llm_build_request(const LlmRequestSpec *spec, char **errmsg);
 
 /*
- * The same; when it succeeds and obj is not NULL, *obj is set to the body
- * as a json-c object (the caller puts it), the text being its compact form.
+ * llm_build_request in two steps, so that a caller can let go of what the
+ * body was built of (spec->contents) before it is printed: the body as a
+ * json-c object (the caller puts it; NULL and *errmsg as for
+ * llm_build_request), then its text (malloc'd, the compact form of body
+ * through spec->text when set; NULL when out of memory).  On failure
+ * spec->log is emptied.
  */
-extern char *llm_build_request_keep(const LlmRequestSpec *spec, char **errmsg,
-									struct json_object **obj);
+extern struct json_object *llm_build_request_object(const LlmRequestSpec *spec,
+													char **errmsg);
+extern char *llm_print_request(const LlmRequestSpec *spec,
+							   struct json_object *body);
 
 /*
  * Parse a complete non-streaming HTTP response into a new LlmResponse.
@@ -449,6 +455,8 @@ typedef struct LlmPart
 	LlmPartKind kind;
 	const char *text;			/* TEXT */
 	size_t		text_len;
+	struct json_object *text_obj;	/* TEXT: the string object of text, for
+									 * a message to reference (not copy) */
 	int			thought;		/* TEXT: model reasoning */
 	const char *signature;		/* thought_signature, any kind, or NULL */
 	const char *id;				/* CALL, RESPONSE: NULL when none */

@@ -169,6 +169,7 @@ llm_data_decode(struct json_object *part, int kind, size_t ci, size_t pi,
 		out->kind = LLM_PART_TEXT;
 		out->text = json_object_get_string(t);
 		out->text_len = (size_t) json_object_get_string_len(t);
+		out->text_obj = t;
 		return 0;
 	}
 	out->kind = LLM_PART_INLINE;

@@ -246,7 +246,7 @@ adk_msg_cache_put(LlmProvider p, uint32 h, const char *key, size_t len,
 
 	/*
 	 * Memos first, also when msgs is not kept (another content with the
-	 * same bytes was): the request memo (generate.c) references these very
+	 * same bytes was): the request memo (request_memo.c) references these very
 	 * messages in the next requests, which then copy their text too.
 	 */
 	if (!memo_all(msgs) || find2((int) p, h, key, len, NULL, 0) != NULL ||

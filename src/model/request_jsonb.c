@@ -36,6 +36,7 @@ static Jsonb *container_jsonb(struct json_object *v, int depth, List **made);
 static void part_value(struct json_object *v, int depth, JsonbValue *out,
 					   List **made);
 static void root_value(Jsonb *jb, JsonbValue *out);
+static bool has_memo(struct json_object *v, int depth);
 
 Jsonb *
 adk_request_jsonb(struct json_object *body)
@@ -44,6 +45,14 @@ adk_request_jsonb(struct json_object *body)
 	Jsonb	   *jb;
 	JsonbValue	v;
 
+	/*
+	 * Without a kept message there is nothing to copy: converted in one
+	 * pass, its strings referenced until the result is written, so the
+	 * request's bytes are written once, not a second time in parts (a
+	 * large request keeps none, generate.c).
+	 */
+	if (!has_memo(body, 0))
+		return adk_jsonc_to_jsonb(body);
 	if (llm_msg_memo(body) != NULL ||
 		!(json_object_is_type(body, json_type_object) ||
 		  json_object_is_type(body, json_type_array)))
@@ -57,6 +66,39 @@ adk_request_jsonb(struct json_object *body)
 	/* the parts' bytes are copied: the new ones are not needed any more */
 	list_free_deep(made);
 	return jb;
+}
+
+/*
+ * Whether v, at nesting depth "depth" of the body, or a value in it down to
+ * depth 2 (where part_value stops looking) is a kept message.
+ */
+static bool
+has_memo(struct json_object *v, int depth)
+{
+	if (llm_msg_memo(v) != NULL)
+		return true;
+	if (depth >= 2)
+		return false;
+	if (json_object_is_type(v, json_type_array))
+	{
+		size_t		n = json_object_array_length(v);
+		size_t		i;
+
+		for (i = 0; i < n; i++)
+			if (has_memo(json_object_array_get_idx(v, i), depth + 1))
+				return true;
+	}
+	else if (json_object_is_type(v, json_type_object))
+	{
+		struct json_object_iter it;
+
+		json_object_object_foreachC(v, it)
+		{
+			if (has_memo(it.val, depth + 1))
+				return true;
+		}
+	}
+	return false;
 }
 
 /*

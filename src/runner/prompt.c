@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * prompt.c
- *	  Prompt assembly: what the model sees of the session history, and the
- *	  system instruction.
+ *	  Prompt assembly: the contents of a request, what the model sees of
+ *	  the session history, and the pairing of function calls and responses.
  *
- * The rules are ADK Python's flows/llm_flows/contents.py (SPEC §5):
+ * The rules are ADK Python's flows/llm_flows/contents.py:
  *	- events without content, partial events, events of other branches
  *	  (an event's branch must be a prefix of the current one) and the
  *	  internal adk_request_confirmation / adk_request_credential calls are
@@ -31,10 +31,9 @@
  * through the (app, user, session, seq) index, or by adk._prompt_events
  * (sql/install/65_compaction.sql) once the session is compacted:
  * compaction summaries stand in for the events they cover, and only the
- * events after the covered prefix are read.  Within a run, what was read
- * is kept (HistCache), and each request extends the previous one: only
- * the events from the first one that could give other contents than last
- * time are paired and placed again (memo_resume_at).
+ * events after the covered prefix are read.  What a run keeps of it
+ * between requests, and where the next request resumes, is
+ * prompt_memo.c's; the system instruction is prompt_instruction.c's.
  *
  * IDENTIFICATION
  *	  src/runner/prompt.c
@@ -43,7 +42,6 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
 #include <limits.h>
 
 #include "common/hashfn.h"
@@ -54,67 +52,8 @@
 #include "common/jsonb_util.h"
 #include "model/generate.h"
 #include "runner/builtin_tools.h"
+#include "runner/prompt_history.h"
 #include "runner/runner.h"
-#include "store/session_read.h"
-
-/* A part of an event with calls or responses, as pairing sees it */
-typedef struct PartInfo
-{
-	char		kind;			/* 'c' function call, 'r' function response,
-								 * 0 anything else */
-	bool		long_running;	/* a call listed in long_running_tool_ids */
-	char	   *id;				/* its id, or NULL */
-	uint32		hash;			/* of id */
-} PartInfo;
-
-/* The responses moved up after a call, as one source each (RespStep) */
-typedef struct RespStep
-{
-	int			at;				/* the response event's index */
-	struct HistEvent *src;		/* the run's event it is a copy of */
-	bool		other;			/* another agent's: as context */
-	uint64		skip;			/* its parts answered again later (bit k) */
-} RespStep;
-
-/* One event of the history, as prompt assembly sees it. */
-typedef struct HistEvent
-{
-	Jsonb	   *event;
-	char	   *author;
-	JsonbContainer *parts;		/* content.parts, NULL when none */
-	char	   *role;
-	bool		has_calls;
-	bool		only_responses; /* every part a function_response */
-	bool		has_responses;
-	bool		consumed;		/* already placed after its call */
-	/* with has_calls or has_responses: one per element of parts */
-	PartInfo   *pinfo;
-	int			npinfo;
-
-	/*
-	 * What the event itself adds to a request (a jsonb array of 0 or 1
-	 * contents), kept with the event for the run's next requests when it
-	 * depends on nothing but the event and what is paired of it: another
-	 * agent's event (as context), or its own content, which sends the
-	 * parts that are paired (piece_sig, bit k: part k; events of up to 64
-	 * parts).  piece_other: made as another agent's event.  The history
-	 * cache's rules (compaction, other writers, branches) decide which
-	 * events there are; a piece lives and goes with its event.
-	 */
-	Jsonb	   *piece;
-	bool		piece_other;
-	uint64		piece_sig;
-
-	/*
-	 * The responses moved up after this event's calls, kept likewise with
-	 * the steps that made them: they are reused while the same events
-	 * answer the calls in the same way.
-	 */
-	Jsonb	   *resp_piece;
-	RespStep   *resp_steps;
-	int			resp_nsteps;
-	struct HistEvent *kept;		/* the run's event this is a copy of, or NULL */
-} HistEvent;
 
 /* The contents of a request, as the containers of its pieces */
 typedef struct ContentsOut
@@ -126,7 +65,8 @@ typedef struct ContentsOut
 
 /*
  * The call and response ids of a request, built once per request so that
- * pairing costs O(parts), not O(history) per call (issue 12, §7):
+ * pairing costs O(parts), not O(history) per call (a tool loop sends the
+ * whole history with every model call):
  * sent_call / sent_response, whether the request sends a call / response
  * with the id (the user's and this agent's events from the start of the
  * request on, not left out), so that no call goes without its response
@@ -154,66 +94,6 @@ typedef struct IdIndex
 	uint32		mask;
 } IdIndex;
 
-/* An id of the parts of a HistCache's events: the first event with one */
-typedef struct FirstId
-{
-	struct FirstId *next;
-	const char *id;
-	uint32		hash;
-	int			first;
-} FirstId;
-
-/*
- * What the run's previous request of a HistCache's events was made of
- * (memo_resume_at): for agent, of events [0, nevents); the call event
- * cut_to_latest_response cut after (INT_MAX: none); ev_elem[i], i in
- * [0, nevents], how many of its contents came before event i; its
- * contents.  agent NULL: none yet.
- */
-typedef struct PromptMemo
-{
-	char	   *agent;
-	int			nevents;
-	int			cut_from;
-	int		   *ev_elem;
-	int			cap;
-	Jsonb	   *contents;
-} PromptMemo;
-
-/*
- * What a run has read of its session for one branch, kept between model
- * calls (issue 12 §7): the events that pass the branch filter, and the
- * last seq read.  The next call reads only the events after it, so prompt
- * assembly costs O(new events) in reads, not O(history) -- a tool loop of
- * 50 calls reads the history once.  Events are append-only and a session's
- * seq only grows (appends take the session row lock), so a foreign writer's
- * events (ADK-JS) are simply the next ones read.  A compacted session is
- * read through adk._prompt_events every time (summaries stand in for the
- * events they cover), and its cache dropped.  The ids of the events' parts
- * (FirstId, a hash table) and the previous request (PromptMemo) go with
- * the events.
- */
-typedef struct HistCache
-{
-	char	   *branch;			/* NULL: the root branch */
-	int64		last_seq;
-	List	   *events;			/* HistEvent *, in the run's memory */
-	Size		bytes;			/* the events' jsonb bytes */
-	FirstId   **ids;
-	uint32		ids_mask;
-	int			nids;
-	PromptMemo	memo;
-} HistCache;
-
-static List *read_history(AdkRun *run, const char *branch,
-						  HistCache **cache);
-static List *history_copies(HistCache *cache, int from, bool keep);
-static void forget_pieces(HistCache *cache);
-static int	memo_resume_at(HistCache *cache, AdkAgent *agent);
-static void note_ids(HistCache *cache, HistEvent *h, int at);
-static void memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent,
-					  int from, int len, const int *ev_elem, int nkeep,
-					  int cut_from, Jsonb *result);
 static Jsonb *build_from(AdkRun *run, AdkAgent *agent, HistCache *cache,
 						 List *fresh, int from);
 static bool belongs_to_branch(Jsonb *event, const char *branch);
@@ -239,9 +119,9 @@ static void add_piece(ContentsOut *out, Jsonb *piece);
 /*
  * The contents array of the next request for "agent" on "branch".
  *
- * A run's requests extend each other (issue 12 §7): the contents the
+ * A run's requests extend each other (prompt_memo.c): the contents the
  * events before "from" gave last time are copied as they are, and only
- * the events from there on are paired and placed (memo_resume_at says
+ * the events from there on are paired and placed (adk_hist_resume_at says
  * where that is).  So a request costs O(new events) plus a copy of its
  * bytes, not O(history).
  *
@@ -254,7 +134,7 @@ Jsonb *
 adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	HistCache *cache;
-	List	   *fresh = read_history(run, branch, &cache);
+	List	   *fresh = adk_hist_read(run, branch, &cache);
 	int			from = 0;
 	Jsonb	   *result;
 
@@ -266,16 +146,24 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 		 * to adk_request_memo_max.  A larger history is built whole every
 		 * time.
 		 */
-		forget_pieces(cache);
-		return build_from(run, agent, NULL, history_copies(cache, 0, false), 0);
+		adk_hist_forget_pieces(cache);
+		result = build_from(run, agent, NULL, adk_hist_copies(cache, 0, false), 0);
+
+		/*
+		 * And the history read goes now that its contents are made: a
+		 * request in flight holds its contents and its text, not the
+		 * history a third time.  The next request reads it again.
+		 */
+		adk_hist_forget_events(cache);
+		return result;
 	}
 	if (cache != NULL && !agent->include_contents_none)
-		from = memo_resume_at(cache, agent);
+		from = adk_hist_resume_at(cache, agent);
 	result = build_from(run, agent, cache, fresh, from);
 	if (adk_verify_incremental && from > 0)
 	{
 		/* the same request made from the whole history (tests) */
-		Jsonb	   *full = build_from(run, agent, NULL, history_copies(cache, 0, true), 0);
+		Jsonb	   *full = build_from(run, agent, NULL, adk_hist_copies(cache, 0, true), 0);
 
 		if (VARSIZE(full) != VARSIZE(result) ||
 			memcmp(full, result, VARSIZE(full)) != 0)
@@ -296,7 +184,7 @@ static Jsonb *
 build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
 		   int from)
 {
-	List	   *history = cache ? history_copies(cache, from, true) : fresh;
+	List	   *history = cache ? adk_hist_copies(cache, from, true) : fresh;
 	int			len = list_length(history);
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext pieces;
@@ -407,7 +295,7 @@ build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
 		adk_jsonb_array_extend(cache->memo.contents, nkeep, out.elems, out.n) :
 		adk_jsonb_array_of(out.elems, out.n);
 	MemoryContextSwitchTo(caller);
-	memo_keep(run, cache, agent, from, len, ev_elem, nkeep,
+	adk_hist_memo_keep(run, cache, agent, from, len, ev_elem, nkeep,
 			  cut >= 0 ? from + cut : INT_MAX, result);
 	MemoryContextDelete(pieces);
 	pfree(ev_elem);
@@ -497,36 +385,6 @@ add_piece(ContentsOut *out, Jsonb *piece)
 		out->elems[out->n++] = *v;
 		pfree(v);
 	}
-}
-
-static HistEvent *hist_event(Jsonb *ev, const char *branch);
-
-/*
- * The run's cache for branch; when it has none, a new one (create) or
- * NULL.
- */
-static HistCache *
-hist_cache(AdkRun *run, const char *branch, bool create)
-{
-	ListCell   *lc;
-	HistCache  *c;
-	MemoryContext old;
-
-	foreach(lc, run->history)
-	{
-		c = (HistCache *) lfirst(lc);
-		if ((c->branch == NULL && branch == NULL) ||
-			(c->branch != NULL && branch != NULL && strcmp(c->branch, branch) == 0))
-			return c;
-	}
-	if (!create)
-		return NULL;
-	old = MemoryContextSwitchTo(run->run_cxt);
-	c = palloc0(sizeof(HistCache));
-	c->branch = branch ? pstrdup(branch) : NULL;
-	run->history = lappend(run->history, c);
-	MemoryContextSwitchTo(old);
-	return c;
 }
 
 /*
@@ -635,290 +493,12 @@ part_is_paired(HistEvent *e, int k, IdIndex *ix)
 }
 
 /*
- * Read what is new of the history for branch.  A run keeps what it read
- * (HistCache): *cache is set, and the result is NIL (history_copies gives
- * the events).  Otherwise (adk_prompt has no run; a compacted session is
- * read whole every time) *cache is NULL and the result is the events.
- */
-static List *
-read_history(AdkRun *run, const char *branch, HistCache **cachep)
-{
-	List	   *result = NIL;
-	MemoryContext caller = CurrentMemoryContext;
-	/* a run object keeps what it read (adk_prompt's has none) */
-	HistCache  *cache = run->run_cxt ? hist_cache(run, branch, false) : NULL;
-	List	   *rows;
-	bool		compacted;
-	ListCell   *lc;
-
-	/*
-	 * Summaries in place of the events they cover (compaction.c); a session
-	 * that was never compacted is read directly, from where this run's read
-	 * of the branch stopped (store/session_read.c).
-	 */
-	rows = adk_session_history(run->app, run->user, run->session,
-							   cache ? cache->last_seq : 0, &compacted);
-	if (compacted)
-	{
-		list_free(run->history);	/* its contents go with the run's memory */
-		run->history = NIL;
-		cache = NULL;
-	}
-	else if (run->run_cxt)
-		cache = hist_cache(run, branch, true);
-	foreach(lc, rows)
-	{
-		AdkSessionEvent *row = (AdkSessionEvent *) lfirst(lc);
-		HistEvent  *h;
-
-		MemoryContextSwitchTo(cache ? run->run_cxt : caller);
-		h = hist_event(row->event, branch);
-		if (cache)
-		{
-			cache->last_seq = Max(cache->last_seq, row->seq);
-			if (h)
-			{
-				note_ids(cache, h, list_length(cache->events));
-				cache->events = lappend(cache->events, h);
-				cache->bytes += VARSIZE(h->event);
-			}
-		}
-		else if (h)
-			result = lappend(result, h);
-		MemoryContextSwitchTo(caller);
-		/* hist_event kept a copy of what it needs */
-		pfree(row->event);
-		pfree(row);
-	}
-	list_free(rows);
-	*cachep = cache;
-	return result;
-}
-
-/*
- * Copies of cache's events from index "from" on, which the caller marks
- * consumed (kept: the cached one, when keep; else their pieces are not
- * kept with them).
- */
-static List *
-history_copies(HistCache *cache, int from, bool keep)
-{
-	List	   *result = NIL;
-	int			n = list_length(cache->events);
-	int			i;
-
-	for (i = from; i < n; i++)
-	{
-		HistEvent  *orig = list_nth(cache->events, i);
-		HistEvent  *h = palloc(sizeof(HistEvent));
-
-		*h = *orig;
-		h->consumed = false;
-		h->kept = keep ? orig : NULL;
-		result = lappend(result, h);
-	}
-	return result;
-}
-
-/*
- * Let go of the pieces kept with cache's events and of its last request
- * (PromptMemo): the next request is built whole.
- */
-static void
-forget_pieces(HistCache *cache)
-{
-	PromptMemo *m = &cache->memo;
-	ListCell   *lc;
-
-	foreach(lc, cache->events)
-	{
-		HistEvent  *h = (HistEvent *) lfirst(lc);
-
-		if (h->piece != NULL)
-			pfree(h->piece);
-		if (h->resp_piece != NULL)
-		{
-			pfree(h->resp_piece);
-			pfree(h->resp_steps);
-		}
-		h->piece = NULL;
-		h->resp_piece = NULL;
-		h->resp_steps = NULL;
-		h->resp_nsteps = 0;
-	}
-	if (m->contents != NULL)
-		pfree(m->contents);
-	if (m->agent != NULL)
-		pfree(m->agent);
-	m->contents = NULL;
-	m->agent = NULL;
-	m->nevents = 0;
-}
-
-/* The entry of id in cache's ids, or NULL */
-static FirstId *
-first_id(HistCache *cache, const char *id, uint32 hash)
-{
-	FirstId    *f;
-
-	if (cache->ids == NULL)
-		return NULL;
-	for (f = cache->ids[hash & cache->ids_mask]; f != NULL; f = f->next)
-		if (f->hash == hash && strcmp(f->id, id) == 0)
-			return f;
-	return NULL;
-}
-
-/*
- * Enter the ids of h, the event at index "at" of cache, into its table (in
- * the current memory context, the run's).
- */
-static void
-note_ids(HistCache *cache, HistEvent *h, int at)
-{
-	int			k;
-
-	for (k = 0; k < h->npinfo; k++)
-	{
-		PartInfo   *p = &h->pinfo[k];
-		FirstId    *f;
-
-		if (p->kind == 0 || p->id == NULL)
-			continue;
-		if ((f = first_id(cache, p->id, p->hash)) == NULL)
-		{
-			if (cache->ids == NULL || cache->nids >= (int) cache->ids_mask)
-			{
-				/* twice as many buckets, or 64 to start */
-				uint32		nb = cache->ids ? (cache->ids_mask + 1) * 2 : 64;
-				FirstId   **b = palloc0(sizeof(FirstId *) * nb);
-				uint32		j;
-
-				for (j = 0; cache->ids != NULL && j <= cache->ids_mask; j++)
-				{
-					FirstId    *next;
-
-					for (f = cache->ids[j]; f != NULL; f = next)
-					{
-						next = f->next;
-						f->next = b[f->hash & (nb - 1)];
-						b[f->hash & (nb - 1)] = f;
-					}
-				}
-				if (cache->ids != NULL)
-					pfree(cache->ids);
-				cache->ids = b;
-				cache->ids_mask = nb - 1;
-			}
-			f = palloc(sizeof(FirstId));
-			f->id = p->id;
-			f->hash = p->hash;
-			f->first = at;
-			f->next = cache->ids[p->hash & cache->ids_mask];
-			cache->ids[p->hash & cache->ids_mask] = f;
-			cache->nids++;
-		}
-	}
-}
-
-/*
- * Where the next request of cache's events for agent stops being the
- * previous one (its memo): the events before the index returned give the
- * same contents as they did then, and are not looked at again.  0 when
- * there is no memo for agent.
- *
- * What an event gives depends on the event, the agent, whether it is left
- * out by the cut to the latest response, and on the events that share an
- * id with its calls or responses (pairing; the responses moved up after a
- * call; of two responses the later wins) -- nothing else.  So the events
- * from "from" on are made again, where from is at most
- *	- the first new event, and the previous request's cut (the events it
- *	  left out may be sent now);
- *	- the first event with an id that an event from "from" on has, down to
- *	  a fixpoint: no id is then shared between the events before "from"
- *	  and those after, so what is paired before is paired as it was.
- * The cut this request makes is covered by the second: the newest event
- * is new or was the newest then, and the call event it answers has its
- * id.  An id is usually new or recent, so "from" stays near the end.
- */
-static int
-memo_resume_at(HistCache *cache, AdkAgent *agent)
-{
-	PromptMemo *m = &cache->memo;
-	int			n = list_length(cache->events);
-	int			from;
-	int			i;
-	int			k;
-
-	if (m->agent == NULL || strcmp(m->agent, agent->name) != 0 ||
-		m->nevents > n)
-		return 0;
-	from = Min(m->nevents, m->cut_from);
-	for (i = n - 1; i >= from; i--)
-	{
-		HistEvent  *e = list_nth(cache->events, i);
-
-		for (k = 0; k < e->npinfo; k++)
-		{
-			PartInfo   *p = &e->pinfo[k];
-			FirstId    *f;
-
-			if (p->kind == 0 || p->id == NULL)
-				continue;
-			f = first_id(cache, p->id, p->hash);
-			Assert(f != NULL);
-			if (f != NULL && f->first < from)
-				from = f->first;
-		}
-	}
-	return from;
-}
-
-/*
- * The request just made of cache's events (result; its events from "from"
- * on: len of them, ev_elem as for PromptMemo but counted from nkeep, the
- * contents kept from the memo; cut_from as for PromptMemo) becomes the
- * memo, in the run's memory (result itself, made there: the memo takes
- * it).
- */
-static void
-memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent, int from, int len,
-		  const int *ev_elem, int nkeep, int cut_from, Jsonb *result)
-{
-	PromptMemo *m = &cache->memo;
-	int			n = from + len;
-	int			j;
-
-	if (m->agent == NULL || strcmp(m->agent, agent->name) != 0)
-	{
-		if (m->agent != NULL)
-			pfree(m->agent);
-		m->agent = MemoryContextStrdup(run->run_cxt, agent->name);
-	}
-	if (m->cap < n + 1)
-	{
-		int			cap = Max(n + 1, m->cap * 2);
-
-		m->ev_elem = m->ev_elem ? repalloc(m->ev_elem, sizeof(int) * cap) :
-			MemoryContextAlloc(run->run_cxt, sizeof(int) * cap);
-		m->cap = cap;
-	}
-	for (j = 0; j <= len; j++)
-		m->ev_elem[from + j] = nkeep + ev_elem[j];
-	m->nevents = n;
-	m->cut_from = cut_from;
-	if (m->contents != NULL)
-		pfree(m->contents);
-	m->contents = result;
-}
-
-/*
  * ev as prompt assembly sees it, copied into the current memory context;
  * NULL when it has no place in a prompt for branch (no content, partial,
  * another branch, an internal request).
  */
-static HistEvent *
-hist_event(Jsonb *ev, const char *branch)
+HistEvent *
+adk_hist_event(Jsonb *ev, const char *branch)
 {
 	JsonbValue *content;
 	JsonbValue *parts;
@@ -1489,182 +1069,4 @@ write_other_agent_content(JsonWriter *w, HistEvent *e)
 	}
 	jw_end_array(w);
 	jw_end_object(w);
-}
-
-/*
- * ADK's _is_valid_state_name: an identifier, or "app:", "user:" or
- * "temp:" and an identifier.
- */
-static bool
-is_state_name(const char *key)
-{
-	const char *colon = strchr(key, ':');
-	const char *p;
-
-	if (colon != NULL)
-	{
-		size_t		n = colon - key;
-
-		if (!((n == 3 && strncmp(key, "app", 3) == 0) ||
-			  (n == 4 && strncmp(key, "user", 4) == 0) ||
-			  (n == 4 && strncmp(key, "temp", 4) == 0)))
-			return false;
-		key = colon + 1;
-	}
-	if (!(isalpha((unsigned char) *key) || *key == '_'))
-		return false;
-	for (p = key + 1; *p; p++)
-		if (!(isalnum((unsigned char) *p) || *p == '_'))
-			return false;
-	return true;
-}
-
-/*
- * The system instruction, as ADK builds it: the agent's instruction with
- * {key} / {key?} placeholders filled from the session state (ADK's
- * pattern and rules: a missing optional key becomes empty, what is not a
- * state name stays as written, and a missing required key is ADK's
- * "Context variable not found" -- left as written here and reported in
- * run->instruction_error, which the flow turns into an error event), then
- * ADK's identity instruction (always), then its transfer instruction when
- * the agent can transfer.
- */
-char *
-adk_build_instruction(AdkRun *run, AdkAgent *agent)
-{
-	StringInfoData out;
-	List	   *targets = adk_transfer_targets(agent);
-	Jsonb	   *state = NULL;
-	const char *p;
-	ListCell   *lc;
-
-	initStringInfo(&out);
-	if (agent->instruction && strchr(agent->instruction, '{') != NULL)
-	{
-		/* the session's state with app: and user: (store/session_read.c) */
-		state = adk_session_state(run->app, run->user, run->session);
-		if (state && run->temp_state)
-			state = adk_jsonb_concat(state, run->temp_state);
-
-		for (p = agent->instruction; *p; p++)
-		{
-			const char *open_end;
-			const char *close;
-			const char *end;
-			char	   *key;
-			bool		optional;
-			JsonbValue *v;
-			size_t		len;
-
-			/* ADK's pattern: \{+[^{}]*\}+ */
-			if (*p != '{')
-			{
-				appendStringInfoChar(&out, *p);
-				continue;
-			}
-			for (open_end = p; *open_end == '{'; open_end++)
-				;
-			for (close = open_end; *close && *close != '{' && *close != '}'; close++)
-				;
-			if (*close != '}')
-			{
-				/* no match starts here: the braces before "{" stay as they are */
-				appendBinaryStringInfo(&out, p, open_end - p);
-				p = open_end - 1;
-				continue;
-			}
-			for (end = close; end[1] == '}'; end++)
-				;
-			/* the key: the braces stripped, then blanks */
-			while (open_end < close && isspace((unsigned char) *open_end))
-				open_end++;
-			len = close - open_end;
-			while (len > 0 && isspace((unsigned char) open_end[len - 1]))
-				len--;
-			key = pnstrdup(open_end, len);
-			optional = len > 0 && key[len - 1] == '?';
-			if (optional)
-				key[len - 1] = '\0';
-			if (!is_state_name(key))
-			{
-				/* not a state key (JSON, an artifact, prose): as written */
-				appendBinaryStringInfo(&out, p, end - p + 1);
-				p = end;
-				continue;
-			}
-			v = state ? adk_jsonb_get(&state->root, key) : NULL;
-			if (v == NULL && !optional)
-			{
-				/* ADK-JS's and ADK Python's message */
-				if (run->instruction_error == NULL)
-					run->instruction_error =
-						psprintf("Context variable not found: `%s`.", key);
-				appendBinaryStringInfo(&out, p, end - p + 1);
-				p = end;
-				continue;
-			}
-			if (v != NULL && v->type == jbvString)
-				appendBinaryStringInfo(&out, v->val.string.val, v->val.string.len);
-			else if (v != NULL && v->type == jbvBinary)
-				(void) JsonbToCString(&out, v->val.binary.data, -1);
-			else if (v != NULL)
-				(void) JsonbToCString(&out, &JsonbValueToJsonb(v)->root, -1);
-			p = end;
-		}
-	}
-	else if (agent->instruction)
-		appendStringInfoString(&out, agent->instruction);
-
-	/* ADK's identity instruction, for every LLM agent */
-	if (out.len > 0)
-		appendStringInfoString(&out, "\n\n");
-	appendStringInfo(&out, "You are an agent. Your internal name is \"%s\".", agent->name);
-	if (agent->description && agent->description[0] != '\0')
-		appendStringInfo(&out, " The description about you is \"%s\".", agent->description);
-	if (targets != NIL)
-	{
-		appendStringInfoString(&out, "\n\nYou have a list of other agents to transfer to:\n");
-		foreach(lc, targets)
-		{
-			AdkAgent   *t = (AdkAgent *) lfirst(lc);
-
-			appendStringInfo(&out, "\nAgent name: %s\nAgent description: %s\n",
-							 t->name, t->description ? t->description : "");
-		}
-		appendStringInfoString(&out,
-							   "\nIf you are the best to answer the question according to your description, you can answer it.\n\n"
-							   "If another agent is better for answering the question according to its description, call `transfer_to_agent` function to transfer the question to that agent. When transferring, do not generate any text other than the function call.\n");
-		if (agent->parent && !agent->disallow_transfer_to_parent)
-			appendStringInfo(&out,
-							 "\nYour parent agent is %s. If neither the other agents nor you are best for answering the question according to the descriptions, transfer to your parent agent.\n",
-							 agent->parent->name);
-	}
-	/* load_artifacts, load_memory, preload_memory (builtin_tools.c) */
-	adk_builtin_instruction(run, agent, &out);
-	return out.len > 0 ? out.data : NULL;
-}
-
-/*
- * The generation config of a request of agent: its system instruction (or
- * none), under the agent's own generate_config.  flow.c's requests and
- * adk_prompt (prompt_sql.c) both build it here.
- */
-Jsonb *
-adk_request_config(AdkAgent *agent, const char *instruction)
-{
-	JsonWriter	w;
-	Jsonb	   *config;
-
-	jw_init(&w);
-	jw_begin_object(&w);
-	if (instruction)
-	{
-		jw_key(&w, "system_instruction");
-		jw_string(&w, instruction);
-	}
-	jw_end_object(&w);
-	config = jw_finish(&w);
-	if (agent->generate_config)
-		config = adk_jsonb_concat(agent->generate_config, config);
-	return config;
 }

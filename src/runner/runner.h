@@ -318,6 +318,8 @@ extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch
 /* prompt.c */
 extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
 								 const char *branch);
+
+/* prompt_instruction.c */
 extern char *adk_build_instruction(AdkRun *run, AdkAgent *agent);
 extern Jsonb *adk_request_config(AdkAgent *agent, const char *instruction);
 
