@@ -36,6 +36,7 @@ OBJS = \
 	src/model/llm_stream.o \
 	src/model/model_def.o \
 	src/model/msg_cache.o \
+	src/model/settings.o \
 	src/model/request_jsonb.o \
 	src/model/sse.o \
 	src/runner/agents.o \
@@ -53,6 +54,7 @@ OBJS = \
 	src/runner/retry.o \
 	src/runner/route.o \
 	src/runner/run.o \
+	src/runner/settings.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
@@ -66,6 +68,7 @@ OBJS = \
 	src/store/schema_version.o \
 	src/store/session_read.o \
 	src/store/session_trigger.o \
+	src/store/settings.o \
 	src/store/append.o \
 	src/store/artifacts.o \
 	src/store/tenancy.o \

@@ -69,7 +69,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"

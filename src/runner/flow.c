@@ -65,7 +65,6 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
-#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
@@ -74,6 +73,7 @@
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
+#include "store/append.h"
 
 typedef struct PartialCtx
 {

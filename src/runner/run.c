@@ -51,7 +51,6 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"

@@ -39,12 +39,12 @@
 #include "utils/syscache.h"
 #include "utils/timeout.h"
 
-#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
+#include "runner/settings.h"
 #include "runner/spans.h"
 #include "store/owner.h"
 

@@ -46,7 +46,6 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "model/ledger.h"
 #include "shared/registry.h"

@@ -36,7 +36,6 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "store/owner.h"
 #include "store/tenancy.h"

@@ -39,7 +39,6 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/jsonb_util.h"
 #include "runner/runner.h"

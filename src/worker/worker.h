@@ -29,7 +29,7 @@ extern int	adk_job_retention_s;
 extern int	adk_worker_concurrency;
 
 /* shmem.c */
-extern void adk_workers_init(void);
+extern void adk_worker_init(void);
 extern void adk_workers_require(void);
 extern void adk_workers_wake_at_commit(void);
 
