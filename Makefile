@@ -15,6 +15,8 @@ OBJS = \
 	src/common/json_limits.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
+	src/common/owner.o \
+	src/common/schema_version.o \
 	src/common/spi_plans.o \
 	src/common/trace_context.o \
 	src/model/adapter_anthropic.o \
@@ -64,8 +66,6 @@ OBJS = \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/notify.o \
-	src/store/owner.o \
-	src/store/schema_version.o \
 	src/store/session_read.o \
 	src/store/session_trigger.o \
 	src/store/settings.o \
@@ -118,7 +118,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # the library's version is compiled in: a new EXTVERSION rebuilds it
-src/store/schema_version.o: Makefile
+src/common/schema_version.o: Makefile
 
 -include $(OBJS:.o=.d)
 

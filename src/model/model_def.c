@@ -48,9 +48,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "common/owner.h"
 #include "model/endpoint.h"
 #include "model/model_def.h"
-#include "store/owner.h"
 
 char	   *adk_allowed_key_env = NULL;
 char	   *adk_env_key_hosts = NULL;

@@ -46,7 +46,7 @@
 #include "runner/runner.h"
 #include "runner/settings.h"
 #include "runner/spans.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 #define LONG_RUNNING_NOTE \
 	"NOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."

@@ -60,9 +60,9 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "common/owner.h"
 #include "shared/shared.h"
 #include "shared/spent.h"
-#include "store/owner.h"
 
 #define SPENT_SLOTS			1024
 #define SPENT_QUEUE_BYTES	(1024 * 1024)

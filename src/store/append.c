@@ -39,15 +39,14 @@
 
 #include "common/ids.h"
 #include "common/jsonb_util.h"
-#include "model/ledger.h"
+#include "common/owner.h"
 #include "store/append.h"
 #include "store/event.h"
 #include "store/event_time.h"
-#include "store/owner.h"
+#include "store/notify.h"
 #include "store/place.h"
 #include "store/session_read.h"
 #include "store/tenancy.h"
-#include "store/notify.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
 

@@ -42,7 +42,7 @@
  * replaced as always.
  *
  * All SQL is prepared once per backend, uses schema-qualified operators and
- * runs with search_path pinned to pg_catalog, pg_temp (store/owner.c), so
+ * runs with search_path pinned to pg_catalog, pg_temp (common/owner.c), so
  * the caller's search_path cannot change what it means.
  *
  * IDENTIFICATION
@@ -67,9 +67,9 @@
 #include "common/compat.h"
 #include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
+#include "common/owner.h"
 #include "store/event.h"
 #include "store/event_time.h"
-#include "store/owner.h"
 #include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);

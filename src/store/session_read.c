@@ -33,8 +33,8 @@
 #include "utils/wait_event.h"
 
 #include "common/json_writer.h"
+#include "common/owner.h"
 #include "common/spi_plans.h"
-#include "store/owner.h"
 #include "store/session_read.h"
 
 static void session_args(Datum *args, const char *app, const char *user,

@@ -19,7 +19,7 @@
  * connection never hands it to the next client): commit, rollback, or a
  * ROLLBACK TO SAVEPOINT that undoes the adk_set_user call clears it.  It
  * cannot be changed while a run is active in the backend -- a tool or
- * plugin runs inside a step, where adk_current_invocation_id is set, and
+ * plugin runs inside a step, where adk_running_invocation() is set, and
  * between the steps of an open run (a cursor over adk_run between
  * FETCHes) the run registry still holds the run -- nor in a job worker,
  * which pins the user the job was queued for.
@@ -47,10 +47,10 @@
 #include "utils/timestamp.h"
 
 #include "common/ids.h"
-#include "model/ledger.h"
+#include "common/owner.h"
+#include "common/schema_version.h"
+#include "common/trace_context.h"
 #include "shared/registry.h"
-#include "store/owner.h"
-#include "store/schema_version.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_set_user);
@@ -375,7 +375,7 @@ adk_set_user(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to assert an end user"),
 				 errdetail("Only members of adk_gateway may call adk_set_user().")));
-	if (adk_current_invocation_id != NULL || pinned_user != NULL)
+	if (adk_running_invocation() != NULL || pinned_user != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("cannot change the asserted end user while a run is active"),

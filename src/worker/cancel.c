@@ -37,7 +37,7 @@
 #include "utils/builtins.h"
 
 #include "common/ids.h"
-#include "store/owner.h"
+#include "common/owner.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 

@@ -87,12 +87,12 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "common/owner.h"
+#include "common/schema_version.h"
+#include "common/trace_context.h"
 #include "model/http.h"
-#include "model/ledger.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
-#include "store/owner.h"
-#include "store/schema_version.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
@@ -795,7 +795,7 @@ step_job(AdkJob *job)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
-		adk_current_invocation_id = NULL;
+		adk_running_invocation_set(NULL);
 		adk_tenancy_pin_user(NULL);
 		set_stepping(-1);
 		cancelled = edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||

@@ -50,11 +50,11 @@
 #include "utils/timestamp.h"
 
 #include "common/json_writer.h"
+#include "common/owner.h"
+#include "common/schema_version.h"
 #include "shared/spent.h"
 #include "store/append.h"
 #include "store/event.h"
-#include "store/owner.h"
-#include "store/schema_version.h"
 #include "worker/worker.h"
 
 #define NAPTIME_MS		10000	/* the safety net */

@@ -52,10 +52,10 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "common/owner.h"
 #include "model/endpoint.h"
 #include "model/http.h"
 #include "runner/spans.h"
-#include "store/owner.h"
 #include "worker/otlp.h"
 #include "worker/worker.h"
 

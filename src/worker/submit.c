@@ -41,8 +41,8 @@
 
 #include "common/ids.h"
 #include "common/jsonb_util.h"
+#include "common/owner.h"
 #include "runner/runner.h"
-#include "store/owner.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 

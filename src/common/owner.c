@@ -18,7 +18,7 @@
  * not span a transaction boundary: a commit would pop the level.
  *
  * IDENTIFICATION
- *	  src/store/owner.c
+ *	  src/common/owner.c
  *
  *-------------------------------------------------------------------------
  */
@@ -31,8 +31,8 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
-#include "store/owner.h"
-#include "store/schema_version.h"
+#include "common/owner.h"
+#include "common/schema_version.h"
 
 void
 adk_become_owner(AdkOwnerSave *save)

@@ -4,7 +4,7 @@
  *	  Running store writes as the owner of schema adk.
  *
  * IDENTIFICATION
- *	  src/store/owner.h
+ *	  src/common/owner.h
  *
  *-------------------------------------------------------------------------
  */
