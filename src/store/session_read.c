@@ -57,7 +57,7 @@ static void session_args(Datum *args, const char *app, const char *user,
 	"   AND j.worker_pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
 	" LIMIT 1"
 
-/* adk.session_wait_timeout (defined with the workers' settings) */
+/* GUC adk.session_wait_timeout (settings.c) */
 int			adk_session_wait_timeout_ms = 60000;
 
 static void
