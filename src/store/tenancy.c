@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * tenancy.c
- *	  Tenancy per app (SPEC §11; README "Tenancy"): which ADK user ids a
+ *	  Tenancy per app (README "Tenancy"): which ADK user ids a
  *	  role may name, and the end user a gateway asserts.
  *
  * adk.apps.tenancy says, per app:
