@@ -554,8 +554,7 @@ adk_event_derive(Datum *ids, int64 seq, TimestampTz ts, Datum event_id,
 	args[6] = TimestampTzGetDatum(ts);
 	args[7] = JsonbPGetDatum(event);
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (interrupts)
 	{
 		if (appended_plan == NULL)
@@ -570,8 +569,7 @@ adk_event_derive(Datum *ids, int64 seq, TimestampTz ts, Datum event_id,
 		if (SPI_execute_plan(compaction_plan, args, nulls, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not record the compaction");
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*

@@ -189,8 +189,7 @@ adk_app_tenancy(const char *app)
 	}
 
 	arg = CStringGetTextDatum(app);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT a.tenancy FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
 							  1, &type, &arg, NULL, true, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
@@ -202,8 +201,7 @@ adk_app_tenancy(const char *app)
 		else if (t && strcmp(t, "claim") == 0)
 			mode = ADK_TENANCY_CLAIM;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 
 	register_callbacks();
 	if (strlen(app) < sizeof(mode_cache[0].app))
@@ -477,8 +475,7 @@ owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
 		args[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not run \"%s\"", sql);
@@ -490,8 +487,7 @@ owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
 		result = PointerGetDatum(DatumGetJsonbPCopy(result));
 		MemoryContextSwitchTo(spi);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -562,13 +558,11 @@ adk_delete_session_sql(PG_FUNCTION_ARGS)
 		args[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT adk._delete_session($1, $2, $3)", 3, types, args, nulls,
 							  false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not delete the session");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	PG_RETURN_VOID();
 }
 
@@ -705,13 +699,11 @@ adk_rebuild_run_states_sql(PG_FUNCTION_ARGS)
 		args[2] = CStringGetTextDatum(session);
 		nulls[2] = ' ';
 	}
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT adk._rebuild_run_states($1, $2, $3)", 3, types, args,
 							  nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not rebuild the run states");
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	PG_RETURN_INT64(isnull ? 0 : n);
 }

@@ -484,8 +484,7 @@ claim_job(void)
 	if (schema_ready)
 	{
 		pgstat_report_activity(STATE_RUNNING, "adk_runner job worker: claiming a job");
-		adk_become_owner(&save);
-		SPI_connect();
+		adk_owner_spi_begin(&save);
 		if (SPI_execute_with_args("SELECT * FROM adk._claim_job($1)", 1, &type, &arg,
 								  NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not claim a job");
@@ -500,8 +499,7 @@ claim_job(void)
 			job->extschema = extension_schema(cxt);
 			MemoryContextSwitchTo(spi);
 		}
-		SPI_finish();
-		adk_restore_user(&save);
+		adk_owner_spi_end(&save);
 	}
 	if (job)
 	{
@@ -876,8 +874,7 @@ lock_session(AdkJob *job)
 	args[0] = CStringGetTextDatum(job->app);
 	args[1] = CStringGetTextDatum(job->user);
 	args[2] = CStringGetTextDatum(job->session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT 1 FROM adk.sessions"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 							  "   AND user_id OPERATOR(pg_catalog.=) $2"
@@ -894,8 +891,7 @@ lock_session(AdkJob *job)
 			elog(ERROR, "could not read the session");
 		ok = SPI_processed == 0;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return ok;
 }
 

@@ -262,8 +262,7 @@ recover_jobs(void)
 	int			nlive = 0;
 	int			s;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute("SELECT id, attempts, worker_pid, attempts OPERATOR(pg_catalog.>=) max_attempts,"
 					" pg_catalog.jsonb_build_array(app_name, user_id, session_id)::text"
 					" FROM adk.jobs"
@@ -272,8 +271,7 @@ recover_jobs(void)
 	n = SPI_processed;
 	if (n == 0)
 	{
-		SPI_finish();
-		adk_restore_user(&save);
+		adk_owner_spi_end(&save);
 		return;
 	}
 	ids = palloc(sizeof(int64) * n);
@@ -386,8 +384,7 @@ recover_jobs(void)
 		ereport(LOG,
 				(errmsg("adk_runner: job %lld recovered: %s", (long long) ids[i], reason)));
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*
@@ -475,8 +472,7 @@ purge_jobs(void)
 		return;
 	last_purge = now;
 	arg = Int32GetDatum(adk_job_retention_s);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("DELETE FROM adk.jobs"
 							  " WHERE finished_at OPERATOR(pg_catalog.<)"
 							  "  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-)"
@@ -485,8 +481,7 @@ purge_jobs(void)
 		elog(ERROR, "could not purge adk.jobs");
 	if (SPI_processed > 0)
 		elog(DEBUG1, "adk_runner: purged %llu finished jobs", (unsigned long long) SPI_processed);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*
@@ -502,8 +497,7 @@ count_claimable(void)
 	bool		isnull;
 	int			n;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*)::integer FROM ("
 							  " SELECT 1 FROM adk.jobs j"
 							  "  WHERE j.status OPERATOR(pg_catalog.=) 'queued'"
@@ -517,8 +511,7 @@ count_claimable(void)
 							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count queued jobs");
 	n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return n;
 }
 
