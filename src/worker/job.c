@@ -910,32 +910,18 @@ finish_job(AdkJob *job)
 
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(job->invocation_id);
-	adk_become_owner(&save);
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE adk.jobs j SET"
-							  "  status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'"
-							  "   WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'"
-							  "   WHEN i.status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
-							  "   ELSE 'completed' END,"
-							  "  finished_at = CASE WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
-							  "                ELSE pg_catalog.clock_timestamp() END,"
-							  "  error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'"
-							  "   THEN pg_catalog.concat_ws(': ', i.error_code, i.error_message) END"
-							  " FROM (SELECT (SELECT status FROM adk.invocations"
-							  "               WHERE invocation_id OPERATOR(pg_catalog.=) $2) AS status,"
-							  "              (SELECT error_code FROM adk.invocations"
-							  "               WHERE invocation_id OPERATOR(pg_catalog.=) $2) AS error_code,"
-							  "              (SELECT error_message FROM adk.invocations"
-							  "               WHERE invocation_id OPERATOR(pg_catalog.=) $2) AS error_message) i"
-							  " WHERE j.id OPERATOR(pg_catalog.=) $1"
-							  " RETURNING j.status",
-							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+	adk_owner_spi_begin(&save);
+	if (SPI_execute_with_args("SELECT adk._job_finished($1, $2)",
+							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
 	if (SPI_processed == 1)
-		status = MemoryContextStrdup(job->cxt,
-									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	adk_restore_user(&save);
+	{
+		char	   *s = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (s != NULL)
+			status = MemoryContextStrdup(job->cxt, s);
+	}
+	adk_owner_spi_end(&save);
 	adk_notify_job(job->id, job->invocation_id, status);
 }
 
@@ -973,26 +959,11 @@ job_error(AdkJob *job, ErrorData *edata, bool cancelled)
 	args[1] = CStringGetTextDatum(status);
 	args[2] = CStringGetTextDatum(cancelled ? "cancelled" : message);
 	args[3] = CStringGetTextDatum(cancelled ? "CANCELLED" : unpack_sql_state(edata->sqlerrcode));
-	adk_become_owner(&save);
-	SPI_connect();
-	if (SPI_execute_with_args("WITH j AS ("
-							  " UPDATE adk.jobs SET status = $2, error = $3,"
-							  "  finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'queued' THEN NULL"
-							  "                ELSE pg_catalog.clock_timestamp() END,"
-							  "  worker_pid = CASE WHEN $2 OPERATOR(pg_catalog.=) 'queued' THEN NULL"
-							  "               ELSE worker_pid END"
-							  " WHERE id OPERATOR(pg_catalog.=) $1 RETURNING invocation_id)"
-							  " UPDATE adk.invocations i SET"
-							  "  status = CASE WHEN $2 OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
-							  "           ELSE 'failed' END,"
-							  "  ended_at = pg_catalog.clock_timestamp(),"
-							  "  error_code = $4, error_message = $3"
-							  " FROM j WHERE i.invocation_id OPERATOR(pg_catalog.=) j.invocation_id"
-							  "   AND i.status OPERATOR(pg_catalog.=) 'running'",
-							  4, types, args, NULL, false, 0) < 0)
+	adk_owner_spi_begin(&save);
+	if (SPI_execute_with_args("SELECT adk._job_failed($1, $2, $3, $4)",
+							  4, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	if (!retry)
 		adk_notify_job(job->id, job->invocation_id, status);
 	commit_xact();

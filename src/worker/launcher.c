@@ -351,25 +351,8 @@ recover_jobs(void)
 		args[0] = Int64GetDatum(ids[i]);
 		args[1] = Int32GetDatum(attempts[i]);
 		args[2] = CStringGetTextDatum(reason);
-		if (SPI_execute_with_args("WITH j AS ("
-								  " UPDATE adk.jobs SET"
-								  "  status = CASE WHEN attempts OPERATOR(pg_catalog.<) max_attempts"
-								  "                THEN 'queued' ELSE 'failed' END,"
-								  "  finished_at = CASE WHEN attempts OPERATOR(pg_catalog.<) max_attempts"
-								  "                THEN NULL ELSE pg_catalog.clock_timestamp() END,"
-								  "  worker_pid = NULL, error = $3"
-								  " WHERE id OPERATOR(pg_catalog.=) $1"
-								  "   AND status OPERATOR(pg_catalog.=) 'running'"
-								  "   AND attempts OPERATOR(pg_catalog.=) $2"
-								  " RETURNING invocation_id, status)"
-								  " UPDATE adk.invocations i SET status = 'failed',"
-								  "  ended_at = pg_catalog.clock_timestamp(),"
-								  "  error_code = 'WORKER_LOST', error_message = $3"
-								  " FROM j WHERE i.invocation_id OPERATOR(pg_catalog.=) j.invocation_id"
-								  "   AND i.status OPERATOR(pg_catalog.=) 'running'"
-								  " RETURNING j.status, i.invocation_id, i.app_name, i.user_id,"
-								  "  i.session_id, i.agent",
-								  3, types, args, NULL, false, 0) < 0)
+		if (SPI_execute_with_args("SELECT * FROM adk._job_lost($1, $2, $3)",
+								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not recover adk.jobs");
 		if (SPI_processed == 1 &&
 			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "failed") == 0)
@@ -498,16 +481,7 @@ count_claimable(void)
 	int			n;
 
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*)::integer FROM ("
-							  " SELECT 1 FROM adk.jobs j"
-							  "  WHERE j.status OPERATOR(pg_catalog.=) 'queued'"
-							  "    AND NOT EXISTS (SELECT 1 FROM adk.jobs e"
-							  "     WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name"
-							  "       AND e.user_id OPERATOR(pg_catalog.=) j.user_id"
-							  "       AND e.session_id OPERATOR(pg_catalog.=) j.session_id"
-							  "       AND e.id OPERATOR(pg_catalog.<) j.id"
-							  "       AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))"
-							  "  LIMIT $1) c",
+	if (SPI_execute_with_args("SELECT adk._claimable_jobs($1)",
 							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count queued jobs");
 	n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
