@@ -15,6 +15,8 @@ OBJS = \
 	src/common/json_limits.o \
 	src/common/json_writer.o \
 	src/common/jsonb_util.o \
+	src/common/owner.o \
+	src/common/schema_version.o \
 	src/common/spi_plans.o \
 	src/common/trace_context.o \
 	src/model/adapter_anthropic.o \
@@ -37,6 +39,7 @@ OBJS = \
 	src/model/llm_stream.o \
 	src/model/model_def.o \
 	src/model/msg_cache.o \
+	src/model/settings.o \
 	src/model/request_jsonb.o \
 	src/model/request_memo.o \
 	src/model/sse.o \
@@ -57,6 +60,7 @@ OBJS = \
 	src/runner/retry.o \
 	src/runner/route.o \
 	src/runner/run.o \
+	src/runner/settings.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
@@ -66,10 +70,9 @@ OBJS = \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/notify.o \
-	src/store/owner.o \
-	src/store/schema_version.o \
 	src/store/session_read.o \
 	src/store/session_trigger.o \
+	src/store/settings.o \
 	src/store/append.o \
 	src/store/artifacts.o \
 	src/store/tenancy.o \
@@ -119,7 +122,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # the library's version is compiled in: a new EXTVERSION rebuilds it
-src/store/schema_version.o: Makefile
+src/common/schema_version.o: Makefile
 
 -include $(OBJS:.o=.d)
 

@@ -22,7 +22,6 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
-#include "adk_runner.h"
 #include "common/compat.h"
 #include "common/ids.h"
 

@@ -14,6 +14,11 @@
 
 #include "fmgr.h"
 
+/* ADK's key width: sessions/events ids are varchar(191). */
+#define ADK_MAX_ID_CHARS		191
+/* events.invocation_id is varchar(255). */
+#define ADK_MAX_INVOCATION_ID_CHARS	255
+
 extern char *adk_check_id(const char *what, text *value, int max_chars);
 extern void adk_check_id_cstring(const char *what, const char *value,
 								 int len, int max_chars);

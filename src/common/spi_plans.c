@@ -14,7 +14,7 @@
  * compares the search_path a plan was made under with the current one at
  * every use and replans when they differ.  The statements here are
  * schema-qualified and run as the schema owner with search_path pinned
- * (store/owner.c), so they mean the same whoever calls.
+ * (common/owner.c), so they mean the same whoever calls.
  *
  * IDENTIFICATION
  *	  src/common/spi_plans.c

@@ -28,6 +28,9 @@
 
 AdkTraceCurrent adk_trace_current;
 
+/* adk_running_invocation(): the runner's string, valid while it is set */
+static const char *running_invocation = NULL;
+
 PG_FUNCTION_INFO_V1(adk_span_row_ok);
 
 static bool lower_hex(const char *s, int n, bool *all_zero);
@@ -153,6 +156,27 @@ adk_trace_current_for(const char *invocation_id)
 	return invocation_id != NULL && adk_trace_current.set &&
 		strncmp(adk_trace_current.invocation_id, invocation_id,
 				sizeof(adk_trace_current.invocation_id) - 1) == 0;
+}
+
+/*
+ * The current context if it is this invocation's, else NULL.
+ */
+const AdkTraceCurrent *
+adk_trace_context_for(const char *invocation_id)
+{
+	return adk_trace_current_for(invocation_id) ? &adk_trace_current : NULL;
+}
+
+void
+adk_running_invocation_set(const char *invocation_id)
+{
+	running_invocation = invocation_id;
+}
+
+const char *
+adk_running_invocation(void)
+{
+	return running_invocation;
 }
 
 /*

@@ -18,9 +18,9 @@
 
 /*
  * The span the runner is in now.  Valid only while invocation_id is the
- * running invocation (model/ledger.h's adk_current_invocation_id): a
- * consumer checks that, so a context left behind by an error, or by a run
- * paused between two FETCHes, is never used.
+ * running invocation (adk_running_invocation): a consumer checks that, so
+ * a context left behind by an error, or by a run paused between two
+ * FETCHes, is never used.
  */
 typedef struct AdkTraceCurrent
 {
@@ -43,5 +43,16 @@ extern void adk_trace_set_current(const char *invocation_id,
 								  const char *trace_id, const char *span_id,
 								  unsigned char flags);
 extern bool adk_trace_current_for(const char *invocation_id);
+extern const AdkTraceCurrent *adk_trace_context_for(const char *invocation_id);
+
+/*
+ * The invocation whose step runs in this backend now, or NULL: set by the
+ * runner around a step.  Code the runner calls gets the invocation as a
+ * parameter; this is for the SQL functions a tool or plugin may call in
+ * the middle of a step (adk_generate, adk_current_trace, adk_set_user),
+ * which have no other way to know.
+ */
+extern void adk_running_invocation_set(const char *invocation_id);
+extern const char *adk_running_invocation(void);
 
 #endif							/* ADK_TRACE_CONTEXT_H */

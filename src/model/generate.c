@@ -98,13 +98,17 @@ struct AdkModelCall
 	StreamState st;				/* its stream and pending partials */
 	char	   *app;			/* the session it is made for (its ledger */
 	char	   *user;			/* row's owner), or NULL: none */
+	char	   *invocation_id;	/* or NULL: none */
+	bool		traced;			/* trace: the span the request joins */
+	AdkTraceCurrent trace;
 	MemoryContextCallback cb;
 };
 
 static bool has_header(struct json_object *extra, const char *name);
 static void merge_headers(AdkModelCall *c, struct json_object *call);
 static const char **build_headers(const AdkModelDef *def,
-								  struct json_object *config, int *n);
+								  struct json_object *config,
+								  const AdkTraceCurrent *trace, int *n);
 static void collect_partial(struct json_object *partial, void *arg);
 static void on_chunk(const char *data, size_t len, void *arg);
 static void hand_on_partials(StreamState *st);
@@ -159,8 +163,14 @@ Jsonb *
 adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
 			   bool stream, AdkPartialFn on_partial, void *arg)
 {
-	AdkModelCall *c = adk_model_start(model, contents, tools, config, stream,
-									  on_partial, arg, NULL);
+	AdkCallFor call_for = {0};
+	AdkModelCall *c;
+
+	/* adk_generate called by a tool: the call is the running step's */
+	call_for.invocation_id = adk_running_invocation();
+	call_for.trace = adk_trace_context_for(call_for.invocation_id);
+	c = adk_model_start(model, contents, tools, config, stream, on_partial,
+						arg, NULL, &call_for);
 
 	while (!adk_model_call_ready(c))
 		adk_http_drive(ADK_HTTP_POLL_MS);
@@ -174,12 +184,13 @@ adk_model_call(const char *model, Jsonb *contents, Jsonb *tools, Jsonb *config,
  * The key, the request body and the partials' callback argument must stay
  * valid until then (they are copied into the call, but arg is not).
  * memo, when not NULL, is the request memo the request is built through
- * (see AdkRequestMemo); it holds this request once it is built.
+ * (see AdkRequestMemo); it holds this request once it is built.  call_for
+ * (may be NULL) says whom the call is made for.
  */
 AdkModelCall *
 adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 				Jsonb *config, bool stream, AdkPartialFn on_partial, void *arg,
-				AdkRequestMemo *memo)
+				AdkRequestMemo *memo, const AdkCallFor *call_for)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -195,6 +206,18 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 	c->cb.func = free_call_objects;
 	c->cb.arg = c;
 	MemoryContextRegisterResetCallback(cxt, &c->cb);
+	if (call_for != NULL)
+	{
+		c->app = call_for->app ? pstrdup(call_for->app) : NULL;
+		c->user = call_for->user ? pstrdup(call_for->user) : NULL;
+		c->invocation_id = call_for->invocation_id ?
+			pstrdup(call_for->invocation_id) : NULL;
+		if (call_for->trace != NULL)
+		{
+			c->trace = *call_for->trace;
+			c->traced = true;
+		}
+	}
 	PG_TRY();
 	{
 		adk_load_model(model, &c->def);
@@ -219,18 +242,6 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	return c;
-}
-
-/*
- * The app and user id of the session the call is made for: its ledger row
- * is theirs (row-level security shows it to whoever may see that user's
- * sessions).  Without an owner the row is the calling role's alone.
- */
-void
-adk_model_set_owner(AdkModelCall *c, const char *app, const char *user)
-{
-	c->app = app ? MemoryContextStrdup(c->cxt, app) : NULL;
-	c->user = user ? MemoryContextStrdup(c->cxt, user) : NULL;
 }
 
 /*
@@ -372,7 +383,9 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 
 	memset(req, 0, sizeof(*req));
 	req->url = c->url;
-	req->headers = build_headers(def, c->config, &req->nheaders);
+	req->headers = build_headers(def, c->config,
+								 c->traced ? &c->trace : NULL,
+								 &req->nheaders);
 	req->body = c->body;
 	req->body_len = strlen(c->body);
 	req->timeout_ms = adk_call_int_option(c->config, "timeout_ms",
@@ -836,6 +849,8 @@ finish_call(AdkModelCall *c)
 	rec.first_chunk_ms = stream ? st->first_chunk_ms : -1;
 	rec.app = c->app;
 	rec.user = c->user;
+	rec.invocation_id = c->invocation_id;
+	rec.trace = c->traced ? &c->trace : NULL;
 	adk_ledger_record(&rec);
 
 	return rec.result_jsonb;
@@ -937,7 +952,8 @@ merge_headers(AdkModelCall *c, struct json_object *call)
  * Content-Type, the key header, provider headers, then options.headers.
  */
 static const char **
-build_headers(const AdkModelDef *def, struct json_object *config, int *n)
+build_headers(const AdkModelDef *def, struct json_object *config,
+			  const AdkTraceCurrent *trace, int *n)
 {
 	struct json_object *extra = NULL;
 	int			max = 5;
@@ -962,12 +978,11 @@ build_headers(const AdkModelDef *def, struct json_object *config, int *n)
 	 * W3C trace context: the provider's spans join the run's trace (unless
 	 * options.headers sets a traceparent of its own).
 	 */
-	if (adk_trace_current_for(adk_current_invocation_id) &&
-		!has_header(extra, "traceparent"))
+	if (trace != NULL && !has_header(extra, "traceparent"))
 		h[(*n)++] = psprintf("traceparent: %s",
-							 adk_traceparent_format(adk_trace_current.trace_id,
-													adk_trace_current.span_id,
-													adk_trace_current.flags));
+							 adk_traceparent_format(trace->trace_id,
+													trace->span_id,
+													trace->flags));
 	if (extra)
 	{
 		json_object_object_foreach(extra, k, v)

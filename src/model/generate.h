@@ -14,6 +14,8 @@
 
 #include "utils/jsonb.h"
 
+#include "common/trace_context.h"
+
 /* Receives each partial response of a streamed call, in order. */
 typedef void (*AdkPartialFn) (Jsonb *partial, void *arg);
 
@@ -49,12 +51,26 @@ typedef struct AdkRequestMemo AdkRequestMemo;
 
 extern AdkRequestMemo *adk_request_memo_new(MemoryContext owner);
 
+/*
+ * Whom a call is made for: the session's app and user id (its ledger row
+ * is theirs: row-level security shows it to whoever may see that user's
+ * sessions; NULL: the calling role's alone), the invocation (NULL: none)
+ * and the span its request joins as W3C traceparent (NULL: none).  Copied
+ * into the call.
+ */
+typedef struct AdkCallFor
+{
+	const char *app;
+	const char *user;
+	const char *invocation_id;
+	const AdkTraceCurrent *trace;
+} AdkCallFor;
+
 extern AdkModelCall *adk_model_start(const char *model, Jsonb *contents,
 									 Jsonb *tools, Jsonb *config, bool stream,
 									 AdkPartialFn on_partial, void *arg,
-									 AdkRequestMemo *memo);
-extern void adk_model_set_owner(AdkModelCall *c, const char *app,
-								const char *user);
+									 AdkRequestMemo *memo,
+									 const AdkCallFor *call_for);
 extern bool adk_model_call_ready(const AdkModelCall *c);
 extern Jsonb *adk_model_finish(AdkModelCall *c);
 extern void adk_model_abandon(AdkModelCall *c);

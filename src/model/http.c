@@ -130,7 +130,7 @@ static void transfer_reset_callback(void *arg);
 static int64 now_us(void);
 
 /*
- * Once per process, before any request (called from _PG_init).
+ * Once per process, before any request (called from adk_model_init).
  */
 void
 adk_http_init(void)

@@ -45,18 +45,17 @@
 #include <json-c/json.h>
 
 #include "common/json_bridge.h"
+#include "common/owner.h"
 #include "common/trace_context.h"
 #include "model/ledger.h"
 #include "model/request_jsonb.h"
 #include "shared/spent.h"
-#include "store/owner.h"
 
 #define RETENTION_EVERY 100
 #define REDACTED "[REDACTED]"
 
 int			adk_model_calls_retention_s = 7 * 24 * 3600;
 bool		adk_model_calls_bodies = true;
-char	   *adk_current_invocation_id = NULL;
 AdkLastModelCall adk_ledger_last;
 
 static SPIPlanPtr insert_plan = NULL;
@@ -128,9 +127,9 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[0] = CStringGetTextDatum(rec->model);
 	args[1] = CStringGetTextDatum(rec->provider);
 	args[2] = CStringGetTextDatum(rec->url);
-	args[3] = adk_current_invocation_id ?
-		CStringGetTextDatum(adk_current_invocation_id) : (Datum) 0;
-	nulls[3] = adk_current_invocation_id ? ' ' : 'n';
+	args[3] = rec->invocation_id ?
+		CStringGetTextDatum(rec->invocation_id) : (Datum) 0;
+	nulls[3] = rec->invocation_id ? ' ' : 'n';
 	args[4] = BoolGetDatum(rec->stream);
 	args[5] = Int32GetDatum((int32) rec->http_status);
 	nulls[5] = rec->http_status > 0 ? ' ' : 'n';
@@ -169,9 +168,9 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 			nulls[18] = ' ';
 		}
 	}
-	traced = adk_trace_current_for(adk_current_invocation_id);
-	args[19] = traced ? CStringGetTextDatum(adk_trace_current.trace_id) : (Datum) 0;
-	args[20] = traced ? CStringGetTextDatum(adk_trace_current.span_id) : (Datum) 0;
+	traced = rec->trace != NULL;
+	args[19] = traced ? CStringGetTextDatum(rec->trace->trace_id) : (Datum) 0;
+	args[20] = traced ? CStringGetTextDatum(rec->trace->span_id) : (Datum) 0;
 	nulls[19] = nulls[20] = traced ? ' ' : 'n';
 	/* whose row it is (row-level security, 85_tenancy.sql) */
 	args[21] = rec->app ? CStringGetTextDatum(rec->app) : (Datum) 0;

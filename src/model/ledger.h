@@ -35,6 +35,8 @@ typedef struct AdkModelCallRecord
 	double		first_chunk_ms; /* streamed: time to the first chunk; < 0: none */
 	const char *app;			/* the session's app and user id the call */
 	const char *user;			/* is made for; NULL: no session */
+	const char *invocation_id;	/* NULL: none */
+	const struct AdkTraceCurrent *trace;	/* the span it joined, or NULL */
 } AdkModelCallRecord;
 
 /*
@@ -59,9 +61,6 @@ extern AdkLastModelCall adk_ledger_last;
 /* GUCs */
 extern int	adk_model_calls_retention_s;
 extern bool adk_model_calls_bodies;
-
-/* Set by the runner while an invocation runs; NULL otherwise. */
-extern char *adk_current_invocation_id;
 
 extern Jsonb *adk_ledger_request(struct json_object *request);
 extern Jsonb *adk_ledger_request_redacted(const char *body, const char *secret);

@@ -2,14 +2,14 @@
  *
  * llm.c
  *	  Provider-independent entry points of the model layer: providers and
- *	  request URLs, error messages, requests and complete responses.
+ *	  request URLs, requests and complete responses.
  *
  * The per-provider work lives in adapter_openai.c, adapter_gemini.c and
  * adapter_anthropic.c behind the LlmAdapter table.  The rest of the
- * provider-independent code is split by concept: llm_json.c (strict JSON
- * and json-c accessors), llm_content.c (decoding ADK contents, tools and
- * config), llm_ids.c (call ids), llm_response.c (LlmResponse builders) and
- * llm_stream.c (the streaming aggregator).  All of it is malloc/json-c
+ * provider-independent code is split by concept: llm_json.c (strict JSON,
+ * json-c accessors and error messages), llm_content.c (decoding ADK
+ * contents, tools and config), llm_ids.c (call ids), llm_response.c
+ * (LlmResponse builders) and llm_stream.c (the streaming aggregator).  All of it is malloc/json-c
  * based and free of PostgreSQL.
  *
  * IDENTIFICATION
@@ -17,7 +17,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,29 +157,6 @@ llm_request_url(LlmProvider p, const char *endpoint, const char *model,
 				 enc, stream ? "streamGenerateContent?alt=sse" : "generateContent");
 	free(enc);
 	return url;
-}
-
-/* ----------------------------------------------------------------
- *		Messages
- * ----------------------------------------------------------------
- */
-
-/*
- * Set *errmsg to a malloc'd message unless errmsg is NULL or already set:
- * the first error found is the one reported.
- */
-void
-llm_set_errmsg(char **errmsg, const char *fmt,...)
-{
-	va_list		ap;
-	char		buf[512];
-
-	if (errmsg == NULL || *errmsg != NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	*errmsg = strdup(buf);
 }
 
 /* ----------------------------------------------------------------

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * llm_json.c
- *	  Strict JSON parsing of provider bodies, UTF-8 checks and json-c
- *	  accessors of the model layer.
+ *	  Strict JSON parsing of provider bodies, UTF-8 checks, json-c
+ *	  accessors and error messages of the model layer.
  *
  * JSON from a provider goes through llm_json_parse only: the raw bytes must
  * be strict UTF-8 (as PostgreSQL understands it), the document must nest no
@@ -18,6 +18,8 @@
  *-------------------------------------------------------------------------
  */
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -729,4 +731,27 @@ llm_request_compact(struct json_object *body)
 		return NULL;
 	}
 	return b.data ? b.data : strdup("");
+}
+
+/* ----------------------------------------------------------------
+ *		Messages
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Set *errmsg to a malloc'd message unless errmsg is NULL or already set:
+ * the first error found is the one reported.
+ */
+void
+llm_set_errmsg(char **errmsg, const char *fmt,...)
+{
+	va_list		ap;
+	char		buf[512];
+
+	if (errmsg == NULL || *errmsg != NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	*errmsg = strdup(buf);
 }

@@ -48,9 +48,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "common/owner.h"
 #include "model/endpoint.h"
 #include "model/model_def.h"
-#include "store/owner.h"
 
 char	   *adk_allowed_key_env = NULL;
 char	   *adk_env_key_hosts = NULL;
@@ -185,8 +185,7 @@ read_model(const char *name)
 	models_relid = get_relname_relid("models", get_namespace_oid("adk", false));
 	secrets_relid = get_relname_relid("secrets", get_namespace_oid("adk", false));
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (load_plan == NULL)
 	{
 		Oid			types[1] = {TEXTOID};
@@ -243,8 +242,7 @@ read_model(const char *name)
 	m->api_key = get_text(7);
 	cache = lappend(cache, m);
 	MemoryContextSwitchTo(spi);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return m;
 }
 

@@ -6,7 +6,7 @@
  *
  * A tool loop sends the whole history with every model call; converting
  * each content to json-c and then to the provider's messages, and freeing
- * them all again, cost more than serializing the request (issue 12, §7).
+ * them all again, cost more than serializing the request.
  * The provider's messages of a content depend on nothing but the content's
  * bytes when it holds no function call or response, or (Gemini) always, or
  * (Anthropic) when all its calls and responses have ids of their own

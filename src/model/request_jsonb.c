@@ -6,7 +6,7 @@
  *
  * The ledger stores every request it sends.  A tool loop sends the whole
  * history every time, and converting it node by node from json-c cost
- * more than all of prompt assembly (issue 12, §7).  A message kept for
+ * more than all of prompt assembly.  A message kept for
  * later requests (msg_cache.c) carries a memo (llm.h); its jsonb is made
  * the first time a request with it is stored and kept in the memo, and
  * later requests copy its bytes.  The body and its members (the messages

@@ -38,7 +38,7 @@
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/budget.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 /* taken_at of a call no budget covered: adk_budget_charge_to does nothing */
 #define NOT_TAKEN DT_NOBEGIN

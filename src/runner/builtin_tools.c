@@ -59,7 +59,7 @@
 #include "model/embed.h"
 #include "runner/builtin_tools.h"
 #include "store/artifacts.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 #define LOAD_ARTIFACTS "load_artifacts"
 #define LOAD_MEMORY "load_memory"

@@ -69,7 +69,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
@@ -80,7 +79,7 @@
 #include "runner/runner.h"
 #include "runner/spans.h"
 #include "store/append.h"
-#include "store/owner.h"
+#include "common/owner.h"
 #include "store/session_read.h"
 
 /* ADK Python's LlmEventSummarizer prompt */
@@ -610,6 +609,7 @@ summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 	JsonWriter	w;
 	Jsonb	   *contents;
 	char	   *refused;
+	const char *invocation_id;
 
 	refused = adk_budget_try(s->app, s->user, &s->taken_at);
 	if (refused != NULL)
@@ -632,11 +632,17 @@ summary_start(Summarizer *s, Jsonb *config, Jsonb *plan, char **error)
 	if (s->run)
 		s->span = adk_span_compaction_begin(s->run, s->parent_span, s->kind,
 											s->model, contents);
-	/* a summary's request is new each time: no request memo */
+	/*
+	 * a summary's request is new each time: no request memo; the ledger
+	 * row is the session's, run or no run
+	 */
+	invocation_id = s->run ? s->run->invocation_id : adk_running_invocation();
 	s->call = adk_model_start(s->model, contents, NULL, config, false,
-							  NULL, NULL, NULL);
-	/* the ledger row is the session's, run or no run */
-	adk_model_set_owner(s->call, s->app, s->user);
+							  NULL, NULL, NULL,
+							  &(AdkCallFor) {
+								  s->app, s->user, invocation_id,
+								  adk_trace_context_for(invocation_id)
+							  });
 	*error = NULL;
 	return true;
 }

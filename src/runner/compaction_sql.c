@@ -18,7 +18,6 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/jsonb_util.h"
 #include "runner/compaction.h"

@@ -30,7 +30,7 @@
 
 #include "common/spi_plans.h"
 #include "runner/runner.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 typedef struct CachedApp
 {

@@ -21,7 +21,6 @@
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"

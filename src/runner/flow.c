@@ -65,7 +65,6 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
-#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/generate.h"
@@ -74,6 +73,7 @@
 #include "runner/compaction.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
+#include "store/append.h"
 
 typedef struct PartialCtx
 {
@@ -812,8 +812,11 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->span = adk_span_model_begin(run, adk_span_step(run), agent->model, contents);
 	round->call = adk_model_start(agent->model, contents, decls, config,
 								  run->stream, emit_partial, &round->pctx,
-								  request_memo(run, agent->name, branch));
-	adk_model_set_owner(round->call, run->app, run->user);
+								  request_memo(run, agent->name, branch),
+								  &(AdkCallFor) {
+									  run->app, run->user, run->invocation_id,
+									  adk_trace_context_for(run->invocation_id)
+								  });
 	return true;
 }
 
@@ -1290,8 +1293,11 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 	 * request, every time (nothing before it to take as it was).
 	 */
 	*call = adk_model_start(tool_agent->model, contents, NULL, config, false,
-							NULL, NULL, NULL);
-	adk_model_set_owner(*call, run->app, run->user);
+							NULL, NULL, NULL,
+							&(AdkCallFor) {
+								run->app, run->user, run->invocation_id,
+								adk_trace_context_for(run->invocation_id)
+							});
 	return NULL;
 }
 

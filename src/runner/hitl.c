@@ -90,7 +90,7 @@
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 #define CONFIRMATION_CALL "adk_request_confirmation"
 #define NEEDS_CONFIRMATION "This tool call requires confirmation, please approve or reject."

@@ -29,7 +29,7 @@
 #include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 static const char *const callback_names[CB_COUNT] = {
 	"on_user_message", "before_run", "on_event", "after_run",

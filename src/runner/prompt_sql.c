@@ -19,7 +19,6 @@
 
 #include <json-c/json.h>
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/json_bridge.h"
 #include "common/jsonb_util.h"

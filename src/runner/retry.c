@@ -42,7 +42,7 @@
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/runner.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 /* the invocation's own events, newest first */
 #define INVOCATION_EVENTS_SQL \

@@ -51,12 +51,11 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "model/http.h"
-#include "model/ledger.h"
+#include "common/trace_context.h"
 #include "model/msg_cache.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
@@ -65,7 +64,7 @@
 #include "runner/spans.h"
 #include "shared/registry.h"
 #include "store/append.h"
-#include "store/owner.h"
+#include "common/owner.h"
 #include "store/session_read.h"
 #include "store/tenancy.h"
 
@@ -359,11 +358,11 @@ guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	}
 	PG_CATCH();
 	{
-		adk_current_invocation_id = NULL;
+		adk_running_invocation_set(NULL);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	adk_current_invocation_id = NULL;
+	adk_running_invocation_set(NULL);
 }
 
 /*
@@ -433,20 +432,21 @@ begin_run(const char *app, const char *user, const char *session,
 	}
 	PG_CATCH();
 	{
-		adk_current_invocation_id = NULL;
+		adk_running_invocation_set(NULL);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
-	adk_current_invocation_id = NULL;
+	adk_running_invocation_set(NULL);
 	return run;
 }
 
 /*
  * One step of a run (ADK_STEP_RAN, ADK_STEP_WAIT: its model calls -- or
  * its sliding window's summarizer -- are in flight, ADK_STEP_DONE: it has
- * ended -- step 7 ran, its invocation row is final).  The ledger is told
- * which invocation is running, and forgets it whatever happens.
+ * ended -- step 7 ran, its invocation row is final).  The backend is told
+ * which invocation is running (adk_running_invocation), and forgets it
+ * whatever happens.
  */
 AdkStepResult
 adk_run_step(AdkRun *run)
@@ -454,7 +454,7 @@ adk_run_step(AdkRun *run)
 	MemoryContext old = CurrentMemoryContext;
 	volatile AdkStepResult r = ADK_STEP_RAN;
 
-	adk_current_invocation_id = run->invocation_id;
+	adk_running_invocation_set(run->invocation_id);
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(run->step_cxt);
@@ -497,12 +497,12 @@ adk_run_step(AdkRun *run)
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(old);
-		adk_current_invocation_id = NULL;
+		adk_running_invocation_set(NULL);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
-	adk_current_invocation_id = NULL;
+	adk_running_invocation_set(NULL);
 
 	/* what the step allocated by the way goes (runner.h) */
 	MemoryContextDelete(run->step_cxt);
@@ -719,7 +719,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		return;					/* a repeated confirmation: nothing runs */
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
-	adk_current_invocation_id = run->invocation_id;
+	adk_running_invocation_set(run->invocation_id);
 	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
 	agent = adk_agent_to_run(run, message);
 	run->first_agent = agent;

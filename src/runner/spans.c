@@ -80,7 +80,7 @@
 #include "model/ledger.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 #define RETENTION_EVERY 100
 
@@ -821,7 +821,7 @@ adk_current_trace(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (adk_trace_current_for(adk_current_invocation_id))
+	if (adk_trace_current_for(adk_running_invocation()))
 	{
 		values[0] = CStringGetTextDatum(adk_trace_current.trace_id);
 		values[1] = CStringGetTextDatum(adk_trace_current.span_id);

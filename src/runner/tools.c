@@ -39,14 +39,14 @@
 #include "utils/syscache.h"
 #include "utils/timeout.h"
 
-#include "adk_runner.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
 #include "runner/runner.h"
+#include "runner/settings.h"
 #include "runner/spans.h"
-#include "store/owner.h"
+#include "common/owner.h"
 
 #define LONG_RUNNING_NOTE \
 	"NOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status."

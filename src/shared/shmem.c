@@ -35,7 +35,7 @@ static void workers_shmem_request(void);
 static void workers_shmem_startup(void);
 
 /*
- * Install the hooks; called from adk_workers_init while
+ * Install the hooks; called from adk_worker_init while
  * shared_preload_libraries is processed.
  */
 void

@@ -60,9 +60,9 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "common/owner.h"
 #include "shared/shared.h"
 #include "shared/spent.h"
-#include "store/owner.h"
 
 #define SPENT_SLOTS			1024
 #define SPENT_QUEUE_BYTES	(1024 * 1024)
@@ -644,8 +644,7 @@ write_rows(List *rows)
 
 	if (rows == NIL)
 		return;
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	foreach(lc, rows)
 	{
 		Oid			type = TEXTOID;
@@ -658,8 +657,7 @@ write_rows(List *rows)
 								  1, &type, &arg, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into adk.model_calls");
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*
@@ -679,13 +677,11 @@ apply_charge(SpentSlot *s, int64 calls, int64 tokens)
 	args[1] = TimestampTzGetDatum(s->period_start);
 	args[2] = Int64GetDatum(calls);
 	args[3] = Int64GetDatum(tokens);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT adk._budget_apply($1, $2, $3, $4)", 4, types, args,
 							  NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not charge the token budgets");
 	done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return done;
 }

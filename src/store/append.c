@@ -37,20 +37,21 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/jsonb_util.h"
-#include "model/ledger.h"
+#include "common/owner.h"
 #include "store/append.h"
 #include "store/event.h"
 #include "store/event_time.h"
-#include "store/owner.h"
+#include "store/notify.h"
 #include "store/place.h"
 #include "store/session_read.h"
 #include "store/tenancy.h"
-#include "store/notify.h"
 
 PG_FUNCTION_INFO_V1(adk_append_event);
+
+/* GUC adk.max_event_size (settings.c), in kB */
+int			adk_max_event_size_kb = 10 * 1024;
 
 static SPIPlanPtr append_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;

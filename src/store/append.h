@@ -23,6 +23,9 @@ typedef struct AdkStoredEvent
 	TimestampTz time;
 } AdkStoredEvent;
 
+/* GUC adk.max_event_size: largest event_data accepted by an append, in kB */
+extern int	adk_max_event_size_kb;
+
 extern void adk_store_append(const char *app, const char *user,
 							 const char *session, Jsonb *event,
 							 AdkStoredEvent *stored);

@@ -22,7 +22,6 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/compat.h"
 #include "common/ids.h"
 #include "common/jsonb_build.h"

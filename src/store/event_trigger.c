@@ -42,7 +42,7 @@
  * replaced as always.
  *
  * All SQL is prepared once per backend, uses schema-qualified operators and
- * runs with search_path pinned to pg_catalog, pg_temp (store/owner.c), so
+ * runs with search_path pinned to pg_catalog, pg_temp (common/owner.c), so
  * the caller's search_path cannot change what it means.
  *
  * IDENTIFICATION
@@ -67,9 +67,9 @@
 #include "common/compat.h"
 #include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
+#include "common/owner.h"
 #include "store/event.h"
 #include "store/event_time.h"
-#include "store/owner.h"
 #include "store/place.h"
 
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
@@ -554,8 +554,7 @@ adk_event_derive(Datum *ids, int64 seq, TimestampTz ts, Datum event_id,
 	args[6] = TimestampTzGetDatum(ts);
 	args[7] = JsonbPGetDatum(event);
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (interrupts)
 	{
 		if (appended_plan == NULL)
@@ -570,8 +569,7 @@ adk_event_derive(Datum *ids, int64 seq, TimestampTz ts, Datum event_id,
 		if (SPI_execute_plan(compaction_plan, args, nulls, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not record the compaction");
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*

@@ -42,7 +42,7 @@
 #include "common/jsonb_util.h"
 #include "store/notify.h"
 
-bool		adk_notify_events = true;	/* GUCs (defined in worker/shmem.c) */
+bool		adk_notify_events = true;	/* GUCs (defined in settings.c) */
 int			adk_notify_payload = ADK_NOTIFY_OPAQUE;
 
 #define MAX_PAYLOAD		7999

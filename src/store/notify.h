@@ -14,7 +14,7 @@
 
 #include "utils/jsonb.h"
 
-/* GUCs adk.notify_events, adk.notify_payload (defined in worker/shmem.c) */
+/* GUCs adk.notify_events, adk.notify_payload (defined in settings.c) */
 extern bool adk_notify_events;
 extern int	adk_notify_payload;
 

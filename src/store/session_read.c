@@ -33,8 +33,8 @@
 #include "utils/wait_event.h"
 
 #include "common/json_writer.h"
+#include "common/owner.h"
 #include "common/spi_plans.h"
-#include "store/owner.h"
 #include "store/session_read.h"
 
 static void session_args(Datum *args, const char *app, const char *user,
@@ -57,7 +57,7 @@ static void session_args(Datum *args, const char *app, const char *user,
 	"   AND j.worker_pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
 	" LIMIT 1"
 
-/* adk.session_wait_timeout (defined with the workers' settings) */
+/* GUC adk.session_wait_timeout (settings.c) */
 int			adk_session_wait_timeout_ms = 60000;
 
 static void
@@ -89,8 +89,7 @@ adk_session_lock(const char *app, const char *user, const char *session,
 	if (holder)
 		*holder = NULL;
 	session_args(args, app, user, session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1;
 	if (exists && holder &&
@@ -98,8 +97,7 @@ adk_session_lock(const char *app, const char *user, const char *session,
 		SPI_processed == 1)
 		*holder = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0],
 														   SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return exists;
 }
 
@@ -179,16 +177,14 @@ adk_session_exists(const char *app, const char *user, const char *session)
 	bool		exists;
 
 	session_args(args, app, user, session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	exists = adk_spi_exec("SELECT 1 FROM adk.sessions s"
 						  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
 						  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
 						  "   AND s.id OPERATOR(pg_catalog.=) $3",
 						  3, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1;
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return exists;
 }
 
@@ -213,8 +209,7 @@ adk_session_history(const char *app, const char *user, const char *session,
 
 	session_args(args, app, user, session);
 	args[3] = Int64GetDatum(after_seq);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	*compacted = adk_spi_exec("SELECT 1 FROM adk.compactions"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 							  "   AND user_id OPERATOR(pg_catalog.=) $2"
@@ -249,8 +244,7 @@ adk_session_history(const char *app, const char *user, const char *session,
 		result = lappend(result, e);
 		MemoryContextSwitchTo(spi);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -269,8 +263,7 @@ adk_session_state(const char *app, const char *user, const char *session)
 	Jsonb	   *state = NULL;
 
 	session_args(args, app, user, session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT s.state"
 					 " OPERATOR(pg_catalog.||) adk._prefixed(a.state, 'app:')"
 					 " OPERATOR(pg_catalog.||) adk._prefixed(u.state, 'user:')"
@@ -292,8 +285,7 @@ adk_session_state(const char *app, const char *user, const char *session)
 		if (!isnull)
 			state = DatumGetJsonbP(SPI_datumTransfer(d, false, -1));
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	MemoryContextSwitchTo(caller);
 	return state;
 }
@@ -335,8 +327,7 @@ adk_session_call_event(const char *app, const char *user, const char *session,
 	jw_end_object(&w);
 	session_args(args, app, user, session);
 	args[3] = CStringGetTextDatum(jw_finish_text(&w));
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
 					 "  FROM adk.events"
 					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
@@ -358,8 +349,7 @@ adk_session_call_event(const char *app, const char *user, const char *session,
 		MemoryContextSwitchTo(spi);
 		found = true;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return found;
 }
 
@@ -381,8 +371,7 @@ adk_session_recent_authors(const char *app, const char *user,
 	uint64		i;
 
 	session_args(args, app, user, session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
 					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
 					 "   AND user_id OPERATOR(pg_catalog.=) $2"
@@ -422,8 +411,7 @@ adk_session_recent_authors(const char *app, const char *user,
 			MemoryContextSwitchTo(spi);
 		}
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -442,8 +430,7 @@ adk_session_prompt_tokens(const char *app, const char *user,
 	bool		found = false;
 
 	session_args(args, app, user, session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
 					 "  FROM adk.events e"
 					 " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
@@ -468,7 +455,6 @@ adk_session_prompt_tokens(const char *app, const char *user,
 			found = true;
 		}
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return found;
 }

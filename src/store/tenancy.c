@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * tenancy.c
- *	  Tenancy per app (SPEC §11; README "Tenancy"): which ADK user ids a
+ *	  Tenancy per app (README "Tenancy"): which ADK user ids a
  *	  role may name, and the end user a gateway asserts.
  *
  * adk.apps.tenancy says, per app:
@@ -19,7 +19,7 @@
  * connection never hands it to the next client): commit, rollback, or a
  * ROLLBACK TO SAVEPOINT that undoes the adk_set_user call clears it.  It
  * cannot be changed while a run is active in the backend -- a tool or
- * plugin runs inside a step, where adk_current_invocation_id is set, and
+ * plugin runs inside a step, where adk_running_invocation() is set, and
  * between the steps of an open run (a cursor over adk_run between
  * FETCHes) the run registry still holds the run -- nor in a job worker,
  * which pins the user the job was queued for.
@@ -46,12 +46,11 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
-#include "model/ledger.h"
+#include "common/owner.h"
+#include "common/schema_version.h"
+#include "common/trace_context.h"
 #include "shared/registry.h"
-#include "store/owner.h"
-#include "store/schema_version.h"
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_set_user);
@@ -190,8 +189,7 @@ adk_app_tenancy(const char *app)
 	}
 
 	arg = CStringGetTextDatum(app);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT a.tenancy FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
 							  1, &type, &arg, NULL, true, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
@@ -203,8 +201,7 @@ adk_app_tenancy(const char *app)
 		else if (t && strcmp(t, "claim") == 0)
 			mode = ADK_TENANCY_CLAIM;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 
 	register_callbacks();
 	if (strlen(app) < sizeof(mode_cache[0].app))
@@ -376,7 +373,7 @@ adk_set_user(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to assert an end user"),
 				 errdetail("Only members of adk_gateway may call adk_set_user().")));
-	if (adk_current_invocation_id != NULL || pinned_user != NULL)
+	if (adk_running_invocation() != NULL || pinned_user != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("cannot change the asserted end user while a run is active"),
@@ -478,8 +475,7 @@ owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
 		args[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not run \"%s\"", sql);
@@ -491,8 +487,7 @@ owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs, Oid *types,
 		result = PointerGetDatum(DatumGetJsonbPCopy(result));
 		MemoryContextSwitchTo(spi);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -563,13 +558,11 @@ adk_delete_session_sql(PG_FUNCTION_ARGS)
 		args[i] = PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT adk._delete_session($1, $2, $3)", 3, types, args, nulls,
 							  false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not delete the session");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	PG_RETURN_VOID();
 }
 
@@ -706,13 +699,11 @@ adk_rebuild_run_states_sql(PG_FUNCTION_ARGS)
 		args[2] = CStringGetTextDatum(session);
 		nulls[2] = ' ';
 	}
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT adk._rebuild_run_states($1, $2, $3)", 3, types, args,
 							  nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not rebuild the run states");
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	PG_RETURN_INT64(isnull ? 0 : n);
 }

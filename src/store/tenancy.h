@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * tenancy.h
- *	  Tenancy per app (SPEC §11): who may name which ADK user id.
+ *	  Tenancy per app (README "Tenancy"): who may name which ADK user id.
  *
  * IDENTIFICATION
  *	  src/store/tenancy.h

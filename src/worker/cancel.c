@@ -36,9 +36,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
-#include "store/owner.h"
+#include "common/owner.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
@@ -157,8 +156,7 @@ cancel_queued(const char *where, int nargs, Datum *args, int *denied)
 
 	if (!OidIsValid(get_namespace_oid("adk", true)))
 		return 0;
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args(psprintf("SELECT id, role_oid FROM adk.jobs"
 									   " WHERE %s AND status OPERATOR(pg_catalog.=) 'queued'",
 									   where),
@@ -206,8 +204,7 @@ cancel_queued(const char *where, int nargs, Datum *args, int *denied)
 						   "cancelled");
 		}
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return n;
 }
 

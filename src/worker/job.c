@@ -87,12 +87,12 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "common/owner.h"
+#include "common/schema_version.h"
+#include "common/trace_context.h"
 #include "model/http.h"
-#include "model/ledger.h"
 #include "runner/runner.h"
 #include "runner/spans.h"
-#include "store/owner.h"
-#include "store/schema_version.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
@@ -484,8 +484,7 @@ claim_job(void)
 	if (schema_ready)
 	{
 		pgstat_report_activity(STATE_RUNNING, "adk_runner job worker: claiming a job");
-		adk_become_owner(&save);
-		SPI_connect();
+		adk_owner_spi_begin(&save);
 		if (SPI_execute_with_args("SELECT * FROM adk._claim_job($1)", 1, &type, &arg,
 								  NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not claim a job");
@@ -500,8 +499,7 @@ claim_job(void)
 			job->extschema = extension_schema(cxt);
 			MemoryContextSwitchTo(spi);
 		}
-		SPI_finish();
-		adk_restore_user(&save);
+		adk_owner_spi_end(&save);
 	}
 	if (job)
 	{
@@ -795,7 +793,7 @@ step_job(AdkJob *job)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
-		adk_current_invocation_id = NULL;
+		adk_running_invocation_set(NULL);
 		adk_tenancy_pin_user(NULL);
 		set_stepping(-1);
 		cancelled = edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
@@ -876,8 +874,7 @@ lock_session(AdkJob *job)
 	args[0] = CStringGetTextDatum(job->app);
 	args[1] = CStringGetTextDatum(job->user);
 	args[2] = CStringGetTextDatum(job->session);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT 1 FROM adk.sessions"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 							  "   AND user_id OPERATOR(pg_catalog.=) $2"
@@ -894,8 +891,7 @@ lock_session(AdkJob *job)
 			elog(ERROR, "could not read the session");
 		ok = SPI_processed == 0;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return ok;
 }
 
@@ -914,32 +910,18 @@ finish_job(AdkJob *job)
 
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(job->invocation_id);
-	adk_become_owner(&save);
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE adk.jobs j SET"
-							  "  status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'"
-							  "   WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'"
-							  "   WHEN i.status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
-							  "   ELSE 'completed' END,"
-							  "  finished_at = CASE WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
-							  "                ELSE pg_catalog.clock_timestamp() END,"
-							  "  error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'"
-							  "   THEN pg_catalog.concat_ws(': ', i.error_code, i.error_message) END"
-							  " FROM (SELECT (SELECT status FROM adk.invocations"
-							  "               WHERE invocation_id OPERATOR(pg_catalog.=) $2) AS status,"
-							  "              (SELECT error_code FROM adk.invocations"
-							  "               WHERE invocation_id OPERATOR(pg_catalog.=) $2) AS error_code,"
-							  "              (SELECT error_message FROM adk.invocations"
-							  "               WHERE invocation_id OPERATOR(pg_catalog.=) $2) AS error_message) i"
-							  " WHERE j.id OPERATOR(pg_catalog.=) $1"
-							  " RETURNING j.status",
-							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+	adk_owner_spi_begin(&save);
+	if (SPI_execute_with_args("SELECT adk._job_finished($1, $2)",
+							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
 	if (SPI_processed == 1)
-		status = MemoryContextStrdup(job->cxt,
-									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	adk_restore_user(&save);
+	{
+		char	   *s = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (s != NULL)
+			status = MemoryContextStrdup(job->cxt, s);
+	}
+	adk_owner_spi_end(&save);
 	adk_notify_job(job->id, job->invocation_id, status);
 }
 
@@ -977,26 +959,11 @@ job_error(AdkJob *job, ErrorData *edata, bool cancelled)
 	args[1] = CStringGetTextDatum(status);
 	args[2] = CStringGetTextDatum(cancelled ? "cancelled" : message);
 	args[3] = CStringGetTextDatum(cancelled ? "CANCELLED" : unpack_sql_state(edata->sqlerrcode));
-	adk_become_owner(&save);
-	SPI_connect();
-	if (SPI_execute_with_args("WITH j AS ("
-							  " UPDATE adk.jobs SET status = $2, error = $3,"
-							  "  finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'queued' THEN NULL"
-							  "                ELSE pg_catalog.clock_timestamp() END,"
-							  "  worker_pid = CASE WHEN $2 OPERATOR(pg_catalog.=) 'queued' THEN NULL"
-							  "               ELSE worker_pid END"
-							  " WHERE id OPERATOR(pg_catalog.=) $1 RETURNING invocation_id)"
-							  " UPDATE adk.invocations i SET"
-							  "  status = CASE WHEN $2 OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'"
-							  "           ELSE 'failed' END,"
-							  "  ended_at = pg_catalog.clock_timestamp(),"
-							  "  error_code = $4, error_message = $3"
-							  " FROM j WHERE i.invocation_id OPERATOR(pg_catalog.=) j.invocation_id"
-							  "   AND i.status OPERATOR(pg_catalog.=) 'running'",
-							  4, types, args, NULL, false, 0) < 0)
+	adk_owner_spi_begin(&save);
+	if (SPI_execute_with_args("SELECT adk._job_failed($1, $2, $3, $4)",
+							  4, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	if (!retry)
 		adk_notify_job(job->id, job->invocation_id, status);
 	commit_xact();

@@ -50,11 +50,11 @@
 #include "utils/timestamp.h"
 
 #include "common/json_writer.h"
+#include "common/owner.h"
+#include "common/schema_version.h"
 #include "shared/spent.h"
 #include "store/append.h"
 #include "store/event.h"
-#include "store/owner.h"
-#include "store/schema_version.h"
 #include "worker/worker.h"
 
 #define NAPTIME_MS		10000	/* the safety net */
@@ -262,8 +262,7 @@ recover_jobs(void)
 	int			nlive = 0;
 	int			s;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute("SELECT id, attempts, worker_pid, attempts OPERATOR(pg_catalog.>=) max_attempts,"
 					" pg_catalog.jsonb_build_array(app_name, user_id, session_id)::text"
 					" FROM adk.jobs"
@@ -272,8 +271,7 @@ recover_jobs(void)
 	n = SPI_processed;
 	if (n == 0)
 	{
-		SPI_finish();
-		adk_restore_user(&save);
+		adk_owner_spi_end(&save);
 		return;
 	}
 	ids = palloc(sizeof(int64) * n);
@@ -353,25 +351,8 @@ recover_jobs(void)
 		args[0] = Int64GetDatum(ids[i]);
 		args[1] = Int32GetDatum(attempts[i]);
 		args[2] = CStringGetTextDatum(reason);
-		if (SPI_execute_with_args("WITH j AS ("
-								  " UPDATE adk.jobs SET"
-								  "  status = CASE WHEN attempts OPERATOR(pg_catalog.<) max_attempts"
-								  "                THEN 'queued' ELSE 'failed' END,"
-								  "  finished_at = CASE WHEN attempts OPERATOR(pg_catalog.<) max_attempts"
-								  "                THEN NULL ELSE pg_catalog.clock_timestamp() END,"
-								  "  worker_pid = NULL, error = $3"
-								  " WHERE id OPERATOR(pg_catalog.=) $1"
-								  "   AND status OPERATOR(pg_catalog.=) 'running'"
-								  "   AND attempts OPERATOR(pg_catalog.=) $2"
-								  " RETURNING invocation_id, status)"
-								  " UPDATE adk.invocations i SET status = 'failed',"
-								  "  ended_at = pg_catalog.clock_timestamp(),"
-								  "  error_code = 'WORKER_LOST', error_message = $3"
-								  " FROM j WHERE i.invocation_id OPERATOR(pg_catalog.=) j.invocation_id"
-								  "   AND i.status OPERATOR(pg_catalog.=) 'running'"
-								  " RETURNING j.status, i.invocation_id, i.app_name, i.user_id,"
-								  "  i.session_id, i.agent",
-								  3, types, args, NULL, false, 0) < 0)
+		if (SPI_execute_with_args("SELECT * FROM adk._job_lost($1, $2, $3)",
+								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not recover adk.jobs");
 		if (SPI_processed == 1 &&
 			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "failed") == 0)
@@ -386,8 +367,7 @@ recover_jobs(void)
 		ereport(LOG,
 				(errmsg("adk_runner: job %lld recovered: %s", (long long) ids[i], reason)));
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*
@@ -475,8 +455,7 @@ purge_jobs(void)
 		return;
 	last_purge = now;
 	arg = Int32GetDatum(adk_job_retention_s);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("DELETE FROM adk.jobs"
 							  " WHERE finished_at OPERATOR(pg_catalog.<)"
 							  "  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-)"
@@ -485,8 +464,7 @@ purge_jobs(void)
 		elog(ERROR, "could not purge adk.jobs");
 	if (SPI_processed > 0)
 		elog(DEBUG1, "adk_runner: purged %llu finished jobs", (unsigned long long) SPI_processed);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*
@@ -502,23 +480,12 @@ count_claimable(void)
 	bool		isnull;
 	int			n;
 
-	adk_become_owner(&save);
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*)::integer FROM ("
-							  " SELECT 1 FROM adk.jobs j"
-							  "  WHERE j.status OPERATOR(pg_catalog.=) 'queued'"
-							  "    AND NOT EXISTS (SELECT 1 FROM adk.jobs e"
-							  "     WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name"
-							  "       AND e.user_id OPERATOR(pg_catalog.=) j.user_id"
-							  "       AND e.session_id OPERATOR(pg_catalog.=) j.session_id"
-							  "       AND e.id OPERATOR(pg_catalog.<) j.id"
-							  "       AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))"
-							  "  LIMIT $1) c",
+	adk_owner_spi_begin(&save);
+	if (SPI_execute_with_args("SELECT adk._claimable_jobs($1)",
 							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count queued jobs");
 	n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return n;
 }
 

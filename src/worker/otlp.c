@@ -52,10 +52,10 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "common/owner.h"
 #include "model/endpoint.h"
 #include "model/http.h"
 #include "runner/spans.h"
-#include "store/owner.h"
 #include "worker/otlp.h"
 #include "worker/worker.h"
 
@@ -76,7 +76,7 @@ static char *traces_url(const char *endpoint);
 static void record_result(int n, const char *error);
 
 /*
- * From _PG_init: the settings; the worker only while preloading.
+ * From adk_worker_init: the settings; the worker only while preloading.
  */
 void
 adk_otlp_init(void)

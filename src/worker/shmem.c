@@ -27,9 +27,7 @@
 #include "storage/latch.h"
 #include "utils/guc.h"
 
-#include "adk_runner.h"
-#include "runner/runner.h"
-#include "store/session_read.h"
+#include "worker/otlp.h"
 #include "worker/worker.h"
 
 char	   *adk_database = NULL;
@@ -37,13 +35,6 @@ int			adk_max_workers = 4;
 int			adk_worker_idle_timeout_s = 60;
 int			adk_job_retention_s = 7 * 24 * 3600;
 int			adk_worker_concurrency = 64;
-
-/* adk.notify_events and adk.notify_payload live in store/notify.c */
-static const struct config_enum_entry notify_payload_options[] = {
-	{"opaque", ADK_NOTIFY_OPAQUE, false},
-	{"full", ADK_NOTIFY_FULL, false},
-	{NULL, 0, false}
-};
 
 static bool wake_callback_registered = false;
 static bool wake_at_commit = false;
@@ -55,17 +46,19 @@ static void wake_xact_callback(XactEvent event, void *arg);
 /*
  * Called from _PG_init: the settings (adk.database only when preloaded);
  * shared memory and the launcher only while shared_preload_libraries is
- * processed.
+ * processed; then the OTLP exporter's settings and, with preload, its
+ * worker.
  */
 void
-adk_workers_init(void)
+adk_worker_init(void)
 {
 	define_gucs();
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	adk_shmem_init();
-	register_launcher();
+	if (process_shared_preload_libraries_in_progress)
+	{
+		adk_shmem_init();
+		register_launcher();
+	}
+	adk_otlp_init();
 }
 
 static void
@@ -104,18 +97,6 @@ define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* our foreground writers' setting (store/session_read.c), kept here */
-	DefineCustomIntVariable("adk.session_wait_timeout",
-							gettext_noop("How long adk_run, adk_append_event and adk_compact wait for a queued run that holds their session."),
-							gettext_noop("0 waits without a limit (a query cancel still stops the wait)."),
-							&adk_session_wait_timeout_ms,
-							60000,
-							0,
-							INT_MAX,
-							PGC_USERSET,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
 	DefineCustomIntVariable("adk.worker_idle_timeout",
 							gettext_noop("How long a job worker with nothing to run waits before it exits."),
 							NULL,
@@ -137,25 +118,6 @@ define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("adk.notify_events",
-							 gettext_noop("Whether every stored event sends NOTIFY adk_events."),
-							 gettext_noop("A transaction that has sent a notification cannot be prepared (two-phase commit)."),
-							 &adk_notify_events,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("adk.notify_payload",
-							 gettext_noop("What NOTIFY adk_events and adk_jobs carry: opaque row ids, or the full ids."),
-							 gettext_noop("Any role may LISTEN, whatever its privileges: \"opaque\" sends only the event's or the job's id, which a listener looks up in adk.events or adk.jobs with its own privileges; \"full\" also sends the app, user, session and invocation ids."),
-							 &adk_notify_payload,
-							 ADK_NOTIFY_OPAQUE,
-							 notify_payload_options,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
 }
 
 static void

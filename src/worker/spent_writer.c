@@ -33,8 +33,8 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "common/schema_version.h"
 #include "shared/spent.h"
-#include "store/schema_version.h"
 #include "worker/worker.h"
 
 #define START_EVERY_MS 1000	/* a budget row stays locked: not faster */

@@ -39,11 +39,10 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "common/jsonb_util.h"
+#include "common/owner.h"
 #include "runner/runner.h"
-#include "store/owner.h"
 #include "store/tenancy.h"
 #include "worker/worker.h"
 
@@ -129,13 +128,11 @@ adk_check_app(const char *app)
 	Datum		arg = CStringGetTextDatum(app);
 	bool		found;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	found = SPI_execute_with_args("SELECT 1 FROM adk.apps WHERE name OPERATOR(pg_catalog.=) $1",
 								  1, &type, &arg, NULL, true, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1;
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -178,8 +175,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 	args[9] = CStringGetTextDatum(source);
 	args[10] = Int32GetDatum(1 + retries);
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (insert_plan == NULL)
 	{
 		Oid			types[11] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
@@ -192,8 +188,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 	}
 	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into adk.jobs");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 
 	adk_workers_wake_at_commit();
 	return invocation_id;

@@ -53,7 +53,6 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "adk_runner.h"
 #include "common/ids.h"
 #include "runner/runner.h"
 #include "worker/worker.h"

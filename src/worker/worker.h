@@ -3,7 +3,7 @@
  * worker.h
  *	  Background workers: the launcher, the job workers, queued runs
  *	  (adk.jobs), triggers that queue runs, cancellation and the event
- *	  notifications (SPEC §8).
+ *	  notifications (README "Background runs, triggers, cancellation").
  *
  * The shared memory they use (the launcher's latch, the job workers'
  * slots, the run registry) is shared/shared.h's and shared/registry.h's.
@@ -29,7 +29,7 @@ extern int	adk_job_retention_s;
 extern int	adk_worker_concurrency;
 
 /* shmem.c */
-extern void adk_workers_init(void);
+extern void adk_worker_init(void);
 extern void adk_workers_require(void);
 extern void adk_workers_wake_at_commit(void);
 

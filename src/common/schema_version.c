@@ -18,7 +18,7 @@
  * next transaction.
  *
  * IDENTIFICATION
- *	  src/store/schema_version.c
+ *	  src/common/schema_version.c
  *
  *-------------------------------------------------------------------------
  */
@@ -38,7 +38,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "store/schema_version.h"
+#include "common/schema_version.h"
 
 static bool checked_in_xact = false;
 static bool callback_registered = false;

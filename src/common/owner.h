@@ -4,7 +4,7 @@
  *	  Running store writes as the owner of schema adk.
  *
  * IDENTIFICATION
- *	  src/store/owner.h
+ *	  src/common/owner.h
  *
  *-------------------------------------------------------------------------
  */
@@ -24,6 +24,8 @@ typedef struct AdkOwnerSave
 
 extern void adk_become_owner(AdkOwnerSave *save);
 extern void adk_restore_user(AdkOwnerSave *save);
+extern void adk_owner_spi_begin(AdkOwnerSave *save);
+extern void adk_owner_spi_end(AdkOwnerSave *save);
 extern int	adk_pin_search_path(void);
 extern void adk_unpin_search_path(int level);
 

@@ -18,7 +18,7 @@
  * not span a transaction boundary: a commit would pop the level.
  *
  * IDENTIFICATION
- *	  src/store/owner.c
+ *	  src/common/owner.c
  *
  *-------------------------------------------------------------------------
  */
@@ -27,12 +27,13 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
-#include "store/owner.h"
-#include "store/schema_version.h"
+#include "common/owner.h"
+#include "common/schema_version.h"
 
 void
 adk_become_owner(AdkOwnerSave *save)
@@ -64,6 +65,28 @@ adk_restore_user(AdkOwnerSave *save)
 {
 	SetUserIdAndSecContext(save->userid, save->sec_context);
 	AtEOXact_GUC(true, save->nestlevel);
+}
+
+/*
+ * The bracket around the extension's own SQL: the owner switch and an SPI
+ * connection, in this one place.  What runs between adk_owner_spi_begin
+ * and adk_owner_spi_end runs as the owner of schema adk with search_path
+ * pinned; an ERROR in between unwinds both (SPI at (sub)transaction abort,
+ * the user and search_path as above).
+ */
+void
+adk_owner_spi_begin(AdkOwnerSave *save)
+{
+	adk_become_owner(save);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+void
+adk_owner_spi_end(AdkOwnerSave *save)
+{
+	SPI_finish();
+	adk_restore_user(save);
 }
 
 /*

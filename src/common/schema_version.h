@@ -4,7 +4,7 @@
  *	  Whether the installed schema is the one this library was built for.
  *
  * IDENTIFICATION
- *	  src/store/schema_version.h
+ *	  src/common/schema_version.h
  *
  *-------------------------------------------------------------------------
  */
