@@ -53,6 +53,7 @@ OBJS = \
 	src/runner/retry.o \
 	src/runner/route.o \
 	src/runner/run.o \
+	src/runner/run_entry.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  adk_run(app, user_id, session_id, message, state_delta, options):
- *	  one invocation, in the order of work of SPEC §5 (000 §三.4-§三.6):
+ *	  One invocation's steps, for adk_run (run_entry.c) and the job
+ *	  workers, in this order of work (000 §三.4-§三.6):
  *
  *	1. get the session, or create it when the app allows;
- *	2. decide the agent (agents.c);
+ *	2. decide the agent (route.c);
  *	3. append the user event -- on_user_message may replace the content,
  *	   state_delta goes on this event; returned only if yield_user_message;
  *	4. before_run may end the run early with content of its own (we use
@@ -21,11 +21,8 @@
  *	   after_run and the invocation row.
  * adk.invocations keeps a row per invocation: status, agent, timings,
  * model calls, tokens, error.  A model or plugin failure is a stored error
- * event and a failed invocation; adk_run returns normally.  Invalid
+ * event and a failed invocation; the run goes on normally.  Invalid
  * arguments, missing definitions and query cancellation raise.
- *
- * adk_run runs in the caller's transaction; its rows are returned when
- * the invocation ends.
  *
  * IDENTIFICATION
  *	  src/runner/run.c
@@ -37,9 +34,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "access/htup_details.h"
 #include "access/xact.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
@@ -47,6 +42,7 @@
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -69,12 +65,6 @@
 #include "store/session_read.h"
 #include "store/tenancy.h"
 
-PG_FUNCTION_INFO_V1(adk_run_text);
-PG_FUNCTION_INFO_V1(adk_run_content);
-
-static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
-typedef struct RunState RunState;
-typedef struct QueuedRow QueuedRow;
 static AdkRun *begin_run(const char *app, const char *user,
 						 const char *session, Jsonb *message,
 						 Jsonb *state_delta, Jsonb *options,
@@ -90,13 +80,6 @@ static void close_run(AdkRun *run);
 static AdkRun *new_run(const char *app, const char *user, const char *session,
 					   Jsonb *state_delta, Jsonb *options, AdkEventSink sink,
 					   void *sink_arg);
-static void guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-						  const char *extschema);
-static bool guarded_step(AdkRun *run);
-static void queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
-					   bool partial, void *arg);
-static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
-static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						   bool foreground);
 static char *resumed_invocation(AdkRun *run, Jsonb *message);
@@ -109,161 +92,6 @@ static void parse_options(AdkRun *run, Jsonb *options);
 #define RUN_MAX_BLOCK (64 * 1024)
 
 static MemoryContext new_step_cxt(AdkRun *run);
-
-/*
- * adk_run(app, user_id, session_id, message text, state_delta, options)
- */
-Datum
-adk_run_text(PG_FUNCTION_ARGS)
-{
-	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, true));
-}
-
-/*
- * adk_run(app, user_id, session_id, message jsonb, state_delta, options):
- * message is a whole Content ({"role": "user", "parts": [...]}), e.g.
- * function responses.
- */
-Datum
-adk_run_content(PG_FUNCTION_ARGS)
-{
-	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, false));
-}
-
-/*
- * The message argument of adk_run / adk_submit as a Content: text becomes
- * a user text part; jsonb must already be a Content with parts.
- */
-Jsonb *
-adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text)
-{
-	Jsonb	   *message;
-	JsonbValue *parts;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("message must not be null")));
-	if (is_text)
-		return adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(argno)));
-	message = PG_GETARG_JSONB_P(argno);
-	if (!adk_jsonb_is_object(&message->root) ||
-		(parts = adk_jsonb_get(&message->root, "parts")) == NULL ||
-		parts->type != jbvBinary || !JsonContainerIsArray(parts->val.binary.data) ||
-		JsonContainerSize(parts->val.binary.data) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
-				 errhint("Pass text as text, or build function responses with adk_function_response().")));
-	return message;
-}
-
-/* adk_run's state between calls */
-typedef struct RunState
-{
-	AdkRun	   *run;
-	List	   *queue;			/* QueuedRow *: events not yet returned */
-	bool		finished;
-} RunState;
-
-typedef struct QueuedRow
-{
-	Jsonb	   *event;
-	int64		seq;
-	TimestampTz time;
-	bool		partial;
-} QueuedRow;
-
-/*
- * adk_run's rows.  A value-per-call set-returning function: each call does
- * the work up to the next stored (or streamed) event and returns it, so in
- * a select list the events come out as the run makes them -- through a
- * cursor (psql: \set FETCH_COUNT 1) each FETCH returns as soon as its event
- * is stored, while the run waits for the next FETCH.  (In FROM,
- * PostgreSQL collects all rows before returning any.)
- */
-static Datum
-run_entry(FunctionCallInfo fcinfo, Jsonb *message)
-{
-	FuncCallContext *funcctx;
-	RunState   *st;
-	MemoryContext old;
-
-	if (SRF_IS_FIRSTCALL())
-	{
-		char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
-		char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
-		char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
-		Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
-		Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
-		char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-		TupleDesc	desc;
-
-		adk_tenancy_check(app, user);
-		funcctx = SRF_FIRSTCALL_INIT();
-		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "adk_run must return a composite type");
-		funcctx->tuple_desc = BlessTupleDesc(desc);
-		st = palloc0(sizeof(RunState));
-		funcctx->user_fctx = st;
-		st->run = new_run(app, user, session, state_delta, options, queue_sink, st);
-		/* a caller that stops reading early (LIMIT, a closed cursor) */
-		RegisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
-									stop_run, PointerGetDatum(st));
-		message = DatumGetJsonbPCopy(PointerGetDatum(message));
-		guarded_start(st->run, message, state_delta ?
-					  DatumGetJsonbPCopy(PointerGetDatum(state_delta)) : NULL,
-					  extschema);
-		MemoryContextSwitchTo(old);
-	}
-
-	funcctx = SRF_PERCALL_SETUP();
-	st = (RunState *) funcctx->user_fctx;
-
-	old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-	while (st->queue == NIL && !st->finished)
-	{
-		/*
-		 * adk_cancel / adk_interrupt from another backend while this run
-		 * waited for its caller (between FETCHes): it ends here, cancelled,
-		 * with what it stored.
-		 */
-		if (adk_run_registry_cancel_requested())
-		{
-			st->finished = true;
-			st->run->stopped = true;
-			st->run->error_code = pstrdup("CANCELLED");
-			st->run->error_message = pstrdup("adk_cancel or adk_interrupt stopped the run between FETCHes");
-			invocation_end(st->run);
-			adk_run_registry_leave();
-			break;
-		}
-		st->finished = !guarded_step(st->run);
-	}
-	MemoryContextSwitchTo(old);
-
-	if (st->queue != NIL)
-	{
-		QueuedRow  *r = (QueuedRow *) linitial(st->queue);
-		Datum		row;
-
-		st->queue = list_delete_first(st->queue);
-		row = row_datum(funcctx->tuple_desc, st->run, r);
-		/* the tuple holds a copy: a long run keeps no row it returned */
-		pfree(r->event);
-		pfree(r);
-		SRF_RETURN_NEXT(funcctx, row);
-	}
-
-	/*
-	 * SRF_RETURN_DONE frees st with the multi-call context: stop_run must
-	 * not be called on it at executor shutdown.
-	 */
-	UnregisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
-								  stop_run, PointerGetDatum(st));
-	SRF_RETURN_DONE(funcctx);
-}
 
 /*
  * The memory of one step (runner.h), under the run's, made anew after
@@ -342,45 +170,6 @@ new_run(const char *app, const char *user, const char *session,
 	return run;
 }
 
-/*
- * start_run / one step / finish_run, with the ledger told which invocation
- * is running (and forgetting it whatever happens).
- */
-static void
-guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-			  const char *extschema)
-{
-	PG_TRY();
-	{
-		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
-
-		start_run(run, message, state_delta, extschema, NULL, false);
-		MemoryContextSwitchTo(old);
-	}
-	PG_CATCH();
-	{
-		adk_current_invocation_id = NULL;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	adk_current_invocation_id = NULL;
-}
-
-/*
- * One step of the agents, or, when none is left, the end of the run; when
- * the run waits for its model, the HTTP client is driven for a moment
- * (adk_run's backend has nothing else to do meanwhile).  false when the
- * run is over.
- */
-static bool
-guarded_step(AdkRun *run)
-{
-	AdkStepResult r = adk_run_step(run);
-
-	if (r == ADK_STEP_WAIT)
-		adk_http_drive(ADK_HTTP_POLL_MS);
-	return r != ADK_STEP_DONE;
-}
 
 /*
  * Begin a run of app's agents for message: steps 1 to 4 of SPEC §5 (the
@@ -554,72 +343,23 @@ adk_run_free(AdkRun *run)
 }
 
 /*
- * The query ended before the run did (called only on a normal end, never
- * on an error): nothing more is run; the invocation ends 'cancelled' with
- * what it stored so far.
+ * The run is stopped from outside before its steps ended (its caller
+ * stopped reading, or adk_cancel asked between FETCHes): nothing more
+ * runs, and its invocation ends 'cancelled' with what it stored.  code
+ * and message: the invocation's error, or NULL for the caller's stop.
  */
-static void
-stop_run(Datum arg)
+void
+adk_run_stop(AdkRun *run, const char *code, const char *message)
 {
-	RunState   *st = (RunState *) DatumGetPointer(arg);
-
-	if (st->finished || st->run->invocation_id == NULL)
-		return;
-	st->finished = true;
-	st->run->stopped = true;
-	/* executor shutdown has no snapshot of its own */
-	PushActiveSnapshot(GetTransactionSnapshot());
-	invocation_end(st->run);
-	PopActiveSnapshot();
-	adk_run_registry_leave();
+	run->stopped = true;
+	if (code != NULL)
+	{
+		run->error_code = MemoryContextStrdup(run->run_cxt, code);
+		run->error_message = MemoryContextStrdup(run->run_cxt, message);
+	}
+	close_run(run);
 }
 
-static void
-queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
-		   bool partial, void *arg)
-{
-	RunState   *st = (RunState *) arg;
-	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(st));
-	QueuedRow  *r = palloc(sizeof(QueuedRow));
-
-	/*
-	 * The event was made in the memory of one round of the flow, which is
-	 * freed when the round ends (flow.c): the queue keeps a copy until the
-	 * row is returned.
-	 */
-	r->event = DatumGetJsonbPCopy(JsonbPGetDatum(event));
-	r->seq = seq;
-	r->time = time;
-	r->partial = partial;
-	st->queue = lappend(st->queue, r);
-	MemoryContextSwitchTo(old);
-}
-
-static Datum
-row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r)
-{
-	Datum		values[9];
-	bool		nulls[9];
-	JsonbValue *v;
-
-	memset(nulls, 0, sizeof(nulls));
-	v = adk_jsonb_get(&r->event->root, "id");
-	if (v && v->type == jbvString)
-		values[0] = PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
-	else
-		nulls[0] = true;
-	values[1] = CStringGetTextDatum(run->app);
-	values[2] = CStringGetTextDatum(run->user);
-	values[3] = CStringGetTextDatum(run->session);
-	values[4] = CStringGetTextDatum(run->invocation_id);
-	values[5] = TimestampTzGetDatum(r->time);
-	nulls[5] = r->partial;
-	values[6] = JsonbPGetDatum(r->event);
-	values[7] = Int64GetDatum(r->seq);
-	nulls[7] = r->partial;
-	values[8] = BoolGetDatum(r->partial);
-	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
-}
 
 static void
 parse_options(AdkRun *run, Jsonb *options)

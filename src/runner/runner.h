@@ -209,7 +209,7 @@ typedef enum AdkStepResult
 	ADK_STEP_DONE				/* nothing left to run */
 } AdkStepResult;
 
-/* run.c: one invocation, for adk_run and for background workers */
+/* run.c: one invocation's steps, for adk_run and for background workers */
 extern AdkRun *adk_run_begin(const char *app, const char *user,
 							 const char *session, Jsonb *message,
 							 Jsonb *state_delta, Jsonb *options,
@@ -224,6 +224,10 @@ extern AdkStepResult adk_run_step(AdkRun *run);
 extern bool adk_run_ready(AdkRun *run);
 extern void adk_run_abandon(AdkRun *run);
 extern void adk_run_free(AdkRun *run);
+extern void adk_run_stop(AdkRun *run, const char *code, const char *message);
+extern void adk_check_run_options(Jsonb *options);
+
+/* run_entry.c: adk_run's SQL entry (and its message argument, adk_submit's too) */
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 
 /* retry.c: where a retried queued run goes on */
@@ -257,9 +261,6 @@ extern void adk_store_timed(AdkRun *run, Jsonb *event,
 extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,
 						bool partial);
 extern char *adk_event_unstorable(Jsonb *event, const char **code);
-
-/* run.c */
-extern void adk_check_run_options(Jsonb *options);
 
 /* defs.c */
 extern void adk_load_definitions(AdkRun *run, bool *auto_create);
