@@ -39,6 +39,7 @@ OBJS = \
 	src/model/request_jsonb.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/artifact_tools.o \
 	src/runner/budget.o \
 	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
@@ -47,6 +48,7 @@ OBJS = \
 	src/runner/emit.o \
 	src/runner/flow.o \
 	src/runner/hitl.o \
+	src/runner/memory_tools.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
 	src/runner/prompt_sql.o \

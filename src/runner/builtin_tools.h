@@ -3,7 +3,9 @@
  * builtin_tools.h
  *	  The artifact and memory built-ins of the runner: load_artifacts,
  *	  load_memory, preload_memory, input blobs saved as artifacts, and
- *	  adding completed invocations to memory.
+ *	  adding completed invocations to memory (builtin_tools.c: what the
+ *	  flow and the prompt see; artifact_tools.c and memory_tools.c: each
+ *	  kind's own work).
  *
  * IDENTIFICATION
  *	  src/runner/builtin_tools.h
@@ -16,6 +18,11 @@
 #include "lib/stringinfo.h"
 #include "common/json_writer.h"
 #include "runner/runner.h"
+
+/* The built-ins' names, as an agent lists them among its tools */
+#define ADK_LOAD_ARTIFACTS "load_artifacts"
+#define ADK_LOAD_MEMORY "load_memory"
+#define ADK_PRELOAD_MEMORY "preload_memory"
 
 /* tools.c: the declaration of load_artifacts / load_memory; false if not ours */
 extern bool adk_builtin_declare(JsonWriter *w, const char *name);
@@ -41,8 +48,28 @@ extern void adk_builtin_contents(AdkRun *run, AdkAgent *agent, JsonWriter *w,
 extern Jsonb *adk_builtin_input_blobs(AdkRun *run, Jsonb *content,
 									  List **delta);
 
+/* builtin_tools.c, for artifact_tools.c and memory_tools.c */
+typedef struct AdkAppOptions
+{
+	bool		save_input_blobs;	/* adk.apps.save_input_blobs_as_artifacts */
+	bool		add_to_memory;	/* adk.apps.add_to_memory */
+} AdkAppOptions;
+
+extern bool adk_builtin_lists(AdkAgent *agent, const char *name);
+extern AdkAppOptions adk_builtin_app_options(AdkRun *run);
+
+/* artifact_tools.c, for builtin_tools.c: load_artifacts' call, instruction */
+extern Jsonb *adk_artifacts_load_call(Jsonb *args);
+extern void adk_artifacts_instruction(AdkRun *run, AdkAgent *agent,
+									  StringInfo out);
+
+/* memory_tools.c, for builtin_tools.c: load_memory's call, instructions */
+extern Jsonb *adk_memory_load_call(AdkRun *run, Jsonb *args);
+extern void adk_memory_instruction(AdkRun *run, AdkAgent *agent,
+								   StringInfo out);
+
 /*
- * Memory's embeddings inside a run wait in its steps (issue 12 §2): one
+ * Memory's embeddings inside a run wait in its steps: one
  * step starts the embedding requests, the run waits (ADK_STEP_WAIT) until
  * adk_memory_ready, and a later step consumes them (adk_memory_finish).
  * The wait lives in its own memory under parent (the step owner's: the
