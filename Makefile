@@ -48,7 +48,9 @@ OBJS = \
 	src/runner/emit.o \
 	src/runner/flow.o \
 	src/runner/hitl.o \
+	src/runner/input.o \
 	src/runner/memory_tools.o \
+	src/runner/parts.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
 	src/runner/prompt_sql.o \

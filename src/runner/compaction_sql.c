@@ -32,18 +32,8 @@ PG_FUNCTION_INFO_V1(adk_compact);
 
 /*
  * Every entry point below names the app (argument 0) and the user id
- * (argument 1): checking the user id also checks the app's tenancy.
+ * (argument 1): adk_arg_id (run_entry.c) checks them.
  */
-static char *
-arg_id(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-								  ADK_MAX_ID_CHARS);
-
-	if (n == 1)
-		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
-	return id;
-}
 
 /*
  * adk_compaction_read(app, user_id, session_id, from_seq, to_seq)
@@ -51,9 +41,9 @@ arg_id(FunctionCallInfo fcinfo, int n, const char *what)
 Datum
 adk_compaction_read_sql(PG_FUNCTION_ARGS)
 {
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
 	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
 	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
 	Jsonb	   *plan;
@@ -75,9 +65,9 @@ adk_compaction_read_sql(PG_FUNCTION_ARGS)
 Datum
 adk_compaction_append_sql(PG_FUNCTION_ARGS)
 {
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
 	Jsonb	   *plan;
 	char	   *summary;
 	char	   *refused;
@@ -132,9 +122,9 @@ adk_compaction_append_sql(PG_FUNCTION_ARGS)
 Datum
 adk_compact(PG_FUNCTION_ARGS)
 {
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
 	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
 	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
 	Oid			types[1] = {TEXTOID};

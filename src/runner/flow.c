@@ -141,8 +141,6 @@ static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_cal
 static Jsonb *agent_tool_finish(AdkRun *run, AdkAgent *tool_agent,
 								AdkModelCall *call, AdkSpanId agent_span,
 								AdkSpanId model_span);
-static AdkTool *find_tool(List *tools, const char *name);
-static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
 static AdkRoundResult assemble_calls(AdkRun *run, AdkAgent *agent,
 									 const char *branch, List *calls,
@@ -849,8 +847,8 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 			return NULL;
 		if (replaced == NULL)
 		{
-			adk_emit_error(run, agent->name, branch, jstr(&response->root, "error_code"),
-						   jstr(&response->root, "error_message"));
+			adk_emit_error(run, agent->name, branch, adk_jstr(&response->root, "error_code"),
+						   adk_jstr(&response->root, "error_message"));
 			return NULL;
 		}
 		response = replaced;
@@ -895,16 +893,6 @@ count_tokens(AdkRun *run, Jsonb *response)
 																NumericGetDatum(v->val.numeric)));
 }
 
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = adk_jsonb_get(c, key);
-
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
-}
-
 /*
  * The function calls of a response, in order.
  */
@@ -912,32 +900,24 @@ static List *
 response_calls(Jsonb *response)
 {
 	List	   *result = NIL;
-	JsonbValue *content = adk_jsonb_get(&response->root, "content");
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	AdkParts	parts;
+	JsonbContainer *part;
 
-	if (content == NULL || content->type != jbvBinary ||
-		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
-		parts->type != jbvBinary)
-		return NIL;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	adk_parts_begin(&parts, adk_event_parts(&response->root));
+	while (adk_parts_next(&parts, &part))
 	{
 		JsonbValue *f;
 		JsonbValue *a;
 		Call	   *c;
 
-		if (tok != WJB_ELEM || v.type != jbvBinary ||
-			(f = adk_jsonb_get(v.val.binary.data, "function_call")) == NULL ||
+		if ((f = adk_jsonb_get(part, "function_call")) == NULL ||
 			f->type != jbvBinary)
 			continue;
 		c = palloc0(sizeof(Call));
-		c->id = jstr(f->val.binary.data, "id");
+		c->id = adk_jstr(f->val.binary.data, "id");
 		if (c->id == NULL)
 			c->id = adk_new_id("adk-");
-		c->name = jstr(f->val.binary.data, "name");
+		c->name = adk_jstr(f->val.binary.data, "name");
 		if (c->name == NULL)
 			c->name = "";
 		a = adk_jsonb_get(f->val.binary.data, "args");
@@ -954,31 +934,21 @@ response_calls(Jsonb *response)
 static char *
 response_text(Jsonb *response)
 {
-	JsonbValue *content = adk_jsonb_get(&response->root, "content");
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	AdkParts	parts;
+	JsonbContainer *part;
 	StringInfoData s;
 	bool		any = false;
 
-	if (content == NULL || content->type != jbvBinary ||
-		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
-		parts->type != jbvBinary)
-		return NULL;
 	initStringInfo(&s);
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	adk_parts_begin(&parts, adk_event_parts(&response->root));
+	while (adk_parts_next(&parts, &part))
 	{
 		JsonbValue *t;
-		JsonbValue *thought;
+		JsonbValue *thought = adk_jsonb_get(part, "thought");
 
-		if (tok != WJB_ELEM || v.type != jbvBinary)
-			continue;
-		thought = adk_jsonb_get(v.val.binary.data, "thought");
 		if (thought && thought->type == jbvBool && thought->val.boolean)
 			continue;
-		if ((t = adk_jsonb_get(v.val.binary.data, "text")) != NULL && t->type == jbvString)
+		if ((t = adk_jsonb_get(part, "text")) != NULL && t->type == jbvString)
 		{
 			appendBinaryStringInfo(&s, t->val.string.val, t->val.string.len);
 			any = true;
@@ -1080,7 +1050,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 
 	foreach(lc, calls)
 	{
-		AdkTool    *t = find_tool(tools, ((Call *) lfirst(lc))->name);
+		AdkTool    *t = adk_find_tool(tools, ((Call *) lfirst(lc))->name);
 
 		if (t && t->long_running)
 			any_long = true;
@@ -1092,7 +1062,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		foreach(lc, calls)
 		{
 			Call	   *c = (Call *) lfirst(lc);
-			AdkTool    *t = find_tool(tools, c->name);
+			AdkTool    *t = adk_find_tool(tools, c->name);
 
 			if (t && t->long_running)
 				jw_string(&w, c->id);
@@ -1113,21 +1083,6 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 	}
 	jw_end_object(&w);
 	return jw_finish(&w);
-}
-
-static AdkTool *
-find_tool(List *tools, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, tools)
-	{
-		AdkTool    *t = (AdkTool *) lfirst(lc);
-
-		if (strcmp(t->name, name) == 0)
-			return t;
-	}
-	return NULL;
 }
 
 static bool
@@ -1160,7 +1115,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	if (strcmp(call->name, "transfer_to_agent") == 0 &&
 		adk_transfer_targets(agent) != NIL)
 	{
-		char	   *target = jstr(&call->args->root, "agent_name");
+		char	   *target = adk_jstr(&call->args->root, "agent_name");
 		ListCell   *lc;
 
 		foreach(lc, adk_transfer_targets(agent))
@@ -1199,7 +1154,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
 		return result;
 
-	tool = find_tool(tools, call->name);
+	tool = adk_find_tool(tools, call->name);
 	if (tool == NULL)
 		return adk_error_object(psprintf("tool \"%s\" is not available to agent \"%s\"",
 										 call->name, agent->name));
@@ -1224,7 +1179,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 				 AdkSpanId *model_span)
 {
 	Jsonb	   *args = tool_call->args;
-	char	   *request = jstr(&args->root, "request");
+	char	   *request = adk_jstr(&args->root, "request");
 	JsonWriter	w;
 	Jsonb	   *contents;
 	Jsonb	   *config;
@@ -1315,7 +1270,7 @@ agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)
 		result = adk_error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
-										   jstr(&response->root, "error_message")));
+										   adk_jstr(&response->root, "error_message")));
 	else
 	{
 		text = response_text(response);

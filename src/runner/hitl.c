@@ -116,21 +116,10 @@ struct AdkHitl
 	bool		long_running;	/* this round made a long-running call */
 };
 
-/* A function_response part of the user's message */
-typedef struct HitlResponse
-{
-	char	   *id;
-	Jsonb	   *response;
-} HitlResponse;
-
 static struct AdkHitl *hitl_of(AdkRun *run);
-static List *message_responses(Jsonb *message);
 static bool confirmation_answer(Jsonb *response);
-static bool only_responses(Jsonb *message, int n);
 static bool repeated_confirmation(AdkRun *run, Datum ids);
 static int	refresh(AdkRun *run);
-static char *jstr(JsonbContainer *c, const char *key);
-static AdkTool *find_tool(List *tools, const char *name);
 static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
 							HitlCall *call, AdkTool *tool, bool *stop);
 static void stop_here(AdkRun *run);
@@ -153,15 +142,15 @@ hitl_of(AdkRun *run)
 /*
  * Step 2 of adk_run, after run.c has found the invocation of the call the
  * message answers (candidate; NULL when it answers none or is no function
- * response).  Returns the invocation id to run under: candidate when the
+ * response).  The message's function responses: run->input (input.c).  Returns the invocation id to run under: candidate when the
  * message answers an interrupt of it that is still pending (a resume),
  * else NULL -- plain input gets a new invocation -- unless the id was
  * given by the caller (explicit_id: a queued job), which is kept.
  */
 char *
-adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
+adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 {
-	List	   *responses;
+	List	   *responses = run->input.responses;
 	Datum	   *ids;
 	int			n = 0;
 	ListCell   *lc;
@@ -172,12 +161,12 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 	uint64		i;
 	uint64		matched;
 
-	if (candidate == NULL || (responses = message_responses(message)) == NIL)
+	if (candidate == NULL || responses == NIL)
 		return candidate;
 
 	ids = palloc(sizeof(Datum) * list_length(responses));
 	foreach(lc, responses)
-		ids[n++] = CStringGetTextDatum(((HitlResponse *) lfirst(lc))->id);
+		ids[n++] = CStringGetTextDatum(((AdkInputResponse *) lfirst(lc))->id);
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
@@ -199,7 +188,7 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 		Datum		original;
 		MemoryContext spi;
 		HitlCall   *c;
-		HitlResponse *answer = NULL;
+		AdkInputResponse *answer = NULL;
 
 		if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
 		{
@@ -215,8 +204,8 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 		if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
 			continue;			/* a long-running call: the answer is its result */
 		foreach(lc, responses)
-			if (strcmp(((HitlResponse *) lfirst(lc))->id, call_id) == 0)
-				answer = (HitlResponse *) lfirst(lc);
+			if (strcmp(((AdkInputResponse *) lfirst(lc))->id, call_id) == 0)
+				answer = (AdkInputResponse *) lfirst(lc);
 		original = SPI_getbinval(row, desc, 5, &isnull);
 
 		spi = MemoryContextSwitchTo(caller);
@@ -229,8 +218,8 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 			Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
 			JsonbValue *o = asked ? adk_jsonb_get(&asked->root, "originalFunctionCall") : NULL;
 
-			c->id = o && o->type == jbvBinary ? jstr(o->val.binary.data, "id") : NULL;
-			c->name = o && o->type == jbvBinary ? jstr(o->val.binary.data, "name") : NULL;
+			c->id = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "id") : NULL;
+			c->name = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "name") : NULL;
 			c->error = psprintf("the call confirmation %s asks about is not in the session's history",
 								call_id);
 		}
@@ -239,8 +228,8 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 			Jsonb	   *call = DatumGetJsonbPCopy(original);
 			JsonbValue *a = adk_jsonb_get(&call->root, "args");
 
-			c->id = jstr(&call->root, "id");
-			c->name = jstr(&call->root, "name");
+			c->id = adk_jstr(&call->root, "id");
+			c->name = adk_jstr(&call->root, "name");
 			c->args = a && a->type == jbvBinary ? JsonbValueToJsonb(a) : NULL;
 			c->confirmed = answer != NULL && confirmation_answer(answer->response);
 		}
@@ -253,26 +242,14 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 
 	if (matched == 0)
 	{
-		if (only_responses(message, list_length(responses)) &&
+		/* the message holds nothing but its function responses */
+		if (run->input.nparts == list_length(responses) &&
 			repeated_confirmation(run, args[4]))
 			run->ignored = true;
 		return explicit_id ? candidate : NULL;
 	}
 	hitl_of(run)->involved = true;
 	return candidate;
-}
-
-/*
- * Whether the message holds nothing but its n function responses.
- */
-static bool
-only_responses(Jsonb *message, int n)
-{
-	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
-
-	return parts != NULL && parts->type == jbvBinary &&
-		JsonContainerIsArray(parts->val.binary.data) &&
-		(int) JsonContainerSize(parts->val.binary.data) == n;
 }
 
 /*
@@ -301,42 +278,6 @@ repeated_confirmation(AdkRun *run, Datum ids)
 	SPI_finish();
 	adk_restore_user(&save);
 	return repeated;
-}
-
-/*
- * The function_response parts of a message.
- */
-static List *
-message_responses(Jsonb *message)
-{
-	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	List	   *result = NIL;
-
-	if (parts == NULL || parts->type != jbvBinary)
-		return NIL;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		JsonbValue *f;
-		JsonbValue *r;
-		HitlResponse *h;
-
-		if (tok != WJB_ELEM || v.type != jbvBinary ||
-			(f = adk_jsonb_get(v.val.binary.data, "function_response")) == NULL ||
-			f->type != jbvBinary)
-			continue;
-		h = palloc0(sizeof(HitlResponse));
-		h->id = jstr(f->val.binary.data, "id");
-		if (h->id == NULL)
-			continue;
-		r = adk_jsonb_get(f->val.binary.data, "response");
-		h->response = r && r->type == jbvBinary ? JsonbValueToJsonb(r) : NULL;
-		result = lappend(result, h);
-	}
-	return result;
 }
 
 /*
@@ -438,7 +379,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 		foreach(lc, mine)
 		{
 			HitlCall   *c = (HitlCall *) lfirst(lc);
-			AdkTool    *tool = find_tool(tools, c->name);
+			AdkTool    *tool = adk_find_tool(tools, c->name);
 			Jsonb	   *result;
 
 			if (c->error)
@@ -713,29 +654,4 @@ refresh(AdkRun *run)
 	SPI_finish();
 	adk_restore_user(&save);
 	return isnull ? 0 : pending;
-}
-
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = adk_jsonb_get(c, key);
-
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
-}
-
-static AdkTool *
-find_tool(List *tools, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, tools)
-	{
-		AdkTool    *t = (AdkTool *) lfirst(lc);
-
-		if (strcmp(t->name, name) == 0)
-			return t;
-	}
-	return NULL;
 }

@@ -610,24 +610,20 @@ search_memory(AdkRun *run, const char *query, bool known, ArrayType *vector)
 static char *
 user_text(Jsonb *content)
 {
-	JsonbValue *parts = adk_jsonb_get(&content->root, "parts");
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	JsonbContainer *all = adk_content_parts(&content->root);
+	AdkParts	parts;
+	JsonbContainer *part;
 	StringInfoData s;
 
-	if (parts == NULL || parts->type != jbvBinary ||
-		!JsonContainerIsArray(parts->val.binary.data))
+	if (all == NULL)
 		return NULL;
 	initStringInfo(&s);
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	adk_parts_begin(&parts, all);
+	while (adk_parts_next(&parts, &part))
 	{
-		JsonbValue *t;
+		JsonbValue *t = adk_jsonb_get(part, "text");
 
-		if (tok != WJB_ELEM || v.type != jbvBinary ||
-			(t = adk_jsonb_get(v.val.binary.data, "text")) == NULL ||
-			t->type != jbvString)
+		if (t == NULL || t->type != jbvString)
 			continue;
 		if (s.len > 0)
 			appendStringInfoChar(&s, ' ');

@@ -82,7 +82,6 @@ static AdkRun *new_run(const char *app, const char *user, const char *session,
 					   void *sink_arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						   bool foreground);
-static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 							  List *artifact_delta);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
@@ -449,11 +448,16 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	adk_load_definitions(run, &auto_create);
 	ensure_session(run, auto_create, extschema, invocation_id == NULL);
 
-	/* 2. which agent; the invocation id (reused when resuming a call) */
+	/*
+	 * 2. which agent; the invocation id (reused when resuming a call: the
+	 * invocation of the call a function response answers, 000 §四.4.4)
+	 */
+	adk_input_decode(&run->input, message);
+	adk_input_find_call(run);
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
-		resumed_invocation(run, message);
+		run->input.call_invocation;
 	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
-	run->invocation_id = adk_hitl_begin(run, message, run->invocation_id,
+	run->invocation_id = adk_hitl_begin(run, run->invocation_id,
 										invocation_id != NULL);
 	if (run->ignored)
 		return;					/* a repeated confirmation: nothing runs */
@@ -461,7 +465,7 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = run->invocation_id;
 	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
-	agent = adk_agent_to_run(run, message);
+	agent = adk_agent_for_input(run);
 	run->first_agent = agent;
 	if (retry && continue_run(run, message, agent))
 		return;
@@ -525,7 +529,7 @@ continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
 {
 	AdkRetryPoint p;
 
-	if (!adk_retry_point(run, message, &p))
+	if (!adk_retry_point(run, &p))
 		return false;
 	invocation_start(run, agent->name, NULL);
 	adk_span_run_begin(run);
@@ -641,21 +645,6 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 	SPI_finish();
 	if (!adk_session_lock(run->app, run->user, run->session, NULL))
 		elog(ERROR, "could not lock the session");
-}
-
-/*
- * The invocation id of the call that a function response in the message
- * answers (000 §四.4.4), or NULL.
- */
-static char *
-resumed_invocation(AdkRun *run, Jsonb *message)
-{
-	char	   *id = adk_first_response_id(message);
-	char	   *invocation = NULL;
-
-	if (id != NULL)
-		(void) adk_find_call_event(run, id, NULL, &invocation);
-	return invocation;
 }
 
 static void

@@ -66,6 +66,22 @@ adk_run_content(PG_FUNCTION_ARGS)
 }
 
 /*
+ * An id argument of an SQL entry point (app name, user id, session id),
+ * checked.  The app is argument 0 and the user id argument 1: checking the
+ * user id also checks the app's tenancy.
+ */
+char *
+adk_arg_id(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
+								  ADK_MAX_ID_CHARS);
+
+	if (n == 1)
+		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
+	return id;
+}
+
+/*
  * The message argument of adk_run / adk_submit as a Content: text becomes
  * a user text part; jsonb must already be a Content with parts.
  */
@@ -126,15 +142,14 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 
 	if (SRF_IS_FIRSTCALL())
 	{
-		char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
-		char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
-		char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
+		char	   *app = adk_arg_id(fcinfo, 0, "app name");
+		char	   *user = adk_arg_id(fcinfo, 1, "user id");
+		char	   *session = adk_arg_id(fcinfo, 2, "session id");
 		Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
 		Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
 		char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 		TupleDesc	desc;
 
-		adk_tenancy_check(app, user);
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)

@@ -91,6 +91,27 @@ typedef struct AdkTool
 	bool		require_confirmation;
 } AdkTool;
 
+/* A function_response part of the user's message (input.c) */
+typedef struct AdkInputResponse
+{
+	char	   *id;
+	Jsonb	   *response;		/* NULL: not an object */
+} AdkInputResponse;
+
+/*
+ * The user's message of a run, decoded once as the run starts (input.c);
+ * route.c, hitl.c and retry.c read it from here.
+ */
+typedef struct AdkInput
+{
+	Jsonb	   *content;		/* the message, a Content */
+	int			nparts;			/* how many parts it has */
+	List	   *responses;		/* AdkInputResponse *, with a string id */
+	char	   *call_author;	/* the event that made the call the first
+								 * response answers: its author ... */
+	char	   *call_invocation;	/* ... and invocation; NULL: none */
+} AdkInput;
+
 /*
  * One invocation: the run object.  Its memory, and who owns what:
  *
@@ -133,6 +154,7 @@ typedef struct AdkRun
 	char	   *user;
 	char	   *session;
 	char	   *invocation_id;
+	AdkInput	input;			/* the user's message, decoded */
 	AdkAgent   *root;
 	List	   *agents;			/* every AdkAgent of the tree */
 	List	   *plugins;		/* AdkPlugin *, in call order */
@@ -229,6 +251,7 @@ extern void adk_check_run_options(Jsonb *options);
 
 /* run_entry.c: adk_run's SQL entry (and its message argument, adk_submit's too) */
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
+extern char *adk_arg_id(FunctionCallInfo fcinfo, int n, const char *what);
 
 /* retry.c: where a retried queued run goes on */
 typedef struct AdkRetryPoint
@@ -241,7 +264,27 @@ typedef struct AdkRetryPoint
 	char	   *error_message;
 } AdkRetryPoint;
 
-extern bool adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p);
+extern bool adk_retry_point(AdkRun *run, AdkRetryPoint *p);
+
+/* parts.c: reading the runner's JSON */
+typedef struct AdkParts
+{
+	JsonbIterator *it;
+} AdkParts;
+
+extern char *adk_jstr(JsonbContainer *c, const char *key);
+extern JsonbContainer *adk_content_parts(JsonbContainer *content);
+extern JsonbContainer *adk_event_parts(JsonbContainer *event);
+extern void adk_parts_begin(AdkParts *p, JsonbContainer *parts);
+extern bool adk_parts_next(AdkParts *p, JsonbContainer **part);
+
+/* input.c: the user's message, decoded once */
+extern void adk_input_decode(AdkInput *in, Jsonb *message);
+extern void adk_input_find_call(AdkRun *run);
+
+/* route.c: which agent handles the input */
+extern AdkAgent *adk_agent_for_input(AdkRun *run);
+extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
 
 /* emit.c: the one place events leave the runner */
 struct JsonWriter;
@@ -268,10 +311,6 @@ extern void adk_load_definitions(AdkRun *run, bool *auto_create);
 /* agents.c */
 extern void adk_load_agents(AdkRun *run, const char *root_name);
 extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
-extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
-extern char *adk_first_response_id(Jsonb *content);
-extern bool adk_find_call_event(AdkRun *run, const char *call_id,
-								char **author, char **invocation_id);
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
 extern void adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent,
 									const char *branch, List *calls);
@@ -324,6 +363,7 @@ extern Jsonb *adk_request_config(AdkAgent *agent, const char *instruction);
 
 /* tools.c */
 extern List *adk_load_tools(AdkAgent *agent);
+extern AdkTool *adk_find_tool(List *tools, const char *name);
 extern Jsonb *adk_tool_declarations(AdkRun *run, AdkAgent *agent,
 									List *tools);
 extern Jsonb *adk_tool_call(AdkTool *tool, Jsonb *args, char **error);
@@ -343,8 +383,7 @@ extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 								 Jsonb *value2);
 
 /* hitl.c: human in the loop -- long-running tools, confirmation, run_states */
-extern char *adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate,
-							bool explicit_id);
+extern char *adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id);
 extern bool adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent,
 								 const char *branch, List *tools);
 extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
