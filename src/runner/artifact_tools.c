@@ -215,12 +215,7 @@ adk_builtin_contents(AdkRun *run, AdkAgent *agent, JsonWriter *w,
 		args[2] = CStringGetTextDatum(run->session);
 		args[3] = CStringGetTextDatum(name);
 		SPI_connect();
-		if (adk_spi_exec("SELECT a.data, a.mime_type FROM adk.artifacts a"
-						 " WHERE a.app_name OPERATOR(pg_catalog.=) $1"
-						 "   AND a.user_id OPERATOR(pg_catalog.=) $2"
-						 "   AND a.session_id OPERATOR(pg_catalog.=) adk._artifact_scope($3, $4)"
-						 "   AND a.filename OPERATOR(pg_catalog.=) $4"
-						 " ORDER BY a.version DESC LIMIT 1",
+		if (adk_spi_exec("SELECT * FROM adk._artifact_latest($1, $2, $3, $4)",
 						 4, types, args, NULL, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read adk.artifacts");
 		if (SPI_processed == 1)
@@ -507,12 +502,8 @@ artifact_names(AdkRun *run)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	SPI_connect();
-	if (adk_spi_exec("SELECT DISTINCT a.filename FROM adk.artifacts a"
-					 " WHERE a.app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND a.user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND (a.session_id OPERATOR(pg_catalog.=) $3"
-					 "        OR a.session_id OPERATOR(pg_catalog.=) '')"
-					 " ORDER BY 1", 3, types, args, NULL, 0) != SPI_OK_SELECT)
+	if (adk_spi_exec("SELECT adk._artifact_names($1, $2, $3)",
+					 3, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.artifacts");
 	for (i = 0; i < SPI_processed; i++)
 	{

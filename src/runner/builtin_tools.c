@@ -138,8 +138,7 @@ adk_builtin_app_options(AdkRun *run)
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT a.save_input_blobs_as_artifacts, a.add_to_memory"
-					 " FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
+	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
 					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
 		bool		isnull;

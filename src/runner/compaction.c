@@ -5,7 +5,7 @@
  *	  for older events in prompts.  The SQL functions that read, append
  *	  and compact are in compaction_sql.c.
  *
- *	- Tail retention, before a model call (flow.c): when the request's
+ *	- Tail retention (SPEC §7), before a model call (flow.c): when the request's
  *	  estimated tokens (the newest model response's prompt_token_count
  *	  since the last compaction, else the request's characters / 4) exceed
  *	  token_threshold, everything but the last event_retention_size events
@@ -464,14 +464,7 @@ load_config(AdkRun *run)
 	args[0] = CStringGetTextDatum(run->app);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT coalesce((a.compaction OPERATOR(pg_catalog.->>) 'compaction_interval')::integer, 0),"
-					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'overlap_size')::integer, 0),"
-					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'token_threshold')::bigint, 0),"
-					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'event_retention_size')::integer, 0),"
-					 "       coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent)),"
-					 "       a.compaction OPERATOR(pg_catalog.?) 'summarizer_model'"
-					 "  FROM adk.apps a"
-					 " WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.compaction IS NOT NULL",
+	if (adk_spi_exec("SELECT * FROM adk._compaction_settings($1)",
 					 1, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
 		HeapTuple	row = SPI_tuptable->vals[0];

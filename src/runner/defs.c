@@ -202,9 +202,7 @@ load_app(const char *app)
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT root_agent, auto_create_session, plugins, max_llm_calls,"
-					 " compaction IS NOT NULL"
-					 " FROM adk.apps WHERE name OPERATOR(pg_catalog.=) $1",
+	if (adk_spi_exec("SELECT * FROM adk._app_definition($1)",
 					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.apps");
 	if (SPI_processed == 0)
@@ -249,12 +247,7 @@ load_app(const char *app)
 static void load_tree(AdkRun *run, const char *root, bool main_tree);
 static char *text_array_get(ArrayType *a, List **out);
 
-#define TREE_SQL \
-	"SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction," \
-	"       a.description, a.tools, a.output_key, a.disallow_transfer_to_parent," \
-	"       a.disallow_transfer_to_peers, a.max_iterations," \
-	"       a.include_contents OPERATOR(pg_catalog.=) 'none', a.generate_config" \
-	"  FROM adk._agent_tree($1) t JOIN adk.agents a ON a.name OPERATOR(pg_catalog.=) t.name"
+#define TREE_SQL "SELECT * FROM adk._agent_definitions($1)"
 
 /*
  * Read the tree under root_name (and the agents its agents use as tools).
@@ -452,9 +445,7 @@ adk_load_tools(AdkAgent *agent)
 		TupleDesc	desc;
 		MemoryContext spi;
 
-		if (adk_spi_exec("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
-						 " t.long_running, t.require_confirmation"
-						 " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
+		if (adk_spi_exec("SELECT * FROM adk._tool_definition($1)",
 						 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read adk.tools");
 		if (SPI_processed == 0)

@@ -124,11 +124,8 @@ static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
 							HitlCall *call, AdkTool *tool, bool *stop);
 static void stop_here(AdkRun *run);
 
-#define RESUME_SQL \
-	"SELECT r_call_id, r_tool, r_args, r_agent, r_original, r_left" \
-	"  FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
-#define REFRESH_SQL \
-	"SELECT adk._refresh_run_states($1, $2, $3, $4)"
+#define RESUME_SQL "SELECT * FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
+#define REFRESH_SQL "SELECT adk._refresh_run_states($1, $2, $3, $4)"
 
 static struct AdkHitl *
 hitl_of(AdkRun *run)

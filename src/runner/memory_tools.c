@@ -33,6 +33,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/memutils.h"
 
 #include "common/compat.h"
@@ -465,13 +466,15 @@ embedding_model(AdkRun *run, const char *query)
 	args[1] = query ? CStringGetTextDatum(query) : (Datum) 0;
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT a.memory_embedding_model FROM adk.apps a"
-					 " WHERE a.name OPERATOR(pg_catalog.=) $1"
-					 "   AND a.memory_embedding_model IS NOT NULL"
-					 "   AND ($2 IS NULL OR $2 OPERATOR(pg_catalog.~) '[[:alnum:]]')",
+	if (adk_spi_exec("SELECT adk._memory_embedding_model($1, $2)",
 					 2, types, args, nulls, 1) == SPI_OK_SELECT && SPI_processed == 1)
-		result = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0],
-														  SPI_tuptable->tupdesc, 1));
+	{
+		char	   *model = SPI_getvalue(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1);
+
+		if (model != NULL)
+			result = MemoryContextStrdup(caller, model);
+	}
 	SPI_finish();
 	adk_restore_user(&save);
 	return result;
@@ -578,12 +581,8 @@ search_memory(AdkRun *run, const char *query, bool known, ArrayType *vector)
 	args[4] = PointerGetDatum(vector);
 	SPI_connect();
 	if (adk_spi_exec(known ?
-					 "SELECT m.text, m.author,"
-					 " pg_catalog.to_jsonb(m.\"timestamp\") OPERATOR(pg_catalog.#>>) '{}'"
-					 " FROM adk._memory_search_vec($1, $2, $3, $4, $5) m" :
-					 "SELECT m.text, m.author,"
-					 " pg_catalog.to_jsonb(m.\"timestamp\") OPERATOR(pg_catalog.#>>) '{}'"
-					 " FROM adk._memory_search($1, $2, $3, $4) m",
+					 "SELECT m.text, m.author, m.\"timestamp\" FROM adk._memory_search_vec($1, $2, $3, $4, $5) m" :
+					 "SELECT m.text, m.author, m.\"timestamp\" FROM adk._memory_search($1, $2, $3, $4) m",
 					 known ? 5 : 4, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not search memory");
 	for (i = 0; i < SPI_processed; i++)
@@ -592,13 +591,15 @@ search_memory(AdkRun *run, const char *query, bool known, ArrayType *vector)
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		char	   *text = SPI_getvalue(row, desc, 1);
 		char	   *author = SPI_getvalue(row, desc, 2);
-		char	   *ts = SPI_getvalue(row, desc, 3);
+		bool		isnull;
+		Datum		ts = SPI_getbinval(row, desc, 3, &isnull);
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 		Memory	   *m = palloc(sizeof(Memory));
 
 		m->text = pstrdup(text);
 		m->author = author ? pstrdup(author) : NULL;
-		m->timestamp = pstrdup(ts);
+		/* the timestamp as JSON writes it (to_jsonb's ISO 8601) */
+		m->timestamp = JsonEncodeDateTime(NULL, ts, TIMESTAMPTZOID, NULL);
 		result = lappend(result, m);
 		MemoryContextSwitchTo(spi);
 	}

@@ -38,12 +38,7 @@ static const char *const callback_names[CB_COUNT] = {
 };
 
 /* the callbacks in AdkCallback order */
-#define PLUGIN_SQL \
-	"SELECT name, on_user_message::pg_catalog.oid, before_run::pg_catalog.oid," \
-	" on_event::pg_catalog.oid, after_run::pg_catalog.oid, before_agent::pg_catalog.oid," \
-	" after_agent::pg_catalog.oid, before_model::pg_catalog.oid, after_model::pg_catalog.oid," \
-	" before_tool::pg_catalog.oid, after_tool::pg_catalog.oid, on_model_error::pg_catalog.oid," \
-	" on_tool_error::pg_catalog.oid FROM adk.plugins WHERE name OPERATOR(pg_catalog.=) $1"
+#define PLUGIN_SQL "SELECT * FROM adk._plugin_definition($1)"
 
 typedef struct PluginCall
 {

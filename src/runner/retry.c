@@ -45,15 +45,7 @@
 #include "store/owner.h"
 
 /* the invocation's own events, newest first */
-#define INVOCATION_EVENTS_SQL \
-	"SELECT event_data FROM adk.events" \
-	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND session_id OPERATOR(pg_catalog.=) $3" \
-	"   AND invocation_id OPERATOR(pg_catalog.=) $4" \
-	"   AND (event_data OPERATOR(pg_catalog.#>)" \
-	"        '{custom_metadata,adk_appended_by}'::pg_catalog.text[]) IS NULL" \
-	" ORDER BY seq DESC"
+#define INVOCATION_EVENTS_SQL "SELECT adk._invocation_events($1, $2, $3, $4)"
 
 static bool has_part(Jsonb *event, const char *kind);
 

@@ -693,16 +693,8 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 	args[5] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("INSERT INTO adk.invocations AS i"
-					 " (invocation_id, app_name, user_id, session_id, agent,"
-					 "  status, role_name, backend_pid)"
-					 " VALUES ($1, $2, $3, $4, $5, 'running', $6, pg_catalog.pg_backend_pid())"
-					 " ON CONFLICT (invocation_id) DO UPDATE"
-					 "  SET status = 'running', agent = EXCLUDED.agent,"
-					 "      resumed = i.resumed OPERATOR(pg_catalog.+) 1,"
-					 "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid,"
-					 "      role_name = EXCLUDED.role_name",
-					 6, types, args, NULL, 0) != SPI_OK_INSERT)
+	if (adk_spi_exec("SELECT adk._invocation_start($1, $2, $3, $4, $5, $6)",
+					 6, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the invocation");
 	SPI_finish();
 	adk_restore_user(&save);
@@ -741,31 +733,10 @@ invocation_end(AdkRun *run)
 	args[7] = Float8GetDatum(run->store_ms);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("UPDATE adk.invocations"
-							  "   SET status = $2, ended_at = pg_catalog.clock_timestamp(),"
-							  "       model_calls = model_calls OPERATOR(pg_catalog.+) $3,"
-							  "       input_tokens = input_tokens OPERATOR(pg_catalog.+) $4,"
-							  "       output_tokens = output_tokens OPERATOR(pg_catalog.+) $5,"
-							  "       error_code = $6, error_message = $7,"
-							  "       store_ms = store_ms OPERATOR(pg_catalog.+) $8"
-							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
-							  8, types, args, nulls, 0) != SPI_OK_UPDATE)
+	/* and the job of a queued run that paused and is resumed here */
+	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8)",
+					 8, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of the invocation");
-
-	/*
-	 * A queued run that paused (its job 'waiting') and is resumed here by
-	 * adk_run: its job follows the invocation, and has finished only now
-	 * (retention counts from here).
-	 */
-	if (adk_spi_exec("UPDATE adk.jobs SET status = $2,"
-					 "  finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
-					 "                ELSE pg_catalog.clock_timestamp() END,"
-					 "  error = CASE WHEN $2 OPERATOR(pg_catalog.=) 'failed'"
-					 "   THEN pg_catalog.concat_ws(': ', $6, $7) END"
-					 " WHERE invocation_id OPERATOR(pg_catalog.=) $1"
-					 "   AND status OPERATOR(pg_catalog.=) 'waiting'",
-					 7, types, args, nulls, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not record the end of the invocation's job");
 	SPI_finish();
 	adk_restore_user(&save);
 }

@@ -1016,28 +1016,19 @@ free_span(Span *s)
 	pfree(s);
 }
 
-#define SPAN_COLUMNS \
-	"INSERT INTO adk.spans (trace_id, span_id, parent_span_id, name, kind," \
-	" start_time, end_time, status_code, status_message, attributes, events," \
-	" app_name, user_id, session_id, invocation_id, role_name)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
-#define INSERT_SQL SPAN_COLUMNS
-#define INSERT_QUEUED_SQL \
-	"WITH s AS (" SPAN_COLUMNS " RETURNING id)" \
-	" INSERT INTO adk.span_exports (span_ref) SELECT s.id FROM s"
-#define PURGE_SQL \
-	"DELETE FROM adk.spans WHERE created_at OPERATOR(pg_catalog.<)" \
-	" (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))"
+#define INSERT_SQL \
+	"SELECT adk._span_insert($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+#define PURGE_SQL "SELECT adk._spans_purge($1)"
 
 static void
 write_span(AdkRun *run, Span *s, TimestampTz end)
 {
 	AdkTrace   *t = run->trace;
-	Oid			types[16] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	Oid			types[17] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 		TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID,
-	TEXTOID, TEXTOID, TEXTOID, TEXTOID, NAMEOID};
-	Datum		args[16];
-	char		nulls[16];
+	TEXTOID, TEXTOID, TEXTOID, TEXTOID, NAMEOID, BOOLOID};
+	Datum		args[17];
+	char		nulls[17];
 	StringInfoData buf;
 	NameData	role;
 	AdkOwnerSave save;
@@ -1072,18 +1063,18 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 	args[14] = run->invocation_id ? CStringGetTextDatum(run->invocation_id) : (Datum) 0;
 	nulls[14] = run->invocation_id ? ' ' : 'n';
 	args[15] = NameGetDatum(&role);
+	args[16] = BoolGetDatum(queued);
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec(queued ? INSERT_QUEUED_SQL : INSERT_SQL, 16, types, args,
-					 nulls, 0) != SPI_OK_INSERT)
+	if (adk_spi_exec(INSERT_SQL, 17, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not insert into adk.spans");
 	if (adk_spans_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
 	{
 		Oid			ptype = FLOAT8OID;
 		Datum		parg = Float8GetDatum((double) adk_spans_retention_s);
 
-		if (adk_spi_exec(PURGE_SQL, 1, &ptype, &parg, NULL, 0) != SPI_OK_DELETE)
+		if (adk_spi_exec(PURGE_SQL, 1, &ptype, &parg, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not purge adk.spans");
 	}
 	SPI_finish();
