@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * budget.c
- *	  Token budgets (SPEC §11; README "Budgets and costs"): every model
+ *	  Token budgets (README "Budgets and costs"): every model
  *	  call of a run is taken from, then charged to, the budgets of
  *	  adk.budgets that cover its app, user id and role.
  *

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * compaction.c
- *	  Context compaction (SPEC §7, 000 §四.4.6): summaries that stand in
+ *	  Context compaction (000 §四.4.6): summaries that stand in
  *	  for older events in prompts.  The SQL functions that read, append
  *	  and compact are in compaction_sql.c.
  *
- *	- Tail retention (SPEC §7), before a model call (flow.c): when the request's
+ *	- Tail retention, before a model call (flow.c): when the request's
  *	  estimated tokens (the newest model response's prompt_token_count
  *	  since the last compaction, else the request's characters / 4) exceed
  *	  token_threshold, everything but the last event_retention_size events
@@ -29,7 +29,7 @@
  * per event; the check is the same for all of them.
  *
  * A run's compaction waits for its summarizer as the run waits for any
- * model call (issue 12 §2): the read and the summarizer's start are one
+ * model call, without blocking: the read and the summarizer's start are one
  * step (adk_compaction_before_model / adk_compaction_after_run, in a
  * subtransaction), the run returns ADK_STEP_WAIT while the summarizer's
  * request is in flight -- a job worker steps its other runs meanwhile --
@@ -153,7 +153,7 @@ static void record_problem(AdkRun *run, const char *what, const char *message);
 static char *plan_text(Jsonb *plan, const char *key);
 
 /*
- * Tail retention (SPEC §7), before each model call: when the request is
+ * Tail retention, before each model call: when the request is
  * over the threshold, read the range and start the summarizer.  The
  * compaction waiting for it, in memory under parent (the round's), or
  * NULL when there is nothing to wait for: no compaction due, or it failed
@@ -189,7 +189,7 @@ adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
 }
 
 /*
- * The sliding window (SPEC §7), after an invocation that did not fail and
+ * The sliding window, after an invocation that did not fail and
  * did not run tail retention: read the range and start the summarizer.
  * As adk_compaction_before_model; parent: the run's memory.
  */

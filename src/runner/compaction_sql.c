@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * compaction_sql.c
- *	  The compaction API for callers outside a run (SPEC §7):
+ *	  The compaction API for callers outside a run:
  *	  adk_compaction_read(), adk_compaction_append() and adk_compact().
  *
  * They read, summarize and append as a run's compaction does, with the

@@ -7,9 +7,10 @@
  *
  * The flow, the agents, HITL and compaction call down into this file; it
  * calls only the store and plugins.c, never back up into run.c, agents.c or
- * flow.c.  Step 5 of SPEC §5 for each event: on_event (which may replace or
- * reject it), append unless partial, then the sink (adk_run's rows, or
- * nothing in a job worker, whose step's commit publishes it).
+ * flow.c.  Step 5 of run.c's order of work for each event: on_event
+ * (which may replace or reject it), append unless partial, then the sink
+ * (adk_run's rows, or nothing in a job worker, whose step's commit
+ * publishes it).
  *
  * IDENTIFICATION
  *	  src/runner/emit.c
@@ -117,9 +118,10 @@ adk_emit(AdkRun *run, Jsonb *event)
 	{
 		/*
 		 * What a model or a plugin produced and the store would refuse: a
-		 * stored error event instead (SPEC §5), never an ERROR that rolls
-		 * back the caller or an event that breaks every later prompt.  A
-		 * partial event is only a preview of one that follows: dropped.
+		 * stored error event instead (a failure is an event), never an
+		 * ERROR that rolls back the caller or an event that breaks every
+		 * later prompt.  A partial event is only a preview of one that
+		 * follows: dropped.
 		 */
 		JsonbValue *author = adk_jsonb_get(&event->root, "author");
 		JsonbValue *branch = adk_jsonb_get(&event->root, "branch");

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * flow.c
- *	  The LLM flow of one agent (SPEC §5 step 6): build the request from the
- *	  session, call the model, store the model event, run the function
- *	  calls, store their responses, and again -- until a final answer, a
- *	  transfer, an escalation, a failure or max_llm_calls.
+ *	  The LLM flow of one agent (step 6 of run.c's order of work): build
+ *	  the request from the session, call the model, store the model event,
+ *	  run the function calls, store their responses, and again -- until a
+ *	  final answer, a transfer, an escalation, a failure or max_llm_calls.
  *
  * Each round reads the history again, so the second request sees the
  * first round's call and response (000 §三.7: Flow yields, Runner stores,

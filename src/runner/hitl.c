@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * hitl.c
- *	  Human in the loop (SPEC §6; 000 §四.4.3-§四.4.4): long-running tools,
- *	  tool confirmation, the RunState rows in adk.run_states, and resuming
- *	  an invocation exactly once.
+ *	  Human in the loop (README "Human in the loop"; 000 §四.4.3-§四.4.4):
+ *	  long-running tools, tool confirmation, the RunState rows in
+ *	  adk.run_states, and resuming an invocation exactly once.
  *
  * Pause.  A call to a long_running tool runs (it files the ticket, say)
  * and its id is in the model event's long_running_tool_ids (flow.c).  A

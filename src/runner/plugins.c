@@ -8,7 +8,7 @@
  * that returns a non-NULL value decides (ADK's PluginManager short-circuit).
  * Each call runs in its own subtransaction as the invoking role: a plugin
  * that raises rolls back its own work only, and the runner turns the error
- * into a stored error event (SPEC §5).
+ * into a stored error event.
  *
  * IDENTIFICATION
  *	  src/runner/plugins.c

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * route.c
- *	  Which agent handles an input (SPEC §5 step 2, 000 §四.4.1), from
- *	  what the store reads of the session.
+ *	  Which agent handles an input (step 2 of run.c's order of work,
+ *	  000 §四.4.1), from what the store reads of the session.
  *
  * A function response goes to the agent that made the matching call;
  * otherwise the author of the latest non-user event, if it and every agent

@@ -171,12 +171,12 @@ new_run(const char *app, const char *user, const char *session,
 
 
 /*
- * Begin a run of app's agents for message: steps 1 to 4 of SPEC §5 (the
- * first stored events go to sink now), in a run object under the current
- * memory context.  invocation_id: the id to use (a queued job has one
- * already), or NULL to make one (or reuse the one a function response
- * resumes).  extschema: the schema of the adk_* functions.  Then
- * adk_run_step until ADK_STEP_DONE, and adk_run_free.
+ * Begin a run of app's agents for message: steps 1 to 4 of the order of
+ * work above (the first stored events go to sink now), in a run object
+ * under the current memory context.  invocation_id: the id to use (a
+ * queued job has one already), or NULL to make one (or reuse the one a
+ * function response resumes).  extschema: the schema of the adk_*
+ * functions.  Then adk_run_step until ADK_STEP_DONE, and adk_run_free.
  */
 AdkRun *
 adk_run_begin(const char *app, const char *user, const char *session,

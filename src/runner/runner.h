@@ -5,7 +5,7 @@
  *	  adk_run() runs it.
  *
  * Data flows one way, top to bottom, no file calling one above it:
- * run.c (order of work, SPEC §5; adk_run's SRF and the job worker drive
+ * run.c (the order of work; run_entry.c's adk_run and the job worker drive
  * its stepper) -> agents.c (the frame stepper, workflow agents, transfer)
  * -> flow.c (one LLM round: prompt, model call started and consumed, tool
  * calls) -> hitl.c / compaction.c (policy; a summarizer call is started
@@ -304,13 +304,19 @@ extern void adk_store_timed(AdkRun *run, Jsonb *event,
 extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,
 						bool partial);
 extern char *adk_event_unstorable(Jsonb *event, const char **code);
+extern bool adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
+							 const char *branch, const char *key1,
+							 Jsonb *value1, const char *key2, Jsonb *value2,
+							 Jsonb **result);
 
-/* defs.c */
+/* defs.c: definitions, their loaders and lookups */
 extern void adk_load_definitions(AdkRun *run, bool *auto_create);
-
-/* agents.c */
 extern void adk_load_agents(AdkRun *run, const char *root_name);
 extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
+extern List *adk_transfer_targets(AdkAgent *agent);
+extern List *adk_load_tools(AdkAgent *agent);
+
+/* agents.c */
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
 extern void adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent,
 									const char *branch, List *calls);
@@ -318,7 +324,6 @@ extern void adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent,
 extern AdkStepResult adk_agent_step(AdkRun *run);
 extern void adk_agent_abandon(AdkRun *run);
 extern bool adk_agent_ready(AdkRun *run);
-extern List *adk_transfer_targets(AdkAgent *agent);
 
 /* flow.c */
 typedef enum AdkRoundResult
@@ -352,8 +357,6 @@ extern bool adk_round_ready(const AdkRound *round);
 extern void adk_round_abandon(AdkRound *round);
 extern void adk_llm_free_calls(List *calls);
 extern List *adk_llm_event_calls(Jsonb *event);
-extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
-								AdkTool *tool, const char *call_id, Jsonb *args);
 
 /* prompt.c */
 extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
@@ -362,21 +365,18 @@ extern char *adk_build_instruction(AdkRun *run, AdkAgent *agent);
 extern Jsonb *adk_request_config(AdkAgent *agent, const char *instruction);
 
 /* tools.c */
-extern List *adk_load_tools(AdkAgent *agent);
 extern AdkTool *adk_find_tool(List *tools, const char *name);
 extern Jsonb *adk_tool_declarations(AdkRun *run, AdkAgent *agent,
 									List *tools);
 extern Jsonb *adk_tool_call(AdkTool *tool, Jsonb *args, char **error);
+extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+								AdkTool *tool, const char *call_id, Jsonb *args);
 
 /* plugins.c */
 extern List *adk_load_plugins(ArrayType *names);
 extern bool adk_plugins_have(AdkRun *run, AdkCallback cb);
 extern Jsonb *adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context,
 							   char **error);
-extern bool adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
-							 const char *branch, const char *key1,
-							 Jsonb *value1, const char *key2, Jsonb *value2,
-							 Jsonb **result);
 extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 								 const char *agent, const char *key1,
 								 Jsonb *value1, const char *key2,

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * spans.c
- *	  The spans of a run (SPEC §12), after the OpenTelemetry GenAI semantic
- *	  conventions, as rows of adk.spans.
+ *	  The spans of a run (README "Traces"), after the OpenTelemetry GenAI
+ *	  semantic conventions, as rows of adk.spans.
  *
  * A run is one trace (or a part of the caller's, with options.traceparent
  * or adk.traceparent).  Its root is "invoke_agent {agent}" for the agent
