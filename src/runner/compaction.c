@@ -169,7 +169,7 @@ adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
 	AdkCompactionWait *w;
 
 	(void) branch;
-	if (run->compacted || run->compacting)
+	if (run->waits.compacted || run->waits.compacting)
 		return NULL;
 	/* no subtransaction when the app does not use tail retention */
 	cfg = load_config(run);
@@ -184,7 +184,7 @@ adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
 	s.contents = contents;
 	w = start_guarded(w, tail_start, &s);
 	if (w != NULL)
-		run->compacting = true;
+		run->waits.compacting = true;
 	return w;
 }
 
@@ -199,7 +199,7 @@ adk_compaction_after_run(AdkRun *run, MemoryContext parent)
 	Step		s;
 	AdkCompaction *cfg;
 
-	if (run->failed || run->compacted)
+	if (run->out.failed || run->waits.compacted)
 		return NULL;
 	cfg = load_config(run);
 	if (!cfg->enabled || cfg->interval <= 0)
@@ -252,8 +252,8 @@ adk_compaction_finish(AdkCompactionWait *w)
 	done = w->done;
 	if (strcmp(w->kind, "tail_retention") == 0)
 	{
-		run->compacting = false;
-		run->compacted = done;
+		run->waits.compacting = false;
+		run->waits.compacted = done;
 	}
 	MemoryContextDelete(w->cxt);
 	return done;
@@ -396,7 +396,7 @@ start_summary(AdkCompactionWait *w, AdkCompaction *cfg, Jsonb *plan)
 	w->sum.user = run->user;
 	w->sum.model = cfg->summarizer;
 	if (!summary_start(&w->sum, cfg->own_summarizer ? NULL :
-					   run->root->generate_config, plan, &error))
+					   run->defs.root->generate_config, plan, &error))
 		record_problem(run, psprintf("%s failed", w->what), error);
 }
 
@@ -449,16 +449,16 @@ load_config(AdkRun *run)
 	AdkOwnerSave save;
 	MemoryContext caller;
 
-	if (run->compaction)
-		return run->compaction;
+	if (run->defs.compaction)
+		return run->defs.compaction;
 	/* kept for the whole run: not in the memory of the round that asks */
 	caller = MemoryContextSwitchTo(GetMemoryChunkContext(run));
 	cfg = palloc0(sizeof(AdkCompaction));
-	if (!run->compaction_configured)
+	if (!run->defs.compaction_configured)
 	{
 		/* the cached app row says compaction is off: nothing to read */
 		MemoryContextSwitchTo(caller);
-		run->compaction = cfg;
+		run->defs.compaction = cfg;
 		return cfg;
 	}
 	args[0] = CStringGetTextDatum(run->app);
@@ -490,7 +490,7 @@ load_config(AdkRun *run)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("app \"%s\" has no summarizer model", run->app),
 				 errhint("Set summarizer_model in the app's compaction.")));
-	run->compaction = cfg;
+	run->defs.compaction = cfg;
 	return cfg;
 }
 

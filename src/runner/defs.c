@@ -103,14 +103,14 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 	cache_gen->pins++;
 	MemoryContextRegisterResetCallback(GetMemoryChunkContext(run), pin);
 
-	run->root = c->root;
-	run->agents = c->agents;
-	run->plugins = c->plugins;
+	run->defs.root = c->root;
+	run->defs.agents = c->agents;
+	run->defs.plugins = c->plugins;
 	/* options.max_llm_calls may lower the app's cap, never raise it */
 	if (run->max_llm_calls < 0 || run->max_llm_calls > c->max_llm_calls)
 		run->max_llm_calls = c->max_llm_calls;
 	*auto_create = c->auto_create;
-	run->compaction_configured = c->compaction;
+	run->defs.compaction_configured = c->compaction;
 }
 
 /*
@@ -226,8 +226,8 @@ load_app(const char *app)
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.app = c->app;
 	adk_load_agents(&tmp, c->root_name);
-	c->root = tmp.root;
-	c->agents = tmp.agents;
+	c->root = tmp.defs.root;
+	c->agents = tmp.defs.agents;
 	foreach(lc, c->agents)
 	{
 		AdkAgent   *a = (AdkAgent *) lfirst(lc);
@@ -259,15 +259,15 @@ adk_load_agents(AdkRun *run, const char *root_name)
 	List	   *tool_agents = NIL;
 
 	load_tree(run, root_name, true);
-	run->root = adk_find_agent(run, root_name);
-	if (run->root == NULL)
+	run->defs.root = adk_find_agent(run, root_name);
+	if (run->defs.root == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("root agent \"%s\" of app \"%s\" does not exist",
 						root_name, run->app)));
 
 	/* agents used as tools that are not in the tree */
-	foreach(lc, run->agents)
+	foreach(lc, run->defs.agents)
 	{
 		AdkAgent   *a = (AdkAgent *) lfirst(lc);
 		ListCell   *t;
@@ -348,7 +348,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		}
 		if (i == 0)
 			a->parent = NULL;
-		run->agents = lappend(run->agents, a);
+		run->defs.agents = lappend(run->defs.agents, a);
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
@@ -377,7 +377,7 @@ adk_find_agent(AdkRun *run, const char *name)
 
 	if (name == NULL)
 		return NULL;
-	foreach(lc, run->agents)
+	foreach(lc, run->defs.agents)
 	{
 		AdkAgent   *a = (AdkAgent *) lfirst(lc);
 

@@ -183,14 +183,14 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 	jw_end_object(&w);
 	adk_store_timed(run, jw_finish(&w), &stored);
 	adk_put_row(run, &stored, false);
-	run->failed = true;
-	run->end_invocation = true;
-	if (run->error_code == NULL)
+	run->out.failed = true;
+	run->out.end_invocation = true;
+	if (run->out.error_code == NULL)
 	{
 		/* in the run's memory: this may be called inside a round's */
-		run->error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
+		run->out.error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
 											  code ? code : "UNKNOWN_ERROR");
-		run->error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
+		run->out.error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
 												 message ? message : "");
 	}
 	return false;
@@ -210,9 +210,9 @@ adk_store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
 	adk_store_append(run->app, run->user, run->session, event, stored);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
-	run->store_ms += INSTR_TIME_GET_MILLISEC(end);
+	run->out.store_ms += INSTR_TIME_GET_MILLISEC(end);
 	if (stored->seq > 0)
-		run->stored_events++;
+		run->out.stored_events++;
 }
 
 /*

@@ -261,7 +261,7 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	Jsonb	   *contents;
 
 	*round_out = NULL;
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 		return ROUND_DONE;
 	if (agent->model == NULL)
 	{
@@ -270,7 +270,7 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 								agent->name));
 		return ROUND_DONE;
 	}
-	if (run->llm_calls >= run->max_llm_calls)
+	if (run->out.llm_calls >= run->max_llm_calls)
 	{
 		adk_emit_error(run, agent->name, branch, "MAX_LLM_CALLS_EXCEEDED",
 					   psprintf("Max number of llm calls limit of %d exceeded",
@@ -357,7 +357,7 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	List	   *round_calls = NIL;
 
 	*calls = NIL;
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 	{
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
@@ -386,7 +386,7 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	{
 		round_calls = response_calls(response);
 		adk_emit(run, model_event(run, agent, branch, response, round_calls, tools));
-		if (round_calls != NIL && !run->end_invocation)
+		if (round_calls != NIL && !run->out.end_invocation)
 			result = ROUND_CALLS;
 	}
 	/* the frame runs them in its next step: in the run's memory */
@@ -421,7 +421,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	int			i = 0;
 
 	*round_out = NULL;
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 		return ROUND_DONE;
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
@@ -441,7 +441,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		round->results[i] = run_call(run, agent, call, tools, &round->transfer,
 									 &round->escalate, &as_tool,
 									 &round->memory_calls[i]);
-		if (run->end_invocation)
+		if (run->out.end_invocation)
 			break;
 		if (round->memory_calls[i] != NULL &&
 			!adk_memory_ready(round->memory_calls[i]))
@@ -472,7 +472,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	}
 	round->saved = adk_builtin_saves_end();
 	MemoryContextSwitchTo(caller);
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 	{
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
@@ -507,7 +507,7 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	int			i;
 
 	(void) tools;
-	if (!run->end_invocation)
+	if (!run->out.end_invocation)
 	{
 		MemoryContextSwitchTo(round->cxt);
 		for (i = 0; i < round->ncalls; i++)
@@ -624,7 +624,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	}
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 		return ROUND_DONE;
 	/* HITL (hitl.c): a long-running call or a confirmation request pauses */
 	if (adk_hitl_pause(run, agent, branch))
@@ -637,7 +637,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	}
 	if (escalate)
 	{
-		run->escalated = true;
+		run->out.escalated = true;
 		return ROUND_DONE;
 	}
 	return ROUND_AGAIN;
@@ -803,7 +803,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	/* token budgets: refused before the call, charged after it */
 	if (!adk_budget_take(run, agent->name, branch, &round->taken_at))
 		return false;			/* BUDGET_EXCEEDED was stored */
-	run->llm_calls++;
+	run->out.llm_calls++;
 	round->pctx.run = run;
 	round->pctx.agent = agent;
 	round->pctx.branch = branch;
@@ -834,10 +834,10 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 	response = adk_model_finish(round->call);
 	round->call = NULL;
 	adk_span_model_end(run, round->span, response);
-	tokens_before = run->input_tokens + run->output_tokens;
+	tokens_before = run->out.input_tokens + run->out.output_tokens;
 	count_tokens(run, response);
 	adk_budget_charge(run, round->taken_at,
-					  run->input_tokens + run->output_tokens - tokens_before);
+					  run->out.input_tokens + run->out.output_tokens - tokens_before);
 
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code != NULL && code->type == jbvString)
@@ -885,11 +885,11 @@ count_tokens(AdkRun *run, Jsonb *response)
 		return;
 	if ((v = adk_jsonb_get(usage->val.binary.data, "prompt_token_count")) != NULL &&
 		v->type == jbvNumeric)
-		run->input_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+		run->out.input_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
 															   NumericGetDatum(v->val.numeric)));
 	if ((v = adk_jsonb_get(usage->val.binary.data, "candidates_token_count")) != NULL &&
 		v->type == jbvNumeric)
-		run->output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+		run->out.output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
 																NumericGetDatum(v->val.numeric)));
 }
 
@@ -1192,7 +1192,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 											tool_call->id, args);
 	if (tool_agent->model == NULL)
 		error = adk_error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
-	else if (run->llm_calls >= run->max_llm_calls)
+	else if (run->out.llm_calls >= run->max_llm_calls)
 		error = adk_error_object("max_llm_calls reached");
 	if (error != NULL)
 	{
@@ -1238,7 +1238,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 	if (tool_agent->generate_config)
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
-	run->llm_calls++;
+	run->out.llm_calls++;
 	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);
 	/*
 	 * No request memo: an agent-tool's request is one new content, its

@@ -52,7 +52,7 @@
  * newer response).  A message that only repeats answers to confirmations
  * already answered -- two clients approving at once -- runs nothing at
  * all: no event is stored, no model is called, adk_run returns no rows
- * (run->ignored); the decision and its outcome are in the session.  The run_states row
+ * (run->waits.ignored); the decision and its outcome are in the session.  The run_states row
  * lock makes the check-and-mark atomic on its own, also against writers
  * that do not take the session lock (an UPDATE of the row, a rebuild).
  * The answer, the continuation and the row are one transaction: a crash
@@ -130,10 +130,10 @@ static void stop_here(AdkRun *run);
 static struct AdkHitl *
 hitl_of(AdkRun *run)
 {
-	if (run->hitl == NULL)
-		run->hitl = MemoryContextAllocZero(GetMemoryChunkContext(run),
+	if (run->waits.hitl == NULL)
+		run->waits.hitl = MemoryContextAllocZero(GetMemoryChunkContext(run),
 										   sizeof(struct AdkHitl));
-	return run->hitl;
+	return run->waits.hitl;
 }
 
 /*
@@ -242,7 +242,7 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 		/* the message holds nothing but its function responses */
 		if (run->input.nparts == list_length(responses) &&
 			repeated_confirmation(run, args[4]))
-			run->ignored = true;
+			run->waits.ignored = true;
 		return explicit_id ? candidate : NULL;
 	}
 	hitl_of(run)->involved = true;
@@ -331,7 +331,7 @@ confirmation_answer(Jsonb *response)
 bool
 adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *tools)
 {
-	struct AdkHitl *h = run->hitl;
+	struct AdkHitl *h = run->waits.hitl;
 	List	   *mine = NIL;
 	List	   *others = NIL;
 	ListCell   *lc;
@@ -389,7 +389,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 			else
 			{
 				result = run_confirmed(run, agent, branch, c, tool, &stop);
-				if (run->end_invocation)
+				if (run->out.end_invocation)
 				{
 					(void) adk_builtin_saves_end();
 					return false;
@@ -410,7 +410,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 		}
 		jw_end_object(&w);
 		adk_emit(run, jw_finish(&w));
-		if (run->end_invocation)
+		if (run->out.end_invocation)
 			return false;
 	}
 	if (stop || hold)
@@ -508,11 +508,11 @@ adk_hitl_requested_confirmations(AdkRun *run)
 	JsonWriter	w;
 	ListCell   *lc;
 
-	if (run->hitl == NULL || run->hitl->requests == NIL)
+	if (run->waits.hitl == NULL || run->waits.hitl->requests == NIL)
 		return NULL;
 	jw_init(&w);
 	jw_begin_object(&w);
-	foreach(lc, run->hitl->requests)
+	foreach(lc, run->waits.hitl->requests)
 	{
 		HitlCall   *c = (HitlCall *) lfirst(lc);
 
@@ -533,7 +533,7 @@ adk_hitl_requested_confirmations(AdkRun *run)
 bool
 adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch)
 {
-	struct AdkHitl *h = run->hitl;
+	struct AdkHitl *h = run->waits.hitl;
 
 	if (h == NULL || (h->requests == NIL && !h->long_running))
 		return false;
@@ -608,7 +608,7 @@ stop_here(AdkRun *run)
 
 	h->long_running = false;
 	h->involved = true;
-	run->end_invocation = true;
+	run->out.end_invocation = true;
 	(void) refresh(run);
 }
 
@@ -619,7 +619,7 @@ stop_here(AdkRun *run)
 bool
 adk_hitl_end(AdkRun *run)
 {
-	if (run->hitl == NULL || !run->hitl->involved || run->invocation_id == NULL)
+	if (run->waits.hitl == NULL || !run->waits.hitl->involved || run->invocation_id == NULL)
 		return false;
 	return refresh(run) > 0;
 }

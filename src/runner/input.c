@@ -30,8 +30,11 @@ adk_input_decode(AdkInput *in, Jsonb *message)
 	AdkParts	parts;
 	JsonbContainer *part;
 
-	memset(in, 0, sizeof(*in));
 	in->content = message;
+	in->nparts = 0;
+	in->responses = NIL;
+	in->call_author = NULL;
+	in->call_invocation = NULL;
 	if (all == NULL)
 		return;
 	in->nparts = JsonContainerSize(all);

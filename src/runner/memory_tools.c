@@ -130,13 +130,13 @@ adk_memory_instruction(AdkRun *run, AdkAgent *agent, StringInfo out)
 	}
 	if (adk_builtin_lists(agent, ADK_PRELOAD_MEMORY))
 	{
-		char	   *query = run->user_content ? user_text(run->user_content) : NULL;
+		char	   *query = run->input.user_content ? user_text(run->input.user_content) : NULL;
 		List	   *memories;
 		ListCell   *lc;
 
 		/* the query's embedding: made in the round's steps, else here */
-		memories = query ? search_memory(run, query, run->preload_known,
-										 run->preload_vector) : NIL;
+		memories = query ? search_memory(run, query, run->waits.preload_known,
+										 run->waits.preload_vector) : NIL;
 
 		if (memories != NIL)
 		{
@@ -289,9 +289,9 @@ adk_builtin_preload_start(AdkRun *run, AdkAgent *agent, MemoryContext parent)
 	AdkMemoryWait *w;
 
 	if (!adk_builtin_lists(agent, ADK_PRELOAD_MEMORY) ||
-		(run->preload_known && run->preload_vector != NULL))
+		(run->waits.preload_known && run->waits.preload_vector != NULL))
 		return NULL;
-	query = run->user_content ? user_text(run->user_content) : NULL;
+	query = run->input.user_content ? user_text(run->input.user_content) : NULL;
 	if (query == NULL)
 		return NULL;
 
@@ -300,8 +300,8 @@ adk_builtin_preload_start(AdkRun *run, AdkAgent *agent, MemoryContext parent)
 	 * retention's token estimate) searches with full text alone, never
 	 * waiting for an embedding of its own.
 	 */
-	run->preload_known = true;
-	run->preload_vector = NULL;
+	run->waits.preload_known = true;
+	run->waits.preload_vector = NULL;
 	w = search_wait(run, parent, MW_PRELOAD, query);
 	if (w->ncalls == 0 && w->error == NULL)
 	{
@@ -412,12 +412,12 @@ adk_memory_finish(AdkMemoryWait *w)
 		if (w->kind == MW_PRELOAD)
 		{
 			/* for this round's instruction, and the invocation's next ones */
-			run->preload_known = true;
-			run->preload_vector = NULL;
+			run->waits.preload_known = true;
+			run->waits.preload_vector = NULL;
 			if (w->vector != NULL)
 			{
-				run->preload_vector = MemoryContextAlloc(run->run_cxt, VARSIZE(w->vector));
-				memcpy(run->preload_vector, w->vector, VARSIZE(w->vector));
+				run->waits.preload_vector = MemoryContextAlloc(run->run_cxt, VARSIZE(w->vector));
+				memcpy(run->waits.preload_vector, w->vector, VARSIZE(w->vector));
 			}
 		}
 		else

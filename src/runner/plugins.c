@@ -160,7 +160,7 @@ adk_plugins_have(AdkRun *run, AdkCallback cb)
 {
 	ListCell   *lc;
 
-	foreach(lc, run->plugins)
+	foreach(lc, run->defs.plugins)
 	{
 		if (OidIsValid(((AdkPlugin *) lfirst(lc))->callbacks[cb]))
 			return true;
@@ -176,7 +176,7 @@ adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context, char **error)
 	*error = NULL;
 	if (context == NULL)
 		return NULL;
-	foreach(lc, run->plugins)
+	foreach(lc, run->defs.plugins)
 	{
 		AdkPlugin  *p = (AdkPlugin *) lfirst(lc);
 		PluginCall	call;

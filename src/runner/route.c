@@ -29,7 +29,7 @@ in_main_tree(AdkRun *run, AdkAgent *a)
 {
 	while (a->parent)
 		a = a->parent;
-	return a == run->root;
+	return a == run->defs.root;
 }
 
 /*
@@ -75,13 +75,13 @@ adk_agent_for_input(AdkRun *run)
 
 		if (strcmp(name, "user") == 0)
 			continue;
-		if (strcmp(name, run->root->name) == 0)
-			return run->root;
+		if (strcmp(name, run->defs.root->name) == 0)
+			return run->defs.root;
 		a = adk_find_agent(run, name);
 		if (a && in_main_tree(run, a) && transferable_across_tree(a))
 			return a;
 	}
-	return run->root;
+	return run->defs.root;
 }
 
 /*

@@ -246,30 +246,30 @@ adk_run_step(AdkRun *run)
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(run->step_cxt);
-		if (run->ending != NULL)
+		if (run->waits.ending != NULL)
 		{
 			/* step 7 waits for the sliding window's summarizer */
-			if (!adk_compaction_ready(run->ending))
+			if (!adk_compaction_ready(run->waits.ending))
 				r = ADK_STEP_WAIT;
 			else
 			{
-				AdkCompactionWait *w = run->ending;
+				AdkCompactionWait *w = run->waits.ending;
 
-				run->ending = NULL;
+				run->waits.ending = NULL;
 				(void) adk_compaction_finish(w);
 				r = end_run(run);
 			}
 		}
-		else if (run->memory_ending != NULL)
+		else if (run->waits.memory_ending != NULL)
 		{
 			/* the end waits for the new memory entries' embeddings */
-			if (!adk_memory_ready(run->memory_ending))
+			if (!adk_memory_ready(run->waits.memory_ending))
 				r = ADK_STEP_WAIT;
 			else
 			{
-				AdkMemoryWait *w = run->memory_ending;
+				AdkMemoryWait *w = run->waits.memory_ending;
 
-				run->memory_ending = NULL;
+				run->waits.memory_ending = NULL;
 				(void) adk_memory_finish(w);
 				close_run(run);
 				r = ADK_STEP_DONE;
@@ -308,10 +308,10 @@ adk_run_step(AdkRun *run)
 bool
 adk_run_ready(AdkRun *run)
 {
-	if (run->ending != NULL)
-		return adk_compaction_ready(run->ending);
-	if (run->memory_ending != NULL)
-		return adk_memory_ready(run->memory_ending);
+	if (run->waits.ending != NULL)
+		return adk_compaction_ready(run->waits.ending);
+	if (run->waits.memory_ending != NULL)
+		return adk_memory_ready(run->waits.memory_ending);
 	return adk_agent_ready(run);
 }
 
@@ -323,12 +323,12 @@ void
 adk_run_abandon(AdkRun *run)
 {
 	adk_agent_abandon(run);
-	if (run->ending != NULL)
-		adk_compaction_abandon(run->ending);
-	run->ending = NULL;
-	if (run->memory_ending != NULL)
-		adk_memory_abandon(run->memory_ending);
-	run->memory_ending = NULL;
+	if (run->waits.ending != NULL)
+		adk_compaction_abandon(run->waits.ending);
+	run->waits.ending = NULL;
+	if (run->waits.memory_ending != NULL)
+		adk_memory_abandon(run->waits.memory_ending);
+	run->waits.memory_ending = NULL;
 }
 
 /*
@@ -350,11 +350,11 @@ adk_run_free(AdkRun *run)
 void
 adk_run_stop(AdkRun *run, const char *code, const char *message)
 {
-	run->stopped = true;
+	run->out.stopped = true;
 	if (code != NULL)
 	{
-		run->error_code = MemoryContextStrdup(run->run_cxt, code);
-		run->error_message = MemoryContextStrdup(run->run_cxt, message);
+		run->out.error_code = MemoryContextStrdup(run->run_cxt, code);
+		run->out.error_message = MemoryContextStrdup(run->run_cxt, message);
 	}
 	close_run(run);
 }
@@ -389,7 +389,7 @@ parse_options(AdkRun *run, Jsonb *options)
 		else if (strcmp(key, "stream") == 0 && v.type == jbvBool)
 			run->stream = v.val.boolean;
 		else if (strcmp(key, "traceparent") == 0)
-			run->traceparent = adk_span_traceparent_option(&v);
+			run->trace.traceparent = adk_span_traceparent_option(&v);
 		else if (strcmp(key, "max_llm_calls") == 0 && v.type == jbvNumeric)
 		{
 			Datum		num = NumericGetDatum(v.val.numeric);
@@ -459,14 +459,14 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
 	run->invocation_id = adk_hitl_begin(run, run->invocation_id,
 										invocation_id != NULL);
-	if (run->ignored)
+	if (run->waits.ignored)
 		return;					/* a repeated confirmation: nothing runs */
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_current_invocation_id = run->invocation_id;
 	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
 	agent = adk_agent_for_input(run);
-	run->first_agent = agent;
+	run->defs.first_agent = agent;
 	if (retry && continue_run(run, message, agent))
 		return;
 	invocation_start(run, agent->name, NULL);
@@ -485,13 +485,13 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
 		return;
 	}
-	run->user_content = adk_builtin_input_blobs(run, replaced ? replaced : message,
+	run->input.user_content = adk_builtin_input_blobs(run, replaced ? replaced : message,
 												&blobs);
-	append_user_event(run, run->user_content, state_delta, blobs);
+	append_user_event(run, run->input.user_content, state_delta, blobs);
 
 	/* 4. before_run: an early end with the plugin's content */
 	if (!adk_plugins_hook(run, CB_BEFORE_RUN, agent->name, NULL,
-						  "user_content", run->user_content, NULL, NULL, &replaced))
+						  "user_content", run->input.user_content, NULL, NULL, &replaced))
 		return;					/* its error event ends the run */
 	if (replaced != NULL)
 	{
@@ -533,14 +533,14 @@ continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
 		return false;
 	invocation_start(run, agent->name, NULL);
 	adk_span_run_begin(run);
-	run->user_content = p.user_content ? p.user_content : message;
+	run->input.user_content = p.user_content ? p.user_content : message;
 	if (p.error_code != NULL)
 	{
 		/* the turn ended in its error event: only its end is recorded */
-		run->failed = true;
-		run->end_invocation = true;
-		run->error_code = p.error_code;
-		run->error_message = p.error_message ? p.error_message : "";
+		run->out.failed = true;
+		run->out.end_invocation = true;
+		run->out.error_code = p.error_code;
+		run->out.error_message = p.error_message ? p.error_message : "";
 	}
 	else if (p.agent != NULL && p.calls != NIL)
 		adk_push_agent_at_calls(run, p.agent, p.branch, p.calls);
@@ -558,22 +558,22 @@ continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
 static AdkStepResult
 finish_run(AdkRun *run)
 {
-	if (run->ignored)
+	if (run->waits.ignored)
 	{
 		adk_run_registry_leave();
 		return ADK_STEP_DONE;
 	}
-	if (!run->failed)
+	if (!run->out.failed)
 	{
 		Jsonb	   *ignored;
 
-		(void) adk_plugins_hook(run, CB_AFTER_RUN, run->first_agent->name, NULL,
+		(void) adk_plugins_hook(run, CB_AFTER_RUN, run->defs.first_agent->name, NULL,
 								NULL, NULL, NULL, NULL, &ignored);
 	}
-	if (!run->failed)
+	if (!run->out.failed)
 	{
-		run->ending = adk_compaction_after_run(run, run->run_cxt);
-		if (run->ending != NULL)
+		run->waits.ending = adk_compaction_after_run(run, run->run_cxt);
+		if (run->waits.ending != NULL)
 			return ADK_STEP_WAIT;
 	}
 	return end_run(run);
@@ -588,10 +588,10 @@ finish_run(AdkRun *run)
 static AdkStepResult
 end_run(AdkRun *run)
 {
-	if (!run->failed)
+	if (!run->out.failed)
 	{
-		run->memory_ending = adk_builtin_after_run(run, run->run_cxt);
-		if (run->memory_ending != NULL)
+		run->waits.memory_ending = adk_builtin_after_run(run, run->run_cxt);
+		if (run->waits.memory_ending != NULL)
 			return ADK_STEP_WAIT;
 	}
 	close_run(run);
@@ -712,25 +712,25 @@ invocation_end(AdkRun *run)
 	adk_span_run_end(run, waiting);	/* every open span ends */
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
-	args[1] = CStringGetTextDatum(run->failed ? "failed" :
-								  run->stopped ? "cancelled" :
+	args[1] = CStringGetTextDatum(run->out.failed ? "failed" :
+								  run->out.stopped ? "cancelled" :
 								  waiting ? "waiting" : "completed");
-	args[2] = Int32GetDatum(run->llm_calls);
-	args[3] = Int64GetDatum(run->input_tokens);
-	args[4] = Int64GetDatum(run->output_tokens);
-	if (run->error_code)
+	args[2] = Int32GetDatum(run->out.llm_calls);
+	args[3] = Int64GetDatum(run->out.input_tokens);
+	args[4] = Int64GetDatum(run->out.output_tokens);
+	if (run->out.error_code)
 	{
-		args[5] = CStringGetTextDatum(run->error_code);
-		args[6] = CStringGetTextDatum(run->error_message);
+		args[5] = CStringGetTextDatum(run->out.error_code);
+		args[6] = CStringGetTextDatum(run->out.error_message);
 	}
-	else if (run->stopped)
+	else if (run->out.stopped)
 	{
 		args[5] = CStringGetTextDatum("CANCELLED");
 		args[6] = CStringGetTextDatum("the caller stopped reading adk_run's rows before the run ended");
 	}
 	else
 		nulls[5] = nulls[6] = 'n';
-	args[7] = Float8GetDatum(run->store_ms);
+	args[7] = Float8GetDatum(run->out.store_ms);
 	adk_become_owner(&save);
 	SPI_connect();
 	/* and the job of a queued run that paused and is resumed here */

@@ -100,7 +100,8 @@ typedef struct AdkInputResponse
 
 /*
  * The user's message of a run, decoded once as the run starts (input.c);
- * route.c, hitl.c and retry.c read it from here.
+ * route.c, hitl.c and retry.c read it from here, and the content stored
+ * for it.
  */
 typedef struct AdkInput
 {
@@ -110,6 +111,8 @@ typedef struct AdkInput
 	char	   *call_author;	/* the event that made the call the first
 								 * response answers: its author ... */
 	char	   *call_invocation;	/* ... and invocation; NULL: none */
+	Jsonb	   *user_content;	/* the content as stored in the user event
+								 * (plugins and input blobs applied) */
 } AdkInput;
 
 /*
@@ -142,72 +145,95 @@ typedef struct AdkInput
  * since it outlives the step that started it: half a round in flight
  * (flow.c's AdkRound, with tail retention's summarizer in it), and the
  * sliding window's summarizer at the run's end (compaction.c's
- * AdkCompactionWait, run->ending).  Each goes when the step that consumes
- * its answer is done with it, or when the run is abandoned or freed.
+ * AdkCompactionWait, run->waits.ending).  Each goes when the step that
+ * consumes its answer is done with it, or when the run is abandoned or
+ * freed.
  */
-typedef struct AdkRun
+/* What the run runs: the app's definitions (defs.c) */
+typedef struct AdkRunDefs
 {
-	MemoryContext run_cxt;		/* owns this struct and all it points to */
-	MemoryContextCallback live_cb;	/* run.c: counts the backend's runs */
-	MemoryContext step_cxt;		/* the current step's; emptied after it */
-	char	   *app;
-	char	   *user;
-	char	   *session;
-	char	   *invocation_id;
-	AdkInput	input;			/* the user's message, decoded */
 	AdkAgent   *root;
 	List	   *agents;			/* every AdkAgent of the tree */
 	List	   *plugins;		/* AdkPlugin *, in call order */
-	int			max_llm_calls;
-	int			llm_calls;
-	bool		stream;
-	bool		yield_user_message;
-	Jsonb	   *user_content;
-	Jsonb	   *temp_state;		/* temp: keys of this invocation */
-	struct AdkHitl *hitl;		/* hitl.c: pause / resume state, or NULL */
-	bool		ignored;		/* hitl.c: a repeated answer; nothing runs */
-	char	   *instruction_error;	/* prompt.c: the instruction cannot be built */
+	AdkAgent   *first_agent;	/* the agent the run started with */
+	bool		compaction_configured;	/* adk.apps.compaction is set */
+	struct AdkCompaction *compaction;	/* the app's settings, once read
+										 * (compaction.c) */
+} AdkRunDefs;
 
-	/* outcome */
+/* How the invocation goes, and how it ends (its adk.invocations row) */
+typedef struct AdkRunOutcome
+{
+	int			llm_calls;
 	bool		failed;
 	bool		end_invocation; /* stop everything (failure, early exit) */
 	bool		escalated;		/* exit_loop / escalate seen */
-	bool		stopped;		/* the caller stopped reading (adk_run) */
+	bool		stopped;		/* stopped from outside (run_entry.c) */
 	char	   *error_code;
 	char	   *error_message;
 	int64		input_tokens;
 	int64		output_tokens;
 	double		store_ms;		/* time spent appending events */
 	int			stored_events;
+} AdkRunOutcome;
 
-	/* compaction.c */
-	bool		compaction_configured;	/* adk.apps.compaction is set */
-	struct AdkCompaction *compaction;	/* the app's settings, once read */
-	bool		compacted;		/* tail retention ran: no sliding window */
-	bool		compacting;		/* a round waits for tail retention's summary */
+/* What the run's steps wait for, and what those waits left behind */
+typedef struct AdkRunWaits
+{
 	struct AdkCompactionWait *ending;	/* run.c: the end waits for the
 										 * sliding window's summary */
-
-	/* builtin_tools.c: memory's embeddings */
 	struct AdkMemoryWait *memory_ending;	/* run.c: the end waits for the
 											 * new entries' embeddings */
+	bool		compacted;		/* tail retention ran: no sliding window */
+	bool		compacting;		/* a round waits for tail retention's summary */
 	bool		preload_known;	/* instructions search with preload_vector
 								 * (else they embed the message themselves) */
 	ArrayType  *preload_vector; /* the user's message embedded (NULL:
 								 * full-text search alone) */
+	struct AdkHitl *hitl;		/* hitl.c: the human's pause / resume
+								 * state, or NULL */
+	bool		ignored;		/* hitl.c: a repeated answer; nothing runs */
+} AdkRunWaits;
+
+/* The run's trace (spans.c) */
+typedef struct AdkRunTrace
+{
+	struct AdkTrace *current;	/* the run's trace, or NULL */
+	struct AdkTrace *kept_trace;	/* a job's (adk_span_keep_written) */
+	char	   *traceparent;	/* options.traceparent */
+} AdkRunTrace;
+
+typedef struct AdkRun
+{
+	MemoryContext run_cxt;		/* owns this struct and all it points to */
+	MemoryContextCallback live_cb;	/* run.c: counts the backend's runs */
+	MemoryContext step_cxt;		/* the current step's; emptied after it */
+
+	/* who runs what, and its options */
+	char	   *app;
+	char	   *user;
+	char	   *session;
+	char	   *invocation_id;
+	int			max_llm_calls;
+	bool		stream;
+	bool		yield_user_message;
+
+	AdkInput	input;			/* the user's message */
+	AdkRunDefs	defs;			/* the definitions it runs */
+	AdkRunOutcome out;			/* how it goes and ends */
+	AdkRunWaits waits;			/* what its steps wait for */
+	AdkRunTrace trace;			/* its spans */
 
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
 	List	  **stack;			/* agents.c: the frame stack being stepped */
-	List	   *history;		/* prompt.c: what it read of its session */
 	List	   *request_memos;	/* flow.c: a request memo per agent and
 								 * branch (model/generate.h) */
-	AdkAgent   *first_agent;	/* the agent the run started with */
 
-	/* spans.c: the run's trace, or NULL; options.traceparent */
-	struct AdkTrace *trace;
-	struct AdkTrace *kept_trace;	/* a job's (adk_span_keep_written) */
-	char	   *traceparent;
+	/* prompt.c's */
+	Jsonb	   *temp_state;		/* temp: keys of this invocation */
+	List	   *history;		/* what it read of its session */
+	char	   *instruction_error;	/* the instruction cannot be built */
 
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
