@@ -118,6 +118,8 @@ struct AdkHitl
 
 static struct AdkHitl *hitl_of(AdkRun *run);
 static bool confirmation_answer(Jsonb *response);
+static void note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc,
+						 MemoryContext caller);
 static bool repeated_confirmation(AdkRun *run, Datum ids);
 static int	refresh(AdkRun *run);
 static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
@@ -176,64 +178,7 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 		elog(ERROR, "could not check the session's pending interrupts");
 	matched = SPI_processed;
 	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *call_id = SPI_getvalue(row, desc, 1);
-		char	   *tool = SPI_getvalue(row, desc, 2);
-		bool		isnull;
-		Datum		original;
-		MemoryContext spi;
-		HitlCall   *c;
-		AdkInputResponse *answer = NULL;
-
-		if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
-		{
-			/* that agent waits for more answers: it goes on once all are in */
-			char	   *agent = SPI_getvalue(row, desc, 4);
-
-			spi = MemoryContextSwitchTo(caller);
-			if (!list_member(hitl_of(run)->holding, makeString(agent)))
-				hitl_of(run)->holding = lappend(hitl_of(run)->holding,
-												makeString(pstrdup(agent)));
-			MemoryContextSwitchTo(spi);
-		}
-		if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
-			continue;			/* a long-running call: the answer is its result */
-		foreach(lc, responses)
-			if (strcmp(((AdkInputResponse *) lfirst(lc))->id, call_id) == 0)
-				answer = (AdkInputResponse *) lfirst(lc);
-		original = SPI_getbinval(row, desc, 5, &isnull);
-
-		spi = MemoryContextSwitchTo(caller);
-		c = palloc0(sizeof(HitlCall));
-		c->agent = SPI_getvalue(row, desc, 4);
-		if (isnull)
-		{
-			/* ADK raises; here the model hears why nothing ran */
-			Datum		a = SPI_getbinval(row, desc, 3, &isnull);
-			Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
-			JsonbValue *o = asked ? adk_jsonb_get(&asked->root, "originalFunctionCall") : NULL;
-
-			c->id = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "id") : NULL;
-			c->name = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "name") : NULL;
-			c->error = psprintf("the call confirmation %s asks about is not in the session's history",
-								call_id);
-		}
-		else
-		{
-			Jsonb	   *call = DatumGetJsonbPCopy(original);
-			JsonbValue *a = adk_jsonb_get(&call->root, "args");
-
-			c->id = adk_jstr(&call->root, "id");
-			c->name = adk_jstr(&call->root, "name");
-			c->args = a && a->type == jbvBinary ? JsonbValueToJsonb(a) : NULL;
-			c->confirmed = answer != NULL && confirmation_answer(answer->response);
-		}
-		if (c->id != NULL && c->name != NULL)
-			hitl_of(run)->confirmed = lappend(hitl_of(run)->confirmed, c);
-		MemoryContextSwitchTo(spi);
-	}
+		note_resumed(run, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, caller);
 	SPI_finish();
 	adk_restore_user(&save);
 
@@ -275,6 +220,71 @@ repeated_confirmation(AdkRun *run, Datum ids)
 	SPI_finish();
 	adk_restore_user(&save);
 	return repeated;
+}
+
+/*
+ * One row of adk._resume_interrupts (in SPI's memory; what is kept goes
+ * to caller's): an agent that still waits for other answers is held, an
+ * answered confirmation noted with the call it confirms (or rejects).
+ */
+static void
+note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc, MemoryContext caller)
+{
+	char	   *call_id = SPI_getvalue(row, desc, 1);
+	char	   *tool = SPI_getvalue(row, desc, 2);
+	bool		isnull;
+	Datum		original;
+	MemoryContext spi;
+	HitlCall   *c;
+	AdkInputResponse *answer = NULL;
+	ListCell   *lc;
+
+	if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
+	{
+		/* that agent waits for more answers: it goes on once all are in */
+		char	   *agent = SPI_getvalue(row, desc, 4);
+
+		spi = MemoryContextSwitchTo(caller);
+		if (!list_member(hitl_of(run)->holding, makeString(agent)))
+			hitl_of(run)->holding = lappend(hitl_of(run)->holding,
+											makeString(pstrdup(agent)));
+		MemoryContextSwitchTo(spi);
+	}
+	if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
+		return;					/* a long-running call: the answer is its result */
+	foreach(lc, run->input.responses)
+		if (strcmp(((AdkInputResponse *) lfirst(lc))->id, call_id) == 0)
+			answer = (AdkInputResponse *) lfirst(lc);
+	original = SPI_getbinval(row, desc, 5, &isnull);
+
+	spi = MemoryContextSwitchTo(caller);
+	c = palloc0(sizeof(HitlCall));
+	c->agent = SPI_getvalue(row, desc, 4);
+	if (isnull)
+	{
+		/* ADK raises; here the model hears why nothing ran */
+		Datum		a = SPI_getbinval(row, desc, 3, &isnull);
+		Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
+		JsonbValue *o = asked ? adk_jsonb_get(&asked->root, "originalFunctionCall") : NULL;
+
+		c->id = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "id") : NULL;
+		c->name = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "name") : NULL;
+		c->error = psprintf("the call confirmation %s asks about is not in the session's history",
+							call_id);
+	}
+	else
+	{
+		Jsonb	   *call = DatumGetJsonbPCopy(original);
+		JsonbValue *a = adk_jsonb_get(&call->root, "args");
+
+		c->id = adk_jstr(&call->root, "id");
+		c->name = adk_jstr(&call->root, "name");
+		c->args = a && a->type == jbvBinary ? JsonbValueToJsonb(a) : NULL;
+		c->confirmed = answer != NULL && confirmation_answer(answer->response);
+	}
+	if (c->id != NULL && c->name != NULL)
+		hitl_of(run)->confirmed = lappend(hitl_of(run)->confirmed, c);
+	MemoryContextSwitchTo(spi);
 }
 
 /*

@@ -39,6 +39,7 @@ typedef struct RunState RunState;
 typedef struct QueuedRow QueuedRow;
 
 static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
+static void first_call(FunctionCallInfo fcinfo, Jsonb *message);
 static bool guarded_step(AdkRun *run);
 static void queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
 					   bool partial, void *arg);
@@ -126,6 +127,41 @@ typedef struct QueuedRow
 } QueuedRow;
 
 /*
+ * adk_run's first call: the arguments checked, the run begun (its first
+ * events queued) in the query's memory, and stopped when the caller stops
+ * reading early (LIMIT, a closed cursor).
+ */
+static void
+first_call(FunctionCallInfo fcinfo, Jsonb *message)
+{
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
+	Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
+	Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
+	char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+	FuncCallContext *funcctx = SRF_FIRSTCALL_INIT();
+	MemoryContext old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+	TupleDesc	desc;
+	RunState   *st;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "adk_run must return a composite type");
+	funcctx->tuple_desc = BlessTupleDesc(desc);
+	st = palloc0(sizeof(RunState));
+	funcctx->user_fctx = st;
+	RegisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
+								stop_run, PointerGetDatum(st));
+	/* the arguments outlive this call: the run keeps the message */
+	message = DatumGetJsonbPCopy(PointerGetDatum(message));
+	if (state_delta != NULL)
+		state_delta = DatumGetJsonbPCopy(PointerGetDatum(state_delta));
+	st->run = adk_run_begin(app, user, session, message, state_delta,
+							options, NULL, extschema, queue_sink, st);
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * adk_run's rows.  A value-per-call set-returning function: each call does
  * the work up to the next stored (or streamed) event and returns it, so in
  * a select list the events come out as the run makes them -- through a
@@ -141,33 +177,7 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 	MemoryContext old;
 
 	if (SRF_IS_FIRSTCALL())
-	{
-		char	   *app = adk_arg_id(fcinfo, 0, "app name");
-		char	   *user = adk_arg_id(fcinfo, 1, "user id");
-		char	   *session = adk_arg_id(fcinfo, 2, "session id");
-		Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
-		Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
-		char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-		TupleDesc	desc;
-
-		funcctx = SRF_FIRSTCALL_INIT();
-		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "adk_run must return a composite type");
-		funcctx->tuple_desc = BlessTupleDesc(desc);
-		st = palloc0(sizeof(RunState));
-		funcctx->user_fctx = st;
-		/* a caller that stops reading early (LIMIT, a closed cursor) */
-		RegisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
-									stop_run, PointerGetDatum(st));
-		/* the arguments outlive this call: the run keeps the message */
-		message = DatumGetJsonbPCopy(PointerGetDatum(message));
-		if (state_delta != NULL)
-			state_delta = DatumGetJsonbPCopy(PointerGetDatum(state_delta));
-		st->run = adk_run_begin(app, user, session, message, state_delta,
-								options, NULL, extschema, queue_sink, st);
-		MemoryContextSwitchTo(old);
-	}
+		first_call(fcinfo, message);
 
 	funcctx = SRF_PERCALL_SETUP();
 	st = (RunState *) funcctx->user_fctx;
