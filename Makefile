@@ -39,6 +39,7 @@ OBJS = \
 	src/model/request_jsonb.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/args.o \
 	src/runner/artifact_tools.o \
 	src/runner/budget.o \
 	src/runner/builtin_tools.o \

@@ -38,7 +38,7 @@
 #include "common/compat.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
-#include "runner/builtin_tools.h"
+#include "runner/artifact_tools.h"
 #include "store/artifacts.h"
 #include "store/owner.h"
 
@@ -96,7 +96,7 @@ adk_artifacts_instruction(AdkRun *run, AdkAgent *agent, StringInfo out)
 	List	   *names;
 	ListCell   *lc;
 
-	if (!adk_builtin_lists(agent, ADK_LOAD_ARTIFACTS))
+	if (!adk_agent_lists(agent, ADK_LOAD_ARTIFACTS))
 		return;
 	names = artifact_names(run);
 	if (names != NIL)
@@ -164,7 +164,7 @@ adk_builtin_contents(AdkRun *run, AdkAgent *agent, JsonWriter *w,
 	ListCell   *lc;
 	char	   *provider;
 
-	if (last_event == NULL || !adk_builtin_lists(agent, ADK_LOAD_ARTIFACTS) ||
+	if (last_event == NULL || !adk_agent_lists(agent, ADK_LOAD_ARTIFACTS) ||
 		(content = adk_jsonb_get(&last_event->root, "content")) == NULL ||
 		content->type != jbvBinary ||
 		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
@@ -372,7 +372,7 @@ adk_builtin_input_blobs(AdkRun *run, Jsonb *content, List **delta)
 		if (tok == WJB_ELEM && v.type == jbvBinary &&
 			adk_jsonb_get(v.val.binary.data, "inline_data") != NULL)
 			any = true;
-	if (!any || !adk_builtin_app_options(run).save_input_blobs)
+	if (!any || !adk_app_builtin_options(run).save_input_blobs)
 		return content;
 
 	save_sql = psprintf("SELECT %s.adk_save_artifact($1, $2, $3, $4, $5, $6)",

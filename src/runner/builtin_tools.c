@@ -28,18 +28,6 @@
 #include "runner/builtin_tools.h"
 #include "store/owner.h"
 
-/* Whether the agent lists the built-in name among its tools */
-bool
-adk_builtin_lists(AdkAgent *agent, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, agent->tools)
-		if (strcmp((char *) lfirst(lc), name) == 0)
-			return true;
-	return false;
-}
-
 /*
  * The declarations of load_artifacts and load_memory (ADK Python's); true
  * when one was written.  preload_memory declares nothing: the model never
@@ -108,9 +96,9 @@ adk_builtin_declare(JsonWriter *w, const char *name)
 Jsonb *
 adk_builtin_call(AdkRun *run, AdkAgent *agent, const char *name, Jsonb *args)
 {
-	if (strcmp(name, ADK_LOAD_ARTIFACTS) == 0 && adk_builtin_lists(agent, ADK_LOAD_ARTIFACTS))
+	if (strcmp(name, ADK_LOAD_ARTIFACTS) == 0 && adk_agent_lists(agent, ADK_LOAD_ARTIFACTS))
 		return adk_artifacts_load_call(args);
-	if (strcmp(name, ADK_LOAD_MEMORY) == 0 && adk_builtin_lists(agent, ADK_LOAD_MEMORY))
+	if (strcmp(name, ADK_LOAD_MEMORY) == 0 && adk_agent_lists(agent, ADK_LOAD_MEMORY))
 		return adk_memory_load_call(run, args);
 	return NULL;
 }
@@ -124,31 +112,4 @@ adk_builtin_instruction(AdkRun *run, AdkAgent *agent, StringInfo out)
 {
 	adk_artifacts_instruction(run, agent, out);
 	adk_memory_instruction(run, agent, out);
-}
-
-
-/* The app's settings for the built-ins (adk.apps) */
-AdkAppOptions
-adk_builtin_app_options(AdkRun *run)
-{
-	AdkAppOptions o = {false, false};
-	Oid			type = TEXTOID;
-	Datum		arg = CStringGetTextDatum(run->app);
-	AdkOwnerSave save;
-
-	adk_become_owner(&save);
-	SPI_connect();
-	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
-					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		bool		isnull;
-
-		o.save_input_blobs = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1, &isnull));
-		o.add_to_memory = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-													 SPI_tuptable->tupdesc, 2, &isnull));
-	}
-	SPI_finish();
-	adk_restore_user(&save);
-	return o;
 }

@@ -32,7 +32,7 @@ PG_FUNCTION_INFO_V1(adk_compact);
 
 /*
  * Every entry point below names the app (argument 0) and the user id
- * (argument 1): adk_arg_id (run_entry.c) checks them.
+ * (argument 1): adk_arg_id (args.c) checks them.
  */
 
 /*

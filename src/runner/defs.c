@@ -467,3 +467,41 @@ adk_load_tools(AdkAgent *agent)
 	adk_restore_user(&save);
 	return result;
 }
+
+/* Whether the agent lists name (a tool, a built-in, an agent) among its tools */
+bool
+adk_agent_lists(AdkAgent *agent, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, agent->tools)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/* The run's app's settings for the built-in tools (adk.apps) */
+AdkAppOptions
+adk_app_builtin_options(AdkRun *run)
+{
+	AdkAppOptions o = {false, false};
+	Oid			type = TEXTOID;
+	Datum		arg = CStringGetTextDatum(run->app);
+	AdkOwnerSave save;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
+					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		bool		isnull;
+
+		o.save_input_blobs = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+		o.add_to_memory = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+													 SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return o;
+}

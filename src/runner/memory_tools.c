@@ -37,10 +37,11 @@
 #include "utils/memutils.h"
 
 #include "common/compat.h"
+#include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "model/embed.h"
-#include "runner/builtin_tools.h"
+#include "runner/memory_tools.h"
 #include "store/owner.h"
 
 #define MEMORY_RESULTS 10
@@ -121,14 +122,14 @@ adk_memory_load_call(AdkRun *run, Jsonb *args)
 void
 adk_memory_instruction(AdkRun *run, AdkAgent *agent, StringInfo out)
 {
-	if (adk_builtin_lists(agent, ADK_LOAD_MEMORY))
+	if (adk_agent_lists(agent, ADK_LOAD_MEMORY))
 	{
 		if (out->len > 0)
 			appendStringInfoString(out, "\n\n");
 		appendStringInfoString(out,
 							   "You have memory. You can use it to answer questions. If any questions need you to look up the memory, you should call load_memory function with a query.");
 	}
-	if (adk_builtin_lists(agent, ADK_PRELOAD_MEMORY))
+	if (adk_agent_lists(agent, ADK_PRELOAD_MEMORY))
 	{
 		char	   *query = run->input.user_content ? user_text(run->input.user_content) : NULL;
 		List	   *memories;
@@ -225,7 +226,7 @@ adk_builtin_after_run(AdkRun *run, MemoryContext parent)
 	uint64		i;
 	int			b;
 
-	if (!adk_builtin_app_options(run).add_to_memory)
+	if (!adk_app_builtin_options(run).add_to_memory)
 		return NULL;
 	model = embedding_model(run, NULL);
 	w = new_wait(run, parent, MW_ADD);
@@ -288,7 +289,7 @@ adk_builtin_preload_start(AdkRun *run, AdkAgent *agent, MemoryContext parent)
 	char	   *query;
 	AdkMemoryWait *w;
 
-	if (!adk_builtin_lists(agent, ADK_PRELOAD_MEMORY) ||
+	if (!adk_agent_lists(agent, ADK_PRELOAD_MEMORY) ||
 		(run->waits.preload_known && run->waits.preload_vector != NULL))
 		return NULL;
 	query = run->input.user_content ? user_text(run->input.user_content) : NULL;
@@ -323,7 +324,7 @@ adk_builtin_load_memory_start(AdkRun *run, AdkAgent *agent, const char *name,
 {
 	JsonbValue *query;
 
-	if (strcmp(name, ADK_LOAD_MEMORY) != 0 || !adk_builtin_lists(agent, ADK_LOAD_MEMORY) ||
+	if (strcmp(name, ADK_LOAD_MEMORY) != 0 || !adk_agent_lists(agent, ADK_LOAD_MEMORY) ||
 		(query = adk_jsonb_get(&args->root, "query")) == NULL ||
 		query->type != jbvString)
 		return NULL;

@@ -2,8 +2,8 @@
  *
  * run_entry.c
  *	  adk_run(app, user_id, session_id, message, state_delta, options): the
- *	  SQL entry.  Checks the arguments, begins the run (run.c) and returns
- *	  its events as rows, one per call, while it steps it.
+ *	  SQL entry.  Checks the arguments (args.c), begins the run (run.c)
+ *	  and returns its events as rows, one per call, while it steps it.
  *
  * adk_run runs in the caller's transaction; each row is returned as soon
  * as its event is stored (or streamed).  A caller that stops reading
@@ -64,50 +64,6 @@ Datum
 adk_run_content(PG_FUNCTION_ARGS)
 {
 	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, false));
-}
-
-/*
- * An id argument of an SQL entry point (app name, user id, session id),
- * checked.  The app is argument 0 and the user id argument 1: checking the
- * user id also checks the app's tenancy.
- */
-char *
-adk_arg_id(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-								  ADK_MAX_ID_CHARS);
-
-	if (n == 1)
-		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
-	return id;
-}
-
-/*
- * The message argument of adk_run / adk_submit as a Content: text becomes
- * a user text part; jsonb must already be a Content with parts.
- */
-Jsonb *
-adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text)
-{
-	Jsonb	   *message;
-	JsonbValue *parts;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("message must not be null")));
-	if (is_text)
-		return adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(argno)));
-	message = PG_GETARG_JSONB_P(argno);
-	if (!adk_jsonb_is_object(&message->root) ||
-		(parts = adk_jsonb_get(&message->root, "parts")) == NULL ||
-		parts->type != jbvBinary || !JsonContainerIsArray(parts->val.binary.data) ||
-		JsonContainerSize(parts->val.binary.data) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
-				 errhint("Pass text as text, or build function responses with adk_function_response().")));
-	return message;
 }
 
 /* adk_run's state between calls */

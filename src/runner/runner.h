@@ -275,7 +275,7 @@ extern void adk_run_free(AdkRun *run);
 extern void adk_run_stop(AdkRun *run, const char *code, const char *message);
 extern void adk_check_run_options(Jsonb *options);
 
-/* run_entry.c: adk_run's SQL entry (and its message argument, adk_submit's too) */
+/* args.c: the SQL entry points' arguments (adk_run, adk_submit, compaction) */
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
 extern char *adk_arg_id(FunctionCallInfo fcinfo, int n, const char *what);
 
@@ -341,6 +341,16 @@ extern void adk_load_agents(AdkRun *run, const char *root_name);
 extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
 extern List *adk_transfer_targets(AdkAgent *agent);
 extern List *adk_load_tools(AdkAgent *agent);
+extern bool adk_agent_lists(AdkAgent *agent, const char *name);
+
+/* an app's settings for the built-in tools */
+typedef struct AdkAppOptions
+{
+	bool		save_input_blobs;	/* adk.apps.save_input_blobs_as_artifacts */
+	bool		add_to_memory;	/* adk.apps.add_to_memory */
+} AdkAppOptions;
+
+extern AdkAppOptions adk_app_builtin_options(AdkRun *run);
 
 /* agents.c */
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
