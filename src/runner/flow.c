@@ -1085,17 +1085,6 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 	return jw_finish(&w);
 }
 
-static bool
-agent_listed(AdkAgent *agent, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, agent->tools)
-		if (strcmp((char *) lfirst(lc), name) == 0)
-			return true;
-	return false;
-}
-
 /*
  * One function call: built-ins and SQL tools with their plugins; the
  * response object the model will see.  An agent used as a tool is not run
@@ -1131,7 +1120,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		null_value.type = jbvNull;
 		return adk_jsonb_one_value("result", &null_value);
 	}
-	if (strcmp(call->name, "exit_loop") == 0 && agent_listed(agent, "exit_loop"))
+	if (strcmp(call->name, "exit_loop") == 0 && adk_agent_lists(agent, "exit_loop"))
 	{
 		*escalate = true;
 		jw_init(&w);
@@ -1140,7 +1129,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		return jw_finish(&w);
 	}
 	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
-		agent_listed(agent, call->name))
+		adk_agent_lists(agent, call->name))
 	{
 		/* the caller starts its model call with the others' */
 		*agent_tool = as_tool;
