@@ -44,6 +44,8 @@ OBJS = \
 	src/model/request_memo.o \
 	src/model/sse.o \
 	src/runner/agents.o \
+	src/runner/args.o \
+	src/runner/artifact_tools.o \
 	src/runner/budget.o \
 	src/runner/builtin_tools.o \
 	src/runner/compaction.o \
@@ -52,6 +54,9 @@ OBJS = \
 	src/runner/emit.o \
 	src/runner/flow.o \
 	src/runner/hitl.o \
+	src/runner/input.o \
+	src/runner/memory_tools.o \
+	src/runner/parts.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
 	src/runner/prompt_instruction.o \
@@ -60,6 +65,7 @@ OBJS = \
 	src/runner/retry.o \
 	src/runner/route.o \
 	src/runner/run.o \
+	src/runner/run_entry.o \
 	src/runner/settings.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \

@@ -1,11 +1,14 @@
 -- What one weather turn costs in function calls and rows (issue 12,
 -- Benchmark: the runner's own time per turn).  Every write still goes
 -- through the executor (pgstat counts it per table), but nothing runs
--- that the turn does not need: with no budget defined for the app, the
--- budget functions are not called at all; with one, both are, once per
--- model call, and each notes what it charged for the budget (_budget_spent:
--- kept if the transaction rolls back) after _budget_take has counted the
--- charges of rolled-back calls (_budget_pending).
+-- that the turn does not need: with no budget defined for the app, only
+-- the check that none applies is called (_budget_applies); with one,
+-- _budget_take and _budget_charge are too, once per model call, and each
+-- notes what it charged for the budget (_budget_spent: kept if the
+-- transaction rolls back) after _budget_take has counted the charges of
+-- rolled-back calls (_budget_pending).  The runner's own statements are
+-- adk._ functions too (sql/install/87_runner_statements.sql): the
+-- invocation's row, the app's built-in options, a span each.
 SELECT adk_set_secret('tc-key', 'sk-tc', ARRAY['127.0.0.1']);
 SELECT adk_define_model('tc_model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
                         api_key_secret => 'tc-key');

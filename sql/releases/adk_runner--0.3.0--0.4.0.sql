@@ -198,3 +198,268 @@ COMMENT ON FUNCTION adk._claimable_jobs(integer) IS
     'The launcher''s count of the queued jobs workers could claim now (at most the given number).';
 REVOKE ALL ON FUNCTION adk._job_finished(bigint, text), adk._job_failed(bigint, text, text, text),
     adk._job_lost(bigint, integer, text), adk._claimable_jobs(integer) FROM PUBLIC;
+-- ---------------------------------------------------------------------
+-- The runner's statements (src/runner/*.c): what a run reads and writes
+-- of the extension's tables, each a function the C code calls through
+-- SPI in one line.  In plpgsql, which keeps each statement's plan for the
+-- session (an SQL-language function would plan its body at every call).
+-- All but the artifact reads run as the owner of schema adk, and nobody
+-- else may call them (90_privileges.sql); the artifact reads run as the
+-- invoking role, as the artifact API does.
+-- ---------------------------------------------------------------------
+
+-- An invocation starts (or resumes): its row in adk.invocations, running.
+CREATE FUNCTION adk._invocation_start(p_invocation text, p_app text, p_user text, p_session text,
+                                      p_agent text, p_role text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO adk.invocations AS i
+           (invocation_id, app_name, user_id, session_id, agent, status, role_name, backend_pid)
+    VALUES (p_invocation, p_app, p_user, p_session, p_agent, 'running', p_role, pg_backend_pid())
+    ON CONFLICT (invocation_id) DO UPDATE
+       SET status = 'running', agent = EXCLUDED.agent, resumed = i.resumed + 1,
+           ended_at = NULL, backend_pid = EXCLUDED.backend_pid, role_name = EXCLUDED.role_name;
+END
+$$;
+
+-- An invocation ends: its row gets its status, counts and error.  A queued
+-- run that paused (its job 'waiting') and is resumed by adk_run: its job
+-- follows the invocation, and has finished only now (retention counts
+-- from here).
+CREATE FUNCTION adk._invocation_end(p_invocation text, p_status text, p_model_calls integer,
+                                    p_input_tokens bigint, p_output_tokens bigint,
+                                    p_error_code text, p_error_message text,
+                                    p_store_ms double precision)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.invocations i
+       SET status = p_status, ended_at = clock_timestamp(),
+           model_calls = i.model_calls + p_model_calls,
+           input_tokens = i.input_tokens + p_input_tokens,
+           output_tokens = i.output_tokens + p_output_tokens,
+           error_code = p_error_code, error_message = p_error_message,
+           store_ms = i.store_ms + p_store_ms
+     WHERE i.invocation_id = p_invocation;
+    UPDATE adk.jobs j
+       SET status = p_status,
+           finished_at = CASE WHEN p_status = 'waiting' THEN NULL ELSE clock_timestamp() END,
+           error = CASE WHEN p_status = 'failed' THEN concat_ws(': ', p_error_code, p_error_message) END
+     WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
+END
+$$;
+
+-- The invocation's own events, newest first (a retried queued run goes on
+-- from them): not those another runtime appended under its id.
+CREATE FUNCTION adk._invocation_events(p_app text, p_user text, p_session text, p_invocation text)
+RETURNS SETOF jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT e.event_data FROM adk.events e
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+       AND e.invocation_id = p_invocation
+       AND (e.event_data #> '{custom_metadata,adk_appended_by}'::text[]) IS NULL
+     ORDER BY e.seq DESC;
+END
+$$;
+
+-- An app's row as a run reads it: root agent, auto_create_session, plugins,
+-- max_llm_calls and whether compaction is set.  No row: no such app.
+CREATE FUNCTION adk._app_definition(p_app text)
+RETURNS TABLE (r_root_agent text, r_auto_create_session boolean, r_plugins text[],
+               r_max_llm_calls integer, r_compaction boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT a.root_agent, a.auto_create_session, a.plugins, a.max_llm_calls, a.compaction IS NOT NULL
+      FROM adk.apps a WHERE a.name = p_app;
+END
+$$;
+
+-- The agents of the tree under p_root, in the tree's order, with what a
+-- run needs of each (its model: its own or the nearest ancestor's).
+CREATE FUNCTION adk._agent_definitions(p_root text)
+RETURNS TABLE (r_name text, r_parent text, r_kind text, r_model text, r_instruction text,
+               r_description text, r_tools text[], r_output_key text,
+               r_disallow_transfer_to_parent boolean, r_disallow_transfer_to_peers boolean,
+               r_max_iterations integer, r_include_contents_none boolean,
+               r_generate_config jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction,
+           a.description, a.tools, a.output_key, a.disallow_transfer_to_parent,
+           a.disallow_transfer_to_peers, a.max_iterations,
+           a.include_contents = 'none', a.generate_config
+      FROM adk._agent_tree(p_root) t JOIN adk.agents a ON a.name = t.name;
+END
+$$;
+
+-- A tool's row as a run calls it.  No row: no such tool.
+CREATE FUNCTION adk._tool_definition(p_name text)
+RETURNS TABLE (r_function oid, r_description text, r_parameters jsonb, r_long_running boolean,
+               r_require_confirmation boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT t.function::oid, t.description, t.parameters, t.long_running, t.require_confirmation
+      FROM adk.tools t WHERE t.name = p_name;
+END
+$$;
+
+-- A plugin's callbacks, in the order of adk.plugins' columns (NULL: not
+-- set).  No row: no such plugin.
+CREATE FUNCTION adk._plugin_definition(p_name text)
+RETURNS TABLE (r_name text, r_on_user_message oid, r_before_run oid, r_on_event oid,
+               r_after_run oid, r_before_agent oid, r_after_agent oid, r_before_model oid,
+               r_after_model oid, r_before_tool oid, r_after_tool oid, r_on_model_error oid,
+               r_on_tool_error oid)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT p.name, p.on_user_message::oid, p.before_run::oid, p.on_event::oid, p.after_run::oid,
+           p.before_agent::oid, p.after_agent::oid, p.before_model::oid, p.after_model::oid,
+           p.before_tool::oid, p.after_tool::oid, p.on_model_error::oid, p.on_tool_error::oid
+      FROM adk.plugins p WHERE p.name = p_name;
+END
+$$;
+
+-- Whether a budget with a limit covers a model call of p_user in p_app
+-- as p_role (if none does, the call takes nothing from adk._budget_take).
+CREATE FUNCTION adk._budget_applies(p_app text, p_user text, p_role name)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN EXISTS (SELECT FROM adk.budgets x
+                    WHERE x.app_name = p_app
+                      AND (x.user_id IS NULL OR x.user_id = p_user)
+                      AND (x.role_name IS NULL OR x.role_name = p_role)
+                      AND (x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL));
+END
+$$;
+
+-- An app's compaction settings as a run follows them (0 where a setting
+-- is not given; the summarizer: its own, else the root agent's model),
+-- and whether the app names its own summarizer.  No row: compaction off.
+CREATE FUNCTION adk._compaction_settings(p_app text)
+RETURNS TABLE (r_interval integer, r_overlap integer, r_token_threshold bigint,
+               r_event_retention integer, r_summarizer text, r_own_summarizer boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT coalesce((a.compaction ->> 'compaction_interval')::integer, 0),
+           coalesce((a.compaction ->> 'overlap_size')::integer, 0),
+           coalesce((a.compaction ->> 'token_threshold')::bigint, 0),
+           coalesce((a.compaction ->> 'event_retention_size')::integer, 0),
+           coalesce(a.compaction ->> 'summarizer_model', adk._agent_model(a.root_agent)),
+           a.compaction ? 'summarizer_model'
+      FROM adk.apps a
+     WHERE a.name = p_app AND a.compaction IS NOT NULL;
+END
+$$;
+
+-- The settings of an app that the built-in tools follow.  No row: no
+-- such app.
+CREATE FUNCTION adk._app_builtin_options(p_app text)
+RETURNS TABLE (r_save_input_blobs boolean, r_add_to_memory boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT a.save_input_blobs_as_artifacts, a.add_to_memory FROM adk.apps a WHERE a.name = p_app;
+END
+$$;
+
+-- The app's memory embedding model, when it has one and the query (NULL:
+-- none, adding entries) has a word to embed; else NULL.
+CREATE FUNCTION adk._memory_embedding_model(p_app text, p_query text)
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT a.memory_embedding_model FROM adk.apps a
+             WHERE a.name = p_app AND a.memory_embedding_model IS NOT NULL
+               AND (p_query IS NULL OR p_query ~ '[[:alnum:]]'));
+END
+$$;
+
+-- The artifact names of a session and of its user (user: ones), sorted.
+-- As the invoking role.
+CREATE FUNCTION adk._artifact_names(p_app text, p_user text, p_session text)
+RETURNS SETOF text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT DISTINCT a.filename FROM adk.artifacts a
+     WHERE a.app_name = p_app AND a.user_id = p_user
+       AND (a.session_id = p_session OR a.session_id = '')
+     ORDER BY 1;
+END
+$$;
+
+-- The latest version of an artifact of a session (or of its user, for a
+-- user: name): its data and MIME type.  No row: none.  As the invoking
+-- role.
+CREATE FUNCTION adk._artifact_latest(p_app text, p_user text, p_session text, p_filename text)
+RETURNS TABLE (r_data bytea, r_mime_type text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT a.data, a.mime_type FROM adk.artifacts a
+     WHERE a.app_name = p_app AND a.user_id = p_user
+       AND a.session_id = adk._artifact_scope(p_session, p_filename)
+       AND a.filename = p_filename
+     ORDER BY a.version DESC LIMIT 1;
+END
+$$;
+
+-- A span of a run's trace stored; p_queued: also queued for the OTLP
+-- exporter (adk.span_exports).
+CREATE FUNCTION adk._span_insert(p_trace_id text, p_span_id text, p_parent_span_id text,
+                                 p_name text, p_kind text, p_start_time timestamptz,
+                                 p_end_time timestamptz, p_status_code text,
+                                 p_status_message text, p_attributes jsonb, p_events jsonb,
+                                 p_app text, p_user text, p_session text, p_invocation text,
+                                 p_role name, p_queued boolean)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ref bigint;
+BEGIN
+    INSERT INTO adk.spans (trace_id, span_id, parent_span_id, name, kind, start_time, end_time,
+                           status_code, status_message, attributes, events, app_name, user_id,
+                           session_id, invocation_id, role_name)
+    VALUES (p_trace_id, p_span_id, p_parent_span_id, p_name, p_kind, p_start_time, p_end_time,
+            p_status_code, p_status_message, p_attributes, p_events, p_app, p_user, p_session,
+            p_invocation, p_role)
+    RETURNING id INTO ref;
+    IF p_queued THEN
+        INSERT INTO adk.span_exports (span_ref) VALUES (ref);
+    END IF;
+END
+$$;
+
+-- Spans older than p_secs seconds go (adk.span_retention).
+CREATE FUNCTION adk._spans_purge(p_secs double precision)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM adk.spans s WHERE s.created_at < now() - make_interval(secs => p_secs);
+END
+$$;
+-- the new functions as 90_privileges.sql's loop leaves them: PUBLIC's
+-- EXECUTE taken back, the artifact reads granted to adk_user
+REVOKE ALL ON FUNCTION adk._invocation_start(text, text, text, text, text, text),
+    adk._invocation_end(text, text, integer, bigint, bigint, text, text, double precision),
+    adk._invocation_events(text, text, text, text), adk._app_definition(text),
+    adk._agent_definitions(text), adk._tool_definition(text), adk._plugin_definition(text),
+    adk._budget_applies(text, text, name), adk._compaction_settings(text),
+    adk._app_builtin_options(text),
+    adk._memory_embedding_model(text, text), adk._artifact_names(text, text, text),
+    adk._artifact_latest(text, text, text, text),
+    adk._span_insert(text, text, text, text, text, timestamptz, timestamptz, text, text, jsonb,
+                     jsonb, text, text, text, text, name, boolean),
+    adk._spans_purge(double precision)
+  FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk._artifact_names(text, text, text),
+    adk._artifact_latest(text, text, text, text) TO adk_user;

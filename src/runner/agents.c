@@ -197,7 +197,7 @@ stack_ready(List *stack)
 bool
 adk_agent_ready(AdkRun *run)
 {
-	return run->end_invocation || stack_ready(run->frames);
+	return run->out.end_invocation || stack_ready(run->frames);
 }
 
 /*
@@ -241,7 +241,7 @@ step_stack(AdkRun *run, List **stack)
 	run->stack = stack;
 	f = (Frame *) llast(*stack);
 	adk_span_step_begin(run, f->span);	/* the step works for f */
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 	{
 		/* a failure or an early end: no after_agent anywhere */
 		abandon_stack(list_make1(f));
@@ -413,9 +413,9 @@ step_workflow(AdkRun *run, Frame *f)
 
 	if (strcmp(agent->kind, "loop") == 0)
 	{
-		if (run->escalated)
+		if (run->out.escalated)
 		{
-			run->escalated = false;
+			run->out.escalated = false;
 			f->phase = F_AFTER;
 			return;
 		}
@@ -430,7 +430,7 @@ step_workflow(AdkRun *run, Frame *f)
 			return;
 		}
 	}
-	else if (run->escalated || f->index >= n)
+	else if (run->out.escalated || f->index >= n)
 	{
 		f->phase = F_AFTER;
 		return;

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * budget.c
- *	  Token budgets (SPEC §11; README "Budgets and costs"): every model
+ *	  Token budgets (README "Budgets and costs"): every model
  *	  call of a run is taken from, then charged to, the budgets of
  *	  adk.budgets that cover its app, user id and role.
  *
@@ -43,13 +43,8 @@
 /* taken_at of a call no budget covered: adk_budget_charge_to does nothing */
 #define NOT_TAKEN DT_NOBEGIN
 
-#define ANY_BUDGET_SQL \
-	"SELECT FROM adk.budgets x" \
-	" WHERE x.app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND (x.user_id IS NULL OR x.user_id OPERATOR(pg_catalog.=) $2)" \
-	"   AND (x.role_name IS NULL OR x.role_name OPERATOR(pg_catalog.=) $3)" \
-	"   AND (x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL)" \
-	" LIMIT 1"
+/* whether any budget covers the call (adk._budget_take takes nothing else) */
+#define ANY_BUDGET_SQL "SELECT adk._budget_applies($1, $2, $3)"
 
 char *
 adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
@@ -60,6 +55,7 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 	AdkOwnerSave save;
 	char	   *refused = NULL;
 	char	   *v;
+	bool		isnull;
 	MemoryContext caller = CurrentMemoryContext;
 
 	namestrcpy(&role, GetUserNameFromId(GetUserId(), false));
@@ -69,9 +65,11 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 	*taken_at = GetCurrentTimestamp();
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec(ANY_BUDGET_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT)
+	if (adk_spi_exec(ANY_BUDGET_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
 		elog(ERROR, "could not read the token budgets");
-	if (SPI_processed == 0)
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									1, &isnull)))
 	{
 		*taken_at = NOT_TAKEN;
 		SPI_finish();

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * compaction.c
- *	  Context compaction (SPEC §7, 000 §四.4.6): summaries that stand in
+ *	  Context compaction (000 §四.4.6): summaries that stand in
  *	  for older events in prompts.  The SQL functions that read, append
  *	  and compact are in compaction_sql.c.
  *
@@ -29,7 +29,7 @@
  * per event; the check is the same for all of them.
  *
  * A run's compaction waits for its summarizer as the run waits for any
- * model call (issue 12 §2): the read and the summarizer's start are one
+ * model call, without blocking: the read and the summarizer's start are one
  * step (adk_compaction_before_model / adk_compaction_after_run, in a
  * subtransaction), the run returns ADK_STEP_WAIT while the summarizer's
  * request is in flight -- a job worker steps its other runs meanwhile --
@@ -152,7 +152,7 @@ static void record_problem(AdkRun *run, const char *what, const char *message);
 static char *plan_text(Jsonb *plan, const char *key);
 
 /*
- * Tail retention (SPEC §7), before each model call: when the request is
+ * Tail retention, before each model call: when the request is
  * over the threshold, read the range and start the summarizer.  The
  * compaction waiting for it, in memory under parent (the round's), or
  * NULL when there is nothing to wait for: no compaction due, or it failed
@@ -168,7 +168,7 @@ adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
 	AdkCompactionWait *w;
 
 	(void) branch;
-	if (run->compacted || run->compacting)
+	if (run->waits.compacted || run->waits.compacting)
 		return NULL;
 	/* no subtransaction when the app does not use tail retention */
 	cfg = load_config(run);
@@ -183,12 +183,12 @@ adk_compaction_before_model(AdkRun *run, AdkAgent *agent, const char *branch,
 	s.contents = contents;
 	w = start_guarded(w, tail_start, &s);
 	if (w != NULL)
-		run->compacting = true;
+		run->waits.compacting = true;
 	return w;
 }
 
 /*
- * The sliding window (SPEC §7), after an invocation that did not fail and
+ * The sliding window, after an invocation that did not fail and
  * did not run tail retention: read the range and start the summarizer.
  * As adk_compaction_before_model; parent: the run's memory.
  */
@@ -198,7 +198,7 @@ adk_compaction_after_run(AdkRun *run, MemoryContext parent)
 	Step		s;
 	AdkCompaction *cfg;
 
-	if (run->failed || run->compacted)
+	if (run->out.failed || run->waits.compacted)
 		return NULL;
 	cfg = load_config(run);
 	if (!cfg->enabled || cfg->interval <= 0)
@@ -251,8 +251,8 @@ adk_compaction_finish(AdkCompactionWait *w)
 	done = w->done;
 	if (strcmp(w->kind, "tail_retention") == 0)
 	{
-		run->compacting = false;
-		run->compacted = done;
+		run->waits.compacting = false;
+		run->waits.compacted = done;
 	}
 	MemoryContextDelete(w->cxt);
 	return done;
@@ -395,7 +395,7 @@ start_summary(AdkCompactionWait *w, AdkCompaction *cfg, Jsonb *plan)
 	w->sum.user = run->user;
 	w->sum.model = cfg->summarizer;
 	if (!summary_start(&w->sum, cfg->own_summarizer ? NULL :
-					   run->root->generate_config, plan, &error))
+					   run->defs.root->generate_config, plan, &error))
 		record_problem(run, psprintf("%s failed", w->what), error);
 }
 
@@ -448,29 +448,22 @@ load_config(AdkRun *run)
 	AdkOwnerSave save;
 	MemoryContext caller;
 
-	if (run->compaction)
-		return run->compaction;
+	if (run->defs.compaction)
+		return run->defs.compaction;
 	/* kept for the whole run: not in the memory of the round that asks */
 	caller = MemoryContextSwitchTo(GetMemoryChunkContext(run));
 	cfg = palloc0(sizeof(AdkCompaction));
-	if (!run->compaction_configured)
+	if (!run->defs.compaction_configured)
 	{
 		/* the cached app row says compaction is off: nothing to read */
 		MemoryContextSwitchTo(caller);
-		run->compaction = cfg;
+		run->defs.compaction = cfg;
 		return cfg;
 	}
 	args[0] = CStringGetTextDatum(run->app);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT coalesce((a.compaction OPERATOR(pg_catalog.->>) 'compaction_interval')::integer, 0),"
-					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'overlap_size')::integer, 0),"
-					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'token_threshold')::bigint, 0),"
-					 "       coalesce((a.compaction OPERATOR(pg_catalog.->>) 'event_retention_size')::integer, 0),"
-					 "       coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent)),"
-					 "       a.compaction OPERATOR(pg_catalog.?) 'summarizer_model'"
-					 "  FROM adk.apps a"
-					 " WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.compaction IS NOT NULL",
+	if (adk_spi_exec("SELECT * FROM adk._compaction_settings($1)",
 					 1, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
 		HeapTuple	row = SPI_tuptable->vals[0];
@@ -496,7 +489,7 @@ load_config(AdkRun *run)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("app \"%s\" has no summarizer model", run->app),
 				 errhint("Set summarizer_model in the app's compaction.")));
-	run->compaction = cfg;
+	run->defs.compaction = cfg;
 	return cfg;
 }
 

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * compaction.h
- *	  Context compaction (SPEC §7): tail retention before a model call,
+ *	  Context compaction: tail retention before a model call,
  *	  the sliding window after an invocation.
  *
  * IDENTIFICATION
@@ -27,8 +27,8 @@ typedef struct AdkCompaction
 } AdkCompaction;
 
 /*
- * A run's compaction waits for its summarizer without blocking (issue 12
- * §2): one step reads the range and starts the summarizer's model call,
+ * A run's compaction waits for its summarizer without blocking: one
+ * step reads the range and starts the summarizer's model call,
  * the run waits (ADK_STEP_WAIT), and the step after the answer came
  * appends the summary under the check.  The wait lives in memory under
  * the step's owner that waits for it (the round's for tail retention,

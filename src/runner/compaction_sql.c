@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * compaction_sql.c
- *	  The compaction API for callers outside a run (SPEC §7):
+ *	  The compaction API for callers outside a run:
  *	  adk_compaction_read(), adk_compaction_append() and adk_compact().
  *
  * They read, summarize and append as a run's compaction does, with the
@@ -31,18 +31,8 @@ PG_FUNCTION_INFO_V1(adk_compact);
 
 /*
  * Every entry point below names the app (argument 0) and the user id
- * (argument 1): checking the user id also checks the app's tenancy.
+ * (argument 1): adk_arg_id (args.c) checks them.
  */
-static char *
-arg_id(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-								  ADK_MAX_ID_CHARS);
-
-	if (n == 1)
-		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
-	return id;
-}
 
 /*
  * adk_compaction_read(app, user_id, session_id, from_seq, to_seq)
@@ -50,9 +40,9 @@ arg_id(FunctionCallInfo fcinfo, int n, const char *what)
 Datum
 adk_compaction_read_sql(PG_FUNCTION_ARGS)
 {
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
 	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
 	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
 	Jsonb	   *plan;
@@ -74,9 +64,9 @@ adk_compaction_read_sql(PG_FUNCTION_ARGS)
 Datum
 adk_compaction_append_sql(PG_FUNCTION_ARGS)
 {
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
 	Jsonb	   *plan;
 	char	   *summary;
 	char	   *refused;
@@ -131,9 +121,9 @@ adk_compaction_append_sql(PG_FUNCTION_ARGS)
 Datum
 adk_compact(PG_FUNCTION_ARGS)
 {
-	char	   *app = arg_id(fcinfo, 0, "app name");
-	char	   *user = arg_id(fcinfo, 1, "user id");
-	char	   *session = arg_id(fcinfo, 2, "session id");
+	char	   *app = adk_arg_id(fcinfo, 0, "app name");
+	char	   *user = adk_arg_id(fcinfo, 1, "user id");
+	char	   *session = adk_arg_id(fcinfo, 2, "session id");
 	int64		from = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3);
 	int64		to = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT64(4);
 	Oid			types[1] = {TEXTOID};

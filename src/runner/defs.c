@@ -103,14 +103,14 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 	cache_gen->pins++;
 	MemoryContextRegisterResetCallback(GetMemoryChunkContext(run), pin);
 
-	run->root = c->root;
-	run->agents = c->agents;
-	run->plugins = c->plugins;
+	run->defs.root = c->root;
+	run->defs.agents = c->agents;
+	run->defs.plugins = c->plugins;
 	/* options.max_llm_calls may lower the app's cap, never raise it */
 	if (run->max_llm_calls < 0 || run->max_llm_calls > c->max_llm_calls)
 		run->max_llm_calls = c->max_llm_calls;
 	*auto_create = c->auto_create;
-	run->compaction_configured = c->compaction;
+	run->defs.compaction_configured = c->compaction;
 }
 
 /*
@@ -202,9 +202,7 @@ load_app(const char *app)
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("SELECT root_agent, auto_create_session, plugins, max_llm_calls,"
-					 " compaction IS NOT NULL"
-					 " FROM adk.apps WHERE name OPERATOR(pg_catalog.=) $1",
+	if (adk_spi_exec("SELECT * FROM adk._app_definition($1)",
 					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.apps");
 	if (SPI_processed == 0)
@@ -228,8 +226,8 @@ load_app(const char *app)
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.app = c->app;
 	adk_load_agents(&tmp, c->root_name);
-	c->root = tmp.root;
-	c->agents = tmp.agents;
+	c->root = tmp.defs.root;
+	c->agents = tmp.defs.agents;
 	foreach(lc, c->agents)
 	{
 		AdkAgent   *a = (AdkAgent *) lfirst(lc);
@@ -249,12 +247,7 @@ load_app(const char *app)
 static void load_tree(AdkRun *run, const char *root, bool main_tree);
 static char *text_array_get(ArrayType *a, List **out);
 
-#define TREE_SQL \
-	"SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction," \
-	"       a.description, a.tools, a.output_key, a.disallow_transfer_to_parent," \
-	"       a.disallow_transfer_to_peers, a.max_iterations," \
-	"       a.include_contents OPERATOR(pg_catalog.=) 'none', a.generate_config" \
-	"  FROM adk._agent_tree($1) t JOIN adk.agents a ON a.name OPERATOR(pg_catalog.=) t.name"
+#define TREE_SQL "SELECT * FROM adk._agent_definitions($1)"
 
 /*
  * Read the tree under root_name (and the agents its agents use as tools).
@@ -266,15 +259,15 @@ adk_load_agents(AdkRun *run, const char *root_name)
 	List	   *tool_agents = NIL;
 
 	load_tree(run, root_name, true);
-	run->root = adk_find_agent(run, root_name);
-	if (run->root == NULL)
+	run->defs.root = adk_find_agent(run, root_name);
+	if (run->defs.root == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("root agent \"%s\" of app \"%s\" does not exist",
 						root_name, run->app)));
 
 	/* agents used as tools that are not in the tree */
-	foreach(lc, run->agents)
+	foreach(lc, run->defs.agents)
 	{
 		AdkAgent   *a = (AdkAgent *) lfirst(lc);
 		ListCell   *t;
@@ -355,7 +348,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		}
 		if (i == 0)
 			a->parent = NULL;
-		run->agents = lappend(run->agents, a);
+		run->defs.agents = lappend(run->defs.agents, a);
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
@@ -384,7 +377,7 @@ adk_find_agent(AdkRun *run, const char *name)
 
 	if (name == NULL)
 		return NULL;
-	foreach(lc, run->agents)
+	foreach(lc, run->defs.agents)
 	{
 		AdkAgent   *a = (AdkAgent *) lfirst(lc);
 
@@ -452,9 +445,7 @@ adk_load_tools(AdkAgent *agent)
 		TupleDesc	desc;
 		MemoryContext spi;
 
-		if (adk_spi_exec("SELECT t.function::pg_catalog.oid, t.description, t.parameters,"
-						 " t.long_running, t.require_confirmation"
-						 " FROM adk.tools t WHERE t.name OPERATOR(pg_catalog.=) $1",
+		if (adk_spi_exec("SELECT * FROM adk._tool_definition($1)",
 						 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read adk.tools");
 		if (SPI_processed == 0)
@@ -475,4 +466,42 @@ adk_load_tools(AdkAgent *agent)
 	SPI_finish();
 	adk_restore_user(&save);
 	return result;
+}
+
+/* Whether the agent lists name (a tool, a built-in, an agent) among its tools */
+bool
+adk_agent_lists(AdkAgent *agent, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, agent->tools)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/* The run's app's settings for the built-in tools (adk.apps) */
+AdkAppOptions
+adk_app_builtin_options(AdkRun *run)
+{
+	AdkAppOptions o = {false, false};
+	Oid			type = TEXTOID;
+	Datum		arg = CStringGetTextDatum(run->app);
+	AdkOwnerSave save;
+
+	adk_become_owner(&save);
+	SPI_connect();
+	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
+					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		bool		isnull;
+
+		o.save_input_blobs = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+		o.add_to_memory = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+													 SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	SPI_finish();
+	adk_restore_user(&save);
+	return o;
 }

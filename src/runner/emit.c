@@ -7,9 +7,10 @@
  *
  * The flow, the agents, HITL and compaction call down into this file; it
  * calls only the store and plugins.c, never back up into run.c, agents.c or
- * flow.c.  Step 5 of SPEC §5 for each event: on_event (which may replace or
- * reject it), append unless partial, then the sink (adk_run's rows, or
- * nothing in a job worker, whose step's commit publishes it).
+ * flow.c.  Step 5 of run.c's order of work for each event: on_event
+ * (which may replace or reject it), append unless partial, then the sink
+ * (adk_run's rows, or nothing in a job worker, whose step's commit
+ * publishes it).
  *
  * IDENTIFICATION
  *	  src/runner/emit.c
@@ -116,9 +117,10 @@ adk_emit(AdkRun *run, Jsonb *event)
 	{
 		/*
 		 * What a model or a plugin produced and the store would refuse: a
-		 * stored error event instead (SPEC §5), never an ERROR that rolls
-		 * back the caller or an event that breaks every later prompt.  A
-		 * partial event is only a preview of one that follows: dropped.
+		 * stored error event instead (a failure is an event), never an
+		 * ERROR that rolls back the caller or an event that breaks every
+		 * later prompt.  A partial event is only a preview of one that
+		 * follows: dropped.
 		 */
 		JsonbValue *author = adk_jsonb_get(&event->root, "author");
 		JsonbValue *branch = adk_jsonb_get(&event->root, "branch");
@@ -180,14 +182,14 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 	jw_end_object(&w);
 	adk_store_timed(run, jw_finish(&w), &stored);
 	adk_put_row(run, &stored, false);
-	run->failed = true;
-	run->end_invocation = true;
-	if (run->error_code == NULL)
+	run->out.failed = true;
+	run->out.end_invocation = true;
+	if (run->out.error_code == NULL)
 	{
 		/* in the run's memory: this may be called inside a round's */
-		run->error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
+		run->out.error_code = MemoryContextStrdup(GetMemoryChunkContext(run),
 											  code ? code : "UNKNOWN_ERROR");
-		run->error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
+		run->out.error_message = MemoryContextStrdup(GetMemoryChunkContext(run),
 												 message ? message : "");
 	}
 	return false;
@@ -207,9 +209,9 @@ adk_store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
 	adk_store_append(run->app, run->user, run->session, event, stored);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
-	run->store_ms += INSTR_TIME_GET_MILLISEC(end);
+	run->out.store_ms += INSTR_TIME_GET_MILLISEC(end);
 	if (stored->seq > 0)
-		run->stored_events++;
+		run->out.stored_events++;
 }
 
 /*

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * flow.c
- *	  The LLM flow of one agent (SPEC §5 step 6): build the request from the
- *	  session, call the model, store the model event, run the function
- *	  calls, store their responses, and again -- until a final answer, a
- *	  transfer, an escalation, a failure or max_llm_calls.
+ *	  The LLM flow of one agent (step 6 of run.c's order of work): build
+ *	  the request from the session, call the model, store the model event,
+ *	  run the function calls, store their responses, and again -- until a
+ *	  final answer, a transfer, an escalation, a failure or max_llm_calls.
  *
  * Each round reads the history again, so the second request sees the
  * first round's call and response (000 §三.7: Flow yields, Runner stores,
@@ -141,8 +141,6 @@ static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_cal
 static Jsonb *agent_tool_finish(AdkRun *run, AdkAgent *tool_agent,
 								AdkModelCall *call, AdkSpanId agent_span,
 								AdkSpanId model_span);
-static AdkTool *find_tool(List *tools, const char *name);
-static char *jstr(JsonbContainer *c, const char *key);
 static void count_tokens(AdkRun *run, Jsonb *response);
 static AdkRoundResult assemble_calls(AdkRun *run, AdkAgent *agent,
 									 const char *branch, List *calls,
@@ -263,7 +261,7 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	Jsonb	   *contents;
 
 	*round_out = NULL;
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 		return ROUND_DONE;
 	if (agent->model == NULL)
 	{
@@ -272,7 +270,7 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 								agent->name));
 		return ROUND_DONE;
 	}
-	if (run->llm_calls >= run->max_llm_calls)
+	if (run->out.llm_calls >= run->max_llm_calls)
 	{
 		adk_emit_error(run, agent->name, branch, "MAX_LLM_CALLS_EXCEEDED",
 					   psprintf("Max number of llm calls limit of %d exceeded",
@@ -359,7 +357,7 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	List	   *round_calls = NIL;
 
 	*calls = NIL;
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 	{
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
@@ -388,7 +386,7 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	{
 		round_calls = response_calls(response);
 		adk_emit(run, model_event(run, agent, branch, response, round_calls, tools));
-		if (round_calls != NIL && !run->end_invocation)
+		if (round_calls != NIL && !run->out.end_invocation)
 			result = ROUND_CALLS;
 	}
 	/* the frame runs them in its next step: in the run's memory */
@@ -423,7 +421,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	int			i = 0;
 
 	*round_out = NULL;
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 		return ROUND_DONE;
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
@@ -443,7 +441,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		round->results[i] = run_call(run, agent, call, tools, &round->transfer,
 									 &round->escalate, &as_tool,
 									 &round->memory_calls[i]);
-		if (run->end_invocation)
+		if (run->out.end_invocation)
 			break;
 		if (round->memory_calls[i] != NULL &&
 			!adk_memory_ready(round->memory_calls[i]))
@@ -474,7 +472,7 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 	}
 	round->saved = adk_builtin_saves_end();
 	MemoryContextSwitchTo(caller);
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 	{
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
@@ -509,7 +507,7 @@ adk_llm_calls_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	int			i;
 
 	(void) tools;
-	if (!run->end_invocation)
+	if (!run->out.end_invocation)
 	{
 		MemoryContextSwitchTo(round->cxt);
 		for (i = 0; i < round->ncalls; i++)
@@ -626,7 +624,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	}
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
-	if (run->end_invocation)
+	if (run->out.end_invocation)
 		return ROUND_DONE;
 	/* HITL (hitl.c): a long-running call or a confirmation request pauses */
 	if (adk_hitl_pause(run, agent, branch))
@@ -639,7 +637,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	}
 	if (escalate)
 	{
-		run->escalated = true;
+		run->out.escalated = true;
 		return ROUND_DONE;
 	}
 	return ROUND_AGAIN;
@@ -805,7 +803,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	/* token budgets: refused before the call, charged after it */
 	if (!adk_budget_take(run, agent->name, branch, &round->taken_at))
 		return false;			/* BUDGET_EXCEEDED was stored */
-	run->llm_calls++;
+	run->out.llm_calls++;
 	round->pctx.run = run;
 	round->pctx.agent = agent;
 	round->pctx.branch = branch;
@@ -839,10 +837,10 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 	response = adk_model_finish(round->call);
 	round->call = NULL;
 	adk_span_model_end(run, round->span, response);
-	tokens_before = run->input_tokens + run->output_tokens;
+	tokens_before = run->out.input_tokens + run->out.output_tokens;
 	count_tokens(run, response);
 	adk_budget_charge(run, round->taken_at,
-					  run->input_tokens + run->output_tokens - tokens_before);
+					  run->out.input_tokens + run->out.output_tokens - tokens_before);
 
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code != NULL && code->type == jbvString)
@@ -852,8 +850,8 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 			return NULL;
 		if (replaced == NULL)
 		{
-			adk_emit_error(run, agent->name, branch, jstr(&response->root, "error_code"),
-						   jstr(&response->root, "error_message"));
+			adk_emit_error(run, agent->name, branch, adk_jstr(&response->root, "error_code"),
+						   adk_jstr(&response->root, "error_message"));
 			return NULL;
 		}
 		response = replaced;
@@ -890,22 +888,12 @@ count_tokens(AdkRun *run, Jsonb *response)
 		return;
 	if ((v = adk_jsonb_get(usage->val.binary.data, "prompt_token_count")) != NULL &&
 		v->type == jbvNumeric)
-		run->input_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+		run->out.input_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
 															   NumericGetDatum(v->val.numeric)));
 	if ((v = adk_jsonb_get(usage->val.binary.data, "candidates_token_count")) != NULL &&
 		v->type == jbvNumeric)
-		run->output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+		run->out.output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
 																NumericGetDatum(v->val.numeric)));
-}
-
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = adk_jsonb_get(c, key);
-
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
 /*
@@ -915,32 +903,24 @@ static List *
 response_calls(Jsonb *response)
 {
 	List	   *result = NIL;
-	JsonbValue *content = adk_jsonb_get(&response->root, "content");
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	AdkParts	parts;
+	JsonbContainer *part;
 
-	if (content == NULL || content->type != jbvBinary ||
-		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
-		parts->type != jbvBinary)
-		return NIL;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	adk_parts_begin(&parts, adk_event_parts(&response->root));
+	while (adk_parts_next(&parts, &part))
 	{
 		JsonbValue *f;
 		JsonbValue *a;
 		Call	   *c;
 
-		if (tok != WJB_ELEM || v.type != jbvBinary ||
-			(f = adk_jsonb_get(v.val.binary.data, "function_call")) == NULL ||
+		if ((f = adk_jsonb_get(part, "function_call")) == NULL ||
 			f->type != jbvBinary)
 			continue;
 		c = palloc0(sizeof(Call));
-		c->id = jstr(f->val.binary.data, "id");
+		c->id = adk_jstr(f->val.binary.data, "id");
 		if (c->id == NULL)
 			c->id = adk_new_id("adk-");
-		c->name = jstr(f->val.binary.data, "name");
+		c->name = adk_jstr(f->val.binary.data, "name");
 		if (c->name == NULL)
 			c->name = "";
 		a = adk_jsonb_get(f->val.binary.data, "args");
@@ -957,31 +937,21 @@ response_calls(Jsonb *response)
 static char *
 response_text(Jsonb *response)
 {
-	JsonbValue *content = adk_jsonb_get(&response->root, "content");
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	AdkParts	parts;
+	JsonbContainer *part;
 	StringInfoData s;
 	bool		any = false;
 
-	if (content == NULL || content->type != jbvBinary ||
-		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
-		parts->type != jbvBinary)
-		return NULL;
 	initStringInfo(&s);
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	adk_parts_begin(&parts, adk_event_parts(&response->root));
+	while (adk_parts_next(&parts, &part))
 	{
 		JsonbValue *t;
-		JsonbValue *thought;
+		JsonbValue *thought = adk_jsonb_get(part, "thought");
 
-		if (tok != WJB_ELEM || v.type != jbvBinary)
-			continue;
-		thought = adk_jsonb_get(v.val.binary.data, "thought");
 		if (thought && thought->type == jbvBool && thought->val.boolean)
 			continue;
-		if ((t = adk_jsonb_get(v.val.binary.data, "text")) != NULL && t->type == jbvString)
+		if ((t = adk_jsonb_get(part, "text")) != NULL && t->type == jbvString)
 		{
 			appendBinaryStringInfo(&s, t->val.string.val, t->val.string.len);
 			any = true;
@@ -1083,7 +1053,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 
 	foreach(lc, calls)
 	{
-		AdkTool    *t = find_tool(tools, ((Call *) lfirst(lc))->name);
+		AdkTool    *t = adk_find_tool(tools, ((Call *) lfirst(lc))->name);
 
 		if (t && t->long_running)
 			any_long = true;
@@ -1095,7 +1065,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		foreach(lc, calls)
 		{
 			Call	   *c = (Call *) lfirst(lc);
-			AdkTool    *t = find_tool(tools, c->name);
+			AdkTool    *t = adk_find_tool(tools, c->name);
 
 			if (t && t->long_running)
 				jw_string(&w, c->id);
@@ -1118,32 +1088,6 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 	return jw_finish(&w);
 }
 
-static AdkTool *
-find_tool(List *tools, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, tools)
-	{
-		AdkTool    *t = (AdkTool *) lfirst(lc);
-
-		if (strcmp(t->name, name) == 0)
-			return t;
-	}
-	return NULL;
-}
-
-static bool
-agent_listed(AdkAgent *agent, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, agent->tools)
-		if (strcmp((char *) lfirst(lc), name) == 0)
-			return true;
-	return false;
-}
-
 /*
  * One function call: built-ins and SQL tools with their plugins; the
  * response object the model will see.  An agent used as a tool is not run
@@ -1163,7 +1107,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	if (strcmp(call->name, "transfer_to_agent") == 0 &&
 		adk_transfer_targets(agent) != NIL)
 	{
-		char	   *target = jstr(&call->args->root, "agent_name");
+		char	   *target = adk_jstr(&call->args->root, "agent_name");
 		ListCell   *lc;
 
 		foreach(lc, adk_transfer_targets(agent))
@@ -1179,7 +1123,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		null_value.type = jbvNull;
 		return adk_jsonb_one_value("result", &null_value);
 	}
-	if (strcmp(call->name, "exit_loop") == 0 && agent_listed(agent, "exit_loop"))
+	if (strcmp(call->name, "exit_loop") == 0 && adk_agent_lists(agent, "exit_loop"))
 	{
 		*escalate = true;
 		jw_init(&w);
@@ -1188,7 +1132,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		return jw_finish(&w);
 	}
 	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
-		agent_listed(agent, call->name))
+		adk_agent_lists(agent, call->name))
 	{
 		/* the caller starts its model call with the others' */
 		*agent_tool = as_tool;
@@ -1202,7 +1146,7 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	if ((result = adk_builtin_call(run, agent, call->name, call->args)) != NULL)
 		return result;
 
-	tool = find_tool(tools, call->name);
+	tool = adk_find_tool(tools, call->name);
 	if (tool == NULL)
 		return adk_error_object(psprintf("tool \"%s\" is not available to agent \"%s\"",
 										 call->name, agent->name));
@@ -1227,7 +1171,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 				 AdkSpanId *model_span)
 {
 	Jsonb	   *args = tool_call->args;
-	char	   *request = jstr(&args->root, "request");
+	char	   *request = adk_jstr(&args->root, "request");
 	JsonWriter	w;
 	Jsonb	   *contents;
 	Jsonb	   *config;
@@ -1240,7 +1184,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 											tool_call->id, args);
 	if (tool_agent->model == NULL)
 		error = adk_error_object(psprintf("agent \"%s\" has no model", tool_agent->name));
-	else if (run->llm_calls >= run->max_llm_calls)
+	else if (run->out.llm_calls >= run->max_llm_calls)
 		error = adk_error_object("max_llm_calls reached");
 	if (error != NULL)
 	{
@@ -1286,7 +1230,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 	if (tool_agent->generate_config)
 		config = adk_jsonb_concat(tool_agent->generate_config, config);
 
-	run->llm_calls++;
+	run->out.llm_calls++;
 	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);
 	/*
 	 * No request memo: an agent-tool's request is one new content, its
@@ -1321,7 +1265,7 @@ agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
 	code = adk_jsonb_get(&response->root, "error_code");
 	if (code && code->type == jbvString)
 		result = adk_error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
-										   jstr(&response->root, "error_message")));
+										   adk_jstr(&response->root, "error_message")));
 	else
 	{
 		text = response_text(response);

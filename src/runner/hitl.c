@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * hitl.c
- *	  Human in the loop (SPEC §6; 000 §四.4.3-§四.4.4): long-running tools,
- *	  tool confirmation, the RunState rows in adk.run_states, and resuming
- *	  an invocation exactly once.
+ *	  Human in the loop (README "Human in the loop"; 000 §四.4.3-§四.4.4):
+ *	  long-running tools, tool confirmation, the RunState rows in
+ *	  adk.run_states, and resuming an invocation exactly once.
  *
  * Pause.  A call to a long_running tool runs (it files the ticket, say)
  * and its id is in the model event's long_running_tool_ids (flow.c).  A
@@ -52,7 +52,7 @@
  * newer response).  A message that only repeats answers to confirmations
  * already answered -- two clients approving at once -- runs nothing at
  * all: no event is stored, no model is called, adk_run returns no rows
- * (run->ignored); the decision and its outcome are in the session.  The run_states row
+ * (run->waits.ignored); the decision and its outcome are in the session.  The run_states row
  * lock makes the check-and-mark atomic on its own, also against writers
  * that do not take the session lock (an UPDATE of the row, a rebuild).
  * The answer, the continuation and the row are one transaction: a crash
@@ -116,52 +116,40 @@ struct AdkHitl
 	bool		long_running;	/* this round made a long-running call */
 };
 
-/* A function_response part of the user's message */
-typedef struct HitlResponse
-{
-	char	   *id;
-	Jsonb	   *response;
-} HitlResponse;
-
 static struct AdkHitl *hitl_of(AdkRun *run);
-static List *message_responses(Jsonb *message);
 static bool confirmation_answer(Jsonb *response);
-static bool only_responses(Jsonb *message, int n);
+static void note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc,
+						 MemoryContext caller);
 static bool repeated_confirmation(AdkRun *run, Datum ids);
 static int	refresh(AdkRun *run);
-static char *jstr(JsonbContainer *c, const char *key);
-static AdkTool *find_tool(List *tools, const char *name);
 static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
 							HitlCall *call, AdkTool *tool, bool *stop);
 static void stop_here(AdkRun *run);
 
-#define RESUME_SQL \
-	"SELECT r_call_id, r_tool, r_args, r_agent, r_original, r_left" \
-	"  FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
-#define REFRESH_SQL \
-	"SELECT adk._refresh_run_states($1, $2, $3, $4)"
+#define RESUME_SQL "SELECT * FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
+#define REFRESH_SQL "SELECT adk._refresh_run_states($1, $2, $3, $4)"
 
 static struct AdkHitl *
 hitl_of(AdkRun *run)
 {
-	if (run->hitl == NULL)
-		run->hitl = MemoryContextAllocZero(GetMemoryChunkContext(run),
+	if (run->waits.hitl == NULL)
+		run->waits.hitl = MemoryContextAllocZero(GetMemoryChunkContext(run),
 										   sizeof(struct AdkHitl));
-	return run->hitl;
+	return run->waits.hitl;
 }
 
 /*
  * Step 2 of adk_run, after run.c has found the invocation of the call the
  * message answers (candidate; NULL when it answers none or is no function
- * response).  Returns the invocation id to run under: candidate when the
+ * response).  The message's function responses: run->input (input.c).  Returns the invocation id to run under: candidate when the
  * message answers an interrupt of it that is still pending (a resume),
  * else NULL -- plain input gets a new invocation -- unless the id was
  * given by the caller (explicit_id: a queued job), which is kept.
  */
 char *
-adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
+adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 {
-	List	   *responses;
+	List	   *responses = run->input.responses;
 	Datum	   *ids;
 	int			n = 0;
 	ListCell   *lc;
@@ -172,12 +160,12 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 	uint64		i;
 	uint64		matched;
 
-	if (candidate == NULL || (responses = message_responses(message)) == NIL)
+	if (candidate == NULL || responses == NIL)
 		return candidate;
 
 	ids = palloc(sizeof(Datum) * list_length(responses));
 	foreach(lc, responses)
-		ids[n++] = CStringGetTextDatum(((HitlResponse *) lfirst(lc))->id);
+		ids[n++] = CStringGetTextDatum(((AdkInputResponse *) lfirst(lc))->id);
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
@@ -190,89 +178,20 @@ adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate, bool explicit_id)
 		elog(ERROR, "could not check the session's pending interrupts");
 	matched = SPI_processed;
 	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *call_id = SPI_getvalue(row, desc, 1);
-		char	   *tool = SPI_getvalue(row, desc, 2);
-		bool		isnull;
-		Datum		original;
-		MemoryContext spi;
-		HitlCall   *c;
-		HitlResponse *answer = NULL;
-
-		if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
-		{
-			/* that agent waits for more answers: it goes on once all are in */
-			char	   *agent = SPI_getvalue(row, desc, 4);
-
-			spi = MemoryContextSwitchTo(caller);
-			if (!list_member(hitl_of(run)->holding, makeString(agent)))
-				hitl_of(run)->holding = lappend(hitl_of(run)->holding,
-												makeString(pstrdup(agent)));
-			MemoryContextSwitchTo(spi);
-		}
-		if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
-			continue;			/* a long-running call: the answer is its result */
-		foreach(lc, responses)
-			if (strcmp(((HitlResponse *) lfirst(lc))->id, call_id) == 0)
-				answer = (HitlResponse *) lfirst(lc);
-		original = SPI_getbinval(row, desc, 5, &isnull);
-
-		spi = MemoryContextSwitchTo(caller);
-		c = palloc0(sizeof(HitlCall));
-		c->agent = SPI_getvalue(row, desc, 4);
-		if (isnull)
-		{
-			/* ADK raises; here the model hears why nothing ran */
-			Datum		a = SPI_getbinval(row, desc, 3, &isnull);
-			Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
-			JsonbValue *o = asked ? adk_jsonb_get(&asked->root, "originalFunctionCall") : NULL;
-
-			c->id = o && o->type == jbvBinary ? jstr(o->val.binary.data, "id") : NULL;
-			c->name = o && o->type == jbvBinary ? jstr(o->val.binary.data, "name") : NULL;
-			c->error = psprintf("the call confirmation %s asks about is not in the session's history",
-								call_id);
-		}
-		else
-		{
-			Jsonb	   *call = DatumGetJsonbPCopy(original);
-			JsonbValue *a = adk_jsonb_get(&call->root, "args");
-
-			c->id = jstr(&call->root, "id");
-			c->name = jstr(&call->root, "name");
-			c->args = a && a->type == jbvBinary ? JsonbValueToJsonb(a) : NULL;
-			c->confirmed = answer != NULL && confirmation_answer(answer->response);
-		}
-		if (c->id != NULL && c->name != NULL)
-			hitl_of(run)->confirmed = lappend(hitl_of(run)->confirmed, c);
-		MemoryContextSwitchTo(spi);
-	}
+		note_resumed(run, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, caller);
 	SPI_finish();
 	adk_restore_user(&save);
 
 	if (matched == 0)
 	{
-		if (only_responses(message, list_length(responses)) &&
+		/* the message holds nothing but its function responses */
+		if (run->input.nparts == list_length(responses) &&
 			repeated_confirmation(run, args[4]))
-			run->ignored = true;
+			run->waits.ignored = true;
 		return explicit_id ? candidate : NULL;
 	}
 	hitl_of(run)->involved = true;
 	return candidate;
-}
-
-/*
- * Whether the message holds nothing but its n function responses.
- */
-static bool
-only_responses(Jsonb *message, int n)
-{
-	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
-
-	return parts != NULL && parts->type == jbvBinary &&
-		JsonContainerIsArray(parts->val.binary.data) &&
-		(int) JsonContainerSize(parts->val.binary.data) == n;
 }
 
 /*
@@ -304,39 +223,68 @@ repeated_confirmation(AdkRun *run, Datum ids)
 }
 
 /*
- * The function_response parts of a message.
+ * One row of adk._resume_interrupts (in SPI's memory; what is kept goes
+ * to caller's): an agent that still waits for other answers is held, an
+ * answered confirmation noted with the call it confirms (or rejects).
  */
-static List *
-message_responses(Jsonb *message)
+static void
+note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc, MemoryContext caller)
 {
-	JsonbValue *parts = adk_jsonb_get(&message->root, "parts");
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	List	   *result = NIL;
+	char	   *call_id = SPI_getvalue(row, desc, 1);
+	char	   *tool = SPI_getvalue(row, desc, 2);
+	bool		isnull;
+	Datum		original;
+	MemoryContext spi;
+	HitlCall   *c;
+	AdkInputResponse *answer = NULL;
+	ListCell   *lc;
 
-	if (parts == NULL || parts->type != jbvBinary)
-		return NIL;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
 	{
-		JsonbValue *f;
-		JsonbValue *r;
-		HitlResponse *h;
+		/* that agent waits for more answers: it goes on once all are in */
+		char	   *agent = SPI_getvalue(row, desc, 4);
 
-		if (tok != WJB_ELEM || v.type != jbvBinary ||
-			(f = adk_jsonb_get(v.val.binary.data, "function_response")) == NULL ||
-			f->type != jbvBinary)
-			continue;
-		h = palloc0(sizeof(HitlResponse));
-		h->id = jstr(f->val.binary.data, "id");
-		if (h->id == NULL)
-			continue;
-		r = adk_jsonb_get(f->val.binary.data, "response");
-		h->response = r && r->type == jbvBinary ? JsonbValueToJsonb(r) : NULL;
-		result = lappend(result, h);
+		spi = MemoryContextSwitchTo(caller);
+		if (!list_member(hitl_of(run)->holding, makeString(agent)))
+			hitl_of(run)->holding = lappend(hitl_of(run)->holding,
+											makeString(pstrdup(agent)));
+		MemoryContextSwitchTo(spi);
 	}
-	return result;
+	if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
+		return;					/* a long-running call: the answer is its result */
+	foreach(lc, run->input.responses)
+		if (strcmp(((AdkInputResponse *) lfirst(lc))->id, call_id) == 0)
+			answer = (AdkInputResponse *) lfirst(lc);
+	original = SPI_getbinval(row, desc, 5, &isnull);
+
+	spi = MemoryContextSwitchTo(caller);
+	c = palloc0(sizeof(HitlCall));
+	c->agent = SPI_getvalue(row, desc, 4);
+	if (isnull)
+	{
+		/* ADK raises; here the model hears why nothing ran */
+		Datum		a = SPI_getbinval(row, desc, 3, &isnull);
+		Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
+		JsonbValue *o = asked ? adk_jsonb_get(&asked->root, "originalFunctionCall") : NULL;
+
+		c->id = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "id") : NULL;
+		c->name = o && o->type == jbvBinary ? adk_jstr(o->val.binary.data, "name") : NULL;
+		c->error = psprintf("the call confirmation %s asks about is not in the session's history",
+							call_id);
+	}
+	else
+	{
+		Jsonb	   *call = DatumGetJsonbPCopy(original);
+		JsonbValue *a = adk_jsonb_get(&call->root, "args");
+
+		c->id = adk_jstr(&call->root, "id");
+		c->name = adk_jstr(&call->root, "name");
+		c->args = a && a->type == jbvBinary ? JsonbValueToJsonb(a) : NULL;
+		c->confirmed = answer != NULL && confirmation_answer(answer->response);
+	}
+	if (c->id != NULL && c->name != NULL)
+		hitl_of(run)->confirmed = lappend(hitl_of(run)->confirmed, c);
+	MemoryContextSwitchTo(spi);
 }
 
 /*
@@ -393,7 +341,7 @@ confirmation_answer(Jsonb *response)
 bool
 adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *tools)
 {
-	struct AdkHitl *h = run->hitl;
+	struct AdkHitl *h = run->waits.hitl;
 	List	   *mine = NIL;
 	List	   *others = NIL;
 	ListCell   *lc;
@@ -438,7 +386,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 		foreach(lc, mine)
 		{
 			HitlCall   *c = (HitlCall *) lfirst(lc);
-			AdkTool    *tool = find_tool(tools, c->name);
+			AdkTool    *tool = adk_find_tool(tools, c->name);
 			Jsonb	   *result;
 
 			if (c->error)
@@ -451,7 +399,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 			else
 			{
 				result = run_confirmed(run, agent, branch, c, tool, &stop);
-				if (run->end_invocation)
+				if (run->out.end_invocation)
 				{
 					(void) adk_builtin_saves_end();
 					return false;
@@ -472,7 +420,7 @@ adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent, const char *branch, List *too
 		}
 		jw_end_object(&w);
 		adk_emit(run, jw_finish(&w));
-		if (run->end_invocation)
+		if (run->out.end_invocation)
 			return false;
 	}
 	if (stop || hold)
@@ -570,11 +518,11 @@ adk_hitl_requested_confirmations(AdkRun *run)
 	JsonWriter	w;
 	ListCell   *lc;
 
-	if (run->hitl == NULL || run->hitl->requests == NIL)
+	if (run->waits.hitl == NULL || run->waits.hitl->requests == NIL)
 		return NULL;
 	jw_init(&w);
 	jw_begin_object(&w);
-	foreach(lc, run->hitl->requests)
+	foreach(lc, run->waits.hitl->requests)
 	{
 		HitlCall   *c = (HitlCall *) lfirst(lc);
 
@@ -595,7 +543,7 @@ adk_hitl_requested_confirmations(AdkRun *run)
 bool
 adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch)
 {
-	struct AdkHitl *h = run->hitl;
+	struct AdkHitl *h = run->waits.hitl;
 
 	if (h == NULL || (h->requests == NIL && !h->long_running))
 		return false;
@@ -670,7 +618,7 @@ stop_here(AdkRun *run)
 
 	h->long_running = false;
 	h->involved = true;
-	run->end_invocation = true;
+	run->out.end_invocation = true;
 	(void) refresh(run);
 }
 
@@ -681,7 +629,7 @@ stop_here(AdkRun *run)
 bool
 adk_hitl_end(AdkRun *run)
 {
-	if (run->hitl == NULL || !run->hitl->involved || run->invocation_id == NULL)
+	if (run->waits.hitl == NULL || !run->waits.hitl->involved || run->invocation_id == NULL)
 		return false;
 	return refresh(run) > 0;
 }
@@ -713,29 +661,4 @@ refresh(AdkRun *run)
 	SPI_finish();
 	adk_restore_user(&save);
 	return isnull ? 0 : pending;
-}
-
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = adk_jsonb_get(c, key);
-
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
-}
-
-static AdkTool *
-find_tool(List *tools, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, tools)
-	{
-		AdkTool    *t = (AdkTool *) lfirst(lc);
-
-		if (strcmp(t->name, name) == 0)
-			return t;
-	}
-	return NULL;
 }

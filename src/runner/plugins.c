@@ -8,7 +8,7 @@
  * that returns a non-NULL value decides (ADK's PluginManager short-circuit).
  * Each call runs in its own subtransaction as the invoking role: a plugin
  * that raises rolls back its own work only, and the runner turns the error
- * into a stored error event (SPEC §5).
+ * into a stored error event.
  *
  * IDENTIFICATION
  *	  src/runner/plugins.c
@@ -38,12 +38,7 @@ static const char *const callback_names[CB_COUNT] = {
 };
 
 /* the callbacks in AdkCallback order */
-#define PLUGIN_SQL \
-	"SELECT name, on_user_message::pg_catalog.oid, before_run::pg_catalog.oid," \
-	" on_event::pg_catalog.oid, after_run::pg_catalog.oid, before_agent::pg_catalog.oid," \
-	" after_agent::pg_catalog.oid, before_model::pg_catalog.oid, after_model::pg_catalog.oid," \
-	" before_tool::pg_catalog.oid, after_tool::pg_catalog.oid, on_model_error::pg_catalog.oid," \
-	" on_tool_error::pg_catalog.oid FROM adk.plugins WHERE name OPERATOR(pg_catalog.=) $1"
+#define PLUGIN_SQL "SELECT * FROM adk._plugin_definition($1)"
 
 typedef struct PluginCall
 {
@@ -165,7 +160,7 @@ adk_plugins_have(AdkRun *run, AdkCallback cb)
 {
 	ListCell   *lc;
 
-	foreach(lc, run->plugins)
+	foreach(lc, run->defs.plugins)
 	{
 		if (OidIsValid(((AdkPlugin *) lfirst(lc))->callbacks[cb]))
 			return true;
@@ -181,7 +176,7 @@ adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context, char **error)
 	*error = NULL;
 	if (context == NULL)
 		return NULL;
-	foreach(lc, run->plugins)
+	foreach(lc, run->defs.plugins)
 	{
 		AdkPlugin  *p = (AdkPlugin *) lfirst(lc);
 		PluginCall	call;

@@ -98,7 +98,6 @@ static Jsonb *build_from(AdkRun *run, AdkAgent *agent, HistCache *cache,
 						 List *fresh, int from);
 static bool belongs_to_branch(Jsonb *event, const char *branch);
 static bool is_internal_request(JsonbContainer *parts);
-static char *jstr(JsonbContainer *c, const char *key);
 static void write_own_content(JsonWriter *w, HistEvent *e, IdIndex *ix);
 static void build_index(List *history, int start, const char *agent,
 						IdIndex *ix);
@@ -528,10 +527,10 @@ adk_hist_event(Jsonb *ev, const char *branch)
 	h->event = DatumGetJsonbPCopy(PointerGetDatum(ev));
 	content = adk_jsonb_get(&h->event->root, "content");
 	h->parts = adk_jsonb_get(content->val.binary.data, "parts")->val.binary.data;
-	h->author = jstr(&h->event->root, "author");
+	h->author = adk_jstr(&h->event->root, "author");
 	if (h->author == NULL)
 		h->author = "user";
-	h->role = jstr(content->val.binary.data, "role");
+	h->role = adk_jstr(content->val.binary.data, "role");
 	it = JsonbIteratorInit(h->parts);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
@@ -588,16 +587,6 @@ adk_hist_event(Jsonb *ev, const char *branch)
 	return h;
 }
 
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = adk_jsonb_get(c, key);
-
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
-}
-
 /*
  * ADK: an event without a branch, or whose branch is a prefix of ours.
  */
@@ -635,7 +624,7 @@ is_internal_request(JsonbContainer *parts)
 			f = adk_jsonb_get(v.val.binary.data, "function_response");
 		if (f == NULL || f->type != jbvBinary)
 			continue;
-		name = jstr(f->val.binary.data, "name");
+		name = adk_jstr(f->val.binary.data, "name");
 		if (name && (strcmp(name, "adk_request_confirmation") == 0 ||
 					 strcmp(name, "adk_request_credential") == 0))
 			return true;
@@ -690,7 +679,7 @@ write_part(JsonWriter *w, JsonbValue *part)
 
 			if (f == NULL || f->type != jbvBinary)
 				continue;
-			id = jstr(f->val.binary.data, "id");
+			id = adk_jstr(f->val.binary.data, "id");
 			if (id == NULL || strncmp(id, "adk-", 4) != 0)
 				break;
 			/* rebuild the part without the id */
@@ -735,7 +724,7 @@ part_call_id(JsonbValue *part, const char *kind, char **id)
 	f = adk_jsonb_get(part->val.binary.data, kind);
 	if (f == NULL || f->type != jbvBinary)
 		return false;
-	*id = jstr(f->val.binary.data, "id");
+	*id = adk_jstr(f->val.binary.data, "id");
 	return true;
 }
 
@@ -1046,7 +1035,7 @@ write_other_agent_content(JsonWriter *w, HistEvent *e)
 			JsonbValue *a = adk_jsonb_get(f->val.binary.data, "args");
 
 			text = psprintf("[%s] called tool `%s` with parameters: %s",
-							e->author, jstr(f->val.binary.data, "name"),
+							e->author, adk_jstr(f->val.binary.data, "name"),
 							a && a->type == jbvBinary ?
 							JsonbToCString(NULL, a->val.binary.data, -1) : "{}");
 		}
@@ -1056,7 +1045,7 @@ write_other_agent_content(JsonWriter *w, HistEvent *e)
 			JsonbValue *r = adk_jsonb_get(f->val.binary.data, "response");
 
 			text = psprintf("[%s] `%s` tool returned result: %s",
-							e->author, jstr(f->val.binary.data, "name"),
+							e->author, adk_jstr(f->val.binary.data, "name"),
 							r && r->type == jbvBinary ?
 							JsonbToCString(NULL, r->val.binary.data, -1) : "{}");
 		}

@@ -30,25 +30,9 @@
 
 PG_FUNCTION_INFO_V1(adk_prompt);
 
-static char *arg_id(FunctionCallInfo fcinfo, int n, const char *what);
 static Jsonb *agent_config(AdkRun *run, AdkAgent *agent);
 static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
 						   Jsonb *config);
-
-/*
- * The app (argument 0), the user id (argument 1: checking it also checks
- * the app's tenancy) and the session id, as compaction_sql.c takes them.
- */
-static char *
-arg_id(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *id = adk_check_id(what, PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n),
-								  ADK_MAX_ID_CHARS);
-
-	if (n == 1)
-		adk_tenancy_check(text_to_cstring(PG_GETARG_TEXT_PP(0)), id);
-	return id;
-}
 
 /*
  * The generation config of a request of "agent", as flow.c builds it.
@@ -79,9 +63,9 @@ adk_prompt(PG_FUNCTION_ARGS)
 	bool		auto_create;
 	List	   *tools;
 
-	run->app = arg_id(fcinfo, 0, "app name");
-	run->user = arg_id(fcinfo, 1, "user id");
-	run->session = arg_id(fcinfo, 2, "session id");
+	run->app = adk_arg_id(fcinfo, 0, "app name");
+	run->user = adk_arg_id(fcinfo, 1, "user id");
+	run->session = adk_arg_id(fcinfo, 2, "session id");
 	run->max_llm_calls = -1;
 	run->invocation_id = "";
 	adk_load_definitions(run, &auto_create);

@@ -45,26 +45,16 @@
 #include "common/owner.h"
 
 /* the invocation's own events, newest first */
-#define INVOCATION_EVENTS_SQL \
-	"SELECT event_data FROM adk.events" \
-	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND session_id OPERATOR(pg_catalog.=) $3" \
-	"   AND invocation_id OPERATOR(pg_catalog.=) $4" \
-	"   AND (event_data OPERATOR(pg_catalog.#>)" \
-	"        '{custom_metadata,adk_appended_by}'::pg_catalog.text[]) IS NULL" \
-	" ORDER BY seq DESC"
+#define INVOCATION_EVENTS_SQL "SELECT adk._invocation_events($1, $2, $3, $4)"
 
-static char *jstr(JsonbContainer *c, const char *key);
 static bool has_part(Jsonb *event, const char *kind);
 
 /*
  * What an earlier attempt of the run's invocation committed, in *p (in the
- * current memory context); message is the job's.  false: nothing -- the
- * run starts afresh.
+ * current memory context).  false: nothing -- the run starts afresh.
  */
 bool
-adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p)
+adk_retry_point(AdkRun *run, AdkRetryPoint *p)
 {
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[4];
@@ -98,7 +88,7 @@ adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p)
 		event = DatumGetJsonbPCopy(d);
 		if (last == NULL)
 			last = event;
-		author = jstr(&event->root, "author");
+		author = adk_jstr(&event->root, "author");
 		if (author != NULL && strcmp(author, "user") == 0 &&
 			(v = adk_jsonb_get(&event->root, "content")) != NULL &&
 			v->type == jbvBinary)
@@ -110,18 +100,18 @@ adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p)
 	if (last == NULL)
 		return false;
 
-	author = jstr(&last->root, "author");
-	if ((p->error_code = jstr(&last->root, "error_code")) != NULL)
+	author = adk_jstr(&last->root, "author");
+	if ((p->error_code = adk_jstr(&last->root, "error_code")) != NULL)
 	{
-		p->error_message = jstr(&last->root, "error_message");
+		p->error_message = adk_jstr(&last->root, "error_message");
 		return true;
 	}
 	if (author == NULL || strcmp(author, "user") == 0)
 	{
-		p->agent = adk_agent_to_run(run, message);
+		p->agent = adk_agent_for_input(run);
 		return true;
 	}
-	p->branch = jstr(&last->root, "branch");
+	p->branch = adk_jstr(&last->root, "branch");
 	p->agent = adk_find_agent(run, author);
 	if (p->agent == NULL)
 		return true;			/* not in the tree any more: nothing goes on */
@@ -136,7 +126,7 @@ adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p)
 		{
 			JsonbValue *esc = adk_jsonb_get(actions->val.binary.data, "escalate");
 
-			transfer = jstr(actions->val.binary.data, "transfer_to_agent");
+			transfer = adk_jstr(actions->val.binary.data, "transfer_to_agent");
 			if (esc != NULL && esc->type == jbvBool && esc->val.boolean)
 				p->agent = NULL;
 		}
@@ -148,16 +138,6 @@ adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p)
 	return true;
 }
 
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = adk_jsonb_get(c, key);
-
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
-}
-
 /*
  * Whether the event's content has a part of this kind (function_call,
  * function_response).
@@ -165,21 +145,13 @@ jstr(JsonbContainer *c, const char *key)
 static bool
 has_part(Jsonb *event, const char *kind)
 {
-	JsonbValue *content = adk_jsonb_get(&event->root, "content");
-	JsonbValue *parts;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
+	AdkParts	parts;
+	JsonbContainer *part;
 
-	if (content == NULL || content->type != jbvBinary ||
-		(parts = adk_jsonb_get(content->val.binary.data, "parts")) == NULL ||
-		parts->type != jbvBinary)
-		return false;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	adk_parts_begin(&parts, adk_event_parts(&event->root));
+	while (adk_parts_next(&parts, &part))
 	{
-		if (tok == WJB_ELEM && v.type == jbvBinary &&
-			adk_jsonb_get(v.val.binary.data, kind) != NULL)
+		if (adk_jsonb_get(part, kind) != NULL)
 			return true;
 	}
 	return false;

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * route.c
- *	  Which agent handles an input (SPEC §5 step 2, 000 §四.4.1), from
- *	  what the store reads of the session.
+ *	  Which agent handles an input (step 2 of run.c's order of work,
+ *	  000 §四.4.1), from what the store reads of the session.
  *
  * A function response goes to the agent that made the matching call;
  * otherwise the author of the latest non-user event, if it and every agent
@@ -19,7 +19,6 @@
  */
 #include "postgres.h"
 
-#include "common/jsonb_util.h"
 #include "runner/runner.h"
 #include "store/session_read.h"
 
@@ -30,7 +29,7 @@ in_main_tree(AdkRun *run, AdkAgent *a)
 {
 	while (a->parent)
 		a = a->parent;
-	return a == run->root;
+	return a == run->defs.root;
 }
 
 /*
@@ -49,20 +48,19 @@ transferable_across_tree(AdkAgent *agent)
 }
 
 /*
- * Which agent handles this input (SPEC §5 step 2).
+ * Which agent handles the run's input, decoded already (input.c): the
+ * order of work's step 2.
  */
 AdkAgent *
-adk_agent_to_run(AdkRun *run, Jsonb *message)
+adk_agent_for_input(AdkRun *run)
 {
-	char	   *response_id = adk_first_response_id(message);
-	char	   *author = NULL;
 	List	   *authors;
 	ListCell   *lc;
 
-	/* a function response goes to the agent that made the call */
-	if (response_id && adk_find_call_event(run, response_id, &author, NULL))
+	/* a function response goes to the agent that made the call (input.c) */
+	if (run->input.call_author != NULL)
 	{
-		AdkAgent   *a = adk_find_agent(run, author);
+		AdkAgent   *a = adk_find_agent(run, run->input.call_author);
 
 		if (a && in_main_tree(run, a))
 			return a;
@@ -77,53 +75,23 @@ adk_agent_to_run(AdkRun *run, Jsonb *message)
 
 		if (strcmp(name, "user") == 0)
 			continue;
-		if (strcmp(name, run->root->name) == 0)
-			return run->root;
+		if (strcmp(name, run->defs.root->name) == 0)
+			return run->defs.root;
 		a = adk_find_agent(run, name);
 		if (a && in_main_tree(run, a) && transferable_across_tree(a))
 			return a;
 	}
-	return run->root;
+	return run->defs.root;
 }
 
 /*
- * The id of the first function response in a content, or NULL.
+ * Which agent would handle message, for a run object that has decoded no
+ * input of its own (adk_prompt): message becomes its input.
  */
-char *
-adk_first_response_id(Jsonb *content)
+AdkAgent *
+adk_agent_to_run(AdkRun *run, Jsonb *message)
 {
-	JsonbValue *parts = adk_jsonb_get(&content->root, "parts");
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-
-	if (parts == NULL || parts->type != jbvBinary)
-		return NULL;
-	it = JsonbIteratorInit(parts->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		JsonbValue *f;
-		JsonbValue *id;
-
-		if (tok == WJB_ELEM && v.type == jbvBinary &&
-			(f = adk_jsonb_get(v.val.binary.data, "function_response")) != NULL &&
-			f->type == jbvBinary &&
-			(id = adk_jsonb_get(f->val.binary.data, "id")) != NULL &&
-			id->type == jbvString)
-			return pnstrdup(id->val.string.val, id->val.string.len);
-	}
-	return NULL;
-}
-
-/*
- * The newest event of the session that made function call call_id: its
- * author and invocation id (either out-pointer may be NULL).  false when
- * there is none.
- */
-bool
-adk_find_call_event(AdkRun *run, const char *call_id, char **author,
-					char **invocation_id)
-{
-	return adk_session_call_event(run->app, run->user, run->session, call_id,
-								  author, invocation_id);
+	adk_input_decode(&run->input, message);
+	adk_input_find_call(run);
+	return adk_agent_for_input(run);
 }

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  adk_run(app, user_id, session_id, message, state_delta, options):
- *	  one invocation, in the order of work of SPEC §5 (000 §三.4-§三.6):
+ *	  One invocation's steps, for adk_run (run_entry.c) and the job
+ *	  workers, in this order of work (000 §三.4-§三.6):
  *
  *	1. get the session, or create it when the app allows;
- *	2. decide the agent (agents.c);
+ *	2. decide the agent (route.c);
  *	3. append the user event -- on_user_message may replace the content,
  *	   state_delta goes on this event; returned only if yield_user_message;
  *	4. before_run may end the run early with content of its own (we use
@@ -21,11 +21,8 @@
  *	   after_run and the invocation row.
  * adk.invocations keeps a row per invocation: status, agent, timings,
  * model calls, tokens, error.  A model or plugin failure is a stored error
- * event and a failed invocation; adk_run returns normally.  Invalid
+ * event and a failed invocation; the run goes on normally.  Invalid
  * arguments, missing definitions and query cancellation raise.
- *
- * adk_run runs in the caller's transaction; its rows are returned when
- * the invocation ends.
  *
  * IDENTIFICATION
  *	  src/runner/run.c
@@ -37,9 +34,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "access/htup_details.h"
 #include "access/xact.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
@@ -47,6 +42,7 @@
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -54,8 +50,9 @@
 #include "common/ids.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
-#include "model/http.h"
 #include "common/trace_context.h"
+#include "model/http.h"
+#include "model/ledger.h"
 #include "model/msg_cache.h"
 #include "common/spi_plans.h"
 #include "runner/builtin_tools.h"
@@ -68,12 +65,6 @@
 #include "store/session_read.h"
 #include "store/tenancy.h"
 
-PG_FUNCTION_INFO_V1(adk_run_text);
-PG_FUNCTION_INFO_V1(adk_run_content);
-
-static Datum run_entry(FunctionCallInfo fcinfo, Jsonb *message);
-typedef struct RunState RunState;
-typedef struct QueuedRow QueuedRow;
 static AdkRun *begin_run(const char *app, const char *user,
 						 const char *session, Jsonb *message,
 						 Jsonb *state_delta, Jsonb *options,
@@ -89,16 +80,8 @@ static void close_run(AdkRun *run);
 static AdkRun *new_run(const char *app, const char *user, const char *session,
 					   Jsonb *state_delta, Jsonb *options, AdkEventSink sink,
 					   void *sink_arg);
-static void guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-						  const char *extschema);
-static bool guarded_step(AdkRun *run);
-static void queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
-					   bool partial, void *arg);
-static Datum row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r);
-static void stop_run(Datum arg);
 static void ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 						   bool foreground);
-static char *resumed_invocation(AdkRun *run, Jsonb *message);
 static void append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 							  List *artifact_delta);
 static void invocation_start(AdkRun *run, const char *agent, Jsonb *options);
@@ -108,161 +91,6 @@ static void parse_options(AdkRun *run, Jsonb *options);
 #define RUN_MAX_BLOCK (64 * 1024)
 
 static MemoryContext new_step_cxt(AdkRun *run);
-
-/*
- * adk_run(app, user_id, session_id, message text, state_delta, options)
- */
-Datum
-adk_run_text(PG_FUNCTION_ARGS)
-{
-	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, true));
-}
-
-/*
- * adk_run(app, user_id, session_id, message jsonb, state_delta, options):
- * message is a whole Content ({"role": "user", "parts": [...]}), e.g.
- * function responses.
- */
-Datum
-adk_run_content(PG_FUNCTION_ARGS)
-{
-	return run_entry(fcinfo, adk_message_arg(fcinfo, 3, false));
-}
-
-/*
- * The message argument of adk_run / adk_submit as a Content: text becomes
- * a user text part; jsonb must already be a Content with parts.
- */
-Jsonb *
-adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text)
-{
-	Jsonb	   *message;
-	JsonbValue *parts;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("message must not be null")));
-	if (is_text)
-		return adk_text_content(text_to_cstring(PG_GETARG_TEXT_PP(argno)));
-	message = PG_GETARG_JSONB_P(argno);
-	if (!adk_jsonb_is_object(&message->root) ||
-		(parts = adk_jsonb_get(&message->root, "parts")) == NULL ||
-		parts->type != jbvBinary || !JsonContainerIsArray(parts->val.binary.data) ||
-		JsonContainerSize(parts->val.binary.data) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("message must be a content: a JSON object with a non-empty \"parts\" array"),
-				 errhint("Pass text as text, or build function responses with adk_function_response().")));
-	return message;
-}
-
-/* adk_run's state between calls */
-typedef struct RunState
-{
-	AdkRun	   *run;
-	List	   *queue;			/* QueuedRow *: events not yet returned */
-	bool		finished;
-} RunState;
-
-typedef struct QueuedRow
-{
-	Jsonb	   *event;
-	int64		seq;
-	TimestampTz time;
-	bool		partial;
-} QueuedRow;
-
-/*
- * adk_run's rows.  A value-per-call set-returning function: each call does
- * the work up to the next stored (or streamed) event and returns it, so in
- * a select list the events come out as the run makes them -- through a
- * cursor (psql: \set FETCH_COUNT 1) each FETCH returns as soon as its event
- * is stored, while the run waits for the next FETCH.  (In FROM,
- * PostgreSQL collects all rows before returning any.)
- */
-static Datum
-run_entry(FunctionCallInfo fcinfo, Jsonb *message)
-{
-	FuncCallContext *funcctx;
-	RunState   *st;
-	MemoryContext old;
-
-	if (SRF_IS_FIRSTCALL())
-	{
-		char	   *app = adk_check_id("app name", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0), ADK_MAX_ID_CHARS);
-		char	   *user = adk_check_id("user id", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1), ADK_MAX_ID_CHARS);
-		char	   *session = adk_check_id("session id", PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2), ADK_MAX_ID_CHARS);
-		Jsonb	   *state_delta = PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4);
-		Jsonb	   *options = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
-		char	   *extschema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-		TupleDesc	desc;
-
-		adk_tenancy_check(app, user);
-		funcctx = SRF_FIRSTCALL_INIT();
-		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "adk_run must return a composite type");
-		funcctx->tuple_desc = BlessTupleDesc(desc);
-		st = palloc0(sizeof(RunState));
-		funcctx->user_fctx = st;
-		st->run = new_run(app, user, session, state_delta, options, queue_sink, st);
-		/* a caller that stops reading early (LIMIT, a closed cursor) */
-		RegisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
-									stop_run, PointerGetDatum(st));
-		message = DatumGetJsonbPCopy(PointerGetDatum(message));
-		guarded_start(st->run, message, state_delta ?
-					  DatumGetJsonbPCopy(PointerGetDatum(state_delta)) : NULL,
-					  extschema);
-		MemoryContextSwitchTo(old);
-	}
-
-	funcctx = SRF_PERCALL_SETUP();
-	st = (RunState *) funcctx->user_fctx;
-
-	old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
-	while (st->queue == NIL && !st->finished)
-	{
-		/*
-		 * adk_cancel / adk_interrupt from another backend while this run
-		 * waited for its caller (between FETCHes): it ends here, cancelled,
-		 * with what it stored.
-		 */
-		if (adk_run_registry_cancel_requested())
-		{
-			st->finished = true;
-			st->run->stopped = true;
-			st->run->error_code = pstrdup("CANCELLED");
-			st->run->error_message = pstrdup("adk_cancel or adk_interrupt stopped the run between FETCHes");
-			invocation_end(st->run);
-			adk_run_registry_leave();
-			break;
-		}
-		st->finished = !guarded_step(st->run);
-	}
-	MemoryContextSwitchTo(old);
-
-	if (st->queue != NIL)
-	{
-		QueuedRow  *r = (QueuedRow *) linitial(st->queue);
-		Datum		row;
-
-		st->queue = list_delete_first(st->queue);
-		row = row_datum(funcctx->tuple_desc, st->run, r);
-		/* the tuple holds a copy: a long run keeps no row it returned */
-		pfree(r->event);
-		pfree(r);
-		SRF_RETURN_NEXT(funcctx, row);
-	}
-
-	/*
-	 * SRF_RETURN_DONE frees st with the multi-call context: stop_run must
-	 * not be called on it at executor shutdown.
-	 */
-	UnregisterExprContextCallback(((ReturnSetInfo *) fcinfo->resultinfo)->econtext,
-								  stop_run, PointerGetDatum(st));
-	SRF_RETURN_DONE(funcctx);
-}
 
 /*
  * The memory of one step (runner.h), under the run's, made anew after
@@ -341,53 +169,14 @@ new_run(const char *app, const char *user, const char *session,
 	return run;
 }
 
-/*
- * start_run / one step / finish_run, with the ledger told which invocation
- * is running (and forgetting it whatever happens).
- */
-static void
-guarded_start(AdkRun *run, Jsonb *message, Jsonb *state_delta,
-			  const char *extschema)
-{
-	PG_TRY();
-	{
-		MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
-
-		start_run(run, message, state_delta, extschema, NULL, false);
-		MemoryContextSwitchTo(old);
-	}
-	PG_CATCH();
-	{
-		adk_running_invocation_set(NULL);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	adk_running_invocation_set(NULL);
-}
 
 /*
- * One step of the agents, or, when none is left, the end of the run; when
- * the run waits for its model, the HTTP client is driven for a moment
- * (adk_run's backend has nothing else to do meanwhile).  false when the
- * run is over.
- */
-static bool
-guarded_step(AdkRun *run)
-{
-	AdkStepResult r = adk_run_step(run);
-
-	if (r == ADK_STEP_WAIT)
-		adk_http_drive(ADK_HTTP_POLL_MS);
-	return r != ADK_STEP_DONE;
-}
-
-/*
- * Begin a run of app's agents for message: steps 1 to 4 of SPEC §5 (the
- * first stored events go to sink now), in a run object under the current
- * memory context.  invocation_id: the id to use (a queued job has one
- * already), or NULL to make one (or reuse the one a function response
- * resumes).  extschema: the schema of the adk_* functions.  Then
- * adk_run_step until ADK_STEP_DONE, and adk_run_free.
+ * Begin a run of app's agents for message: steps 1 to 4 of the order of
+ * work above (the first stored events go to sink now), in a run object
+ * under the current memory context.  invocation_id: the id to use (a
+ * queued job has one already), or NULL to make one (or reuse the one a
+ * function response resumes).  extschema: the schema of the adk_*
+ * functions.  Then adk_run_step until ADK_STEP_DONE, and adk_run_free.
  */
 AdkRun *
 adk_run_begin(const char *app, const char *user, const char *session,
@@ -444,9 +233,8 @@ begin_run(const char *app, const char *user, const char *session,
 /*
  * One step of a run (ADK_STEP_RAN, ADK_STEP_WAIT: its model calls -- or
  * its sliding window's summarizer -- are in flight, ADK_STEP_DONE: it has
- * ended -- step 7 ran, its invocation row is final).  The backend is told
- * which invocation is running (adk_running_invocation), and forgets it
- * whatever happens.
+ * ended -- step 7 ran, its invocation row is final).  The ledger is told
+ * which invocation is running, and forgets it whatever happens.
  */
 AdkStepResult
 adk_run_step(AdkRun *run)
@@ -458,30 +246,30 @@ adk_run_step(AdkRun *run)
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(run->step_cxt);
-		if (run->ending != NULL)
+		if (run->waits.ending != NULL)
 		{
 			/* step 7 waits for the sliding window's summarizer */
-			if (!adk_compaction_ready(run->ending))
+			if (!adk_compaction_ready(run->waits.ending))
 				r = ADK_STEP_WAIT;
 			else
 			{
-				AdkCompactionWait *w = run->ending;
+				AdkCompactionWait *w = run->waits.ending;
 
-				run->ending = NULL;
+				run->waits.ending = NULL;
 				(void) adk_compaction_finish(w);
 				r = end_run(run);
 			}
 		}
-		else if (run->memory_ending != NULL)
+		else if (run->waits.memory_ending != NULL)
 		{
 			/* the end waits for the new memory entries' embeddings */
-			if (!adk_memory_ready(run->memory_ending))
+			if (!adk_memory_ready(run->waits.memory_ending))
 				r = ADK_STEP_WAIT;
 			else
 			{
-				AdkMemoryWait *w = run->memory_ending;
+				AdkMemoryWait *w = run->waits.memory_ending;
 
-				run->memory_ending = NULL;
+				run->waits.memory_ending = NULL;
 				(void) adk_memory_finish(w);
 				close_run(run);
 				r = ADK_STEP_DONE;
@@ -520,10 +308,10 @@ adk_run_step(AdkRun *run)
 bool
 adk_run_ready(AdkRun *run)
 {
-	if (run->ending != NULL)
-		return adk_compaction_ready(run->ending);
-	if (run->memory_ending != NULL)
-		return adk_memory_ready(run->memory_ending);
+	if (run->waits.ending != NULL)
+		return adk_compaction_ready(run->waits.ending);
+	if (run->waits.memory_ending != NULL)
+		return adk_memory_ready(run->waits.memory_ending);
 	return adk_agent_ready(run);
 }
 
@@ -535,12 +323,12 @@ void
 adk_run_abandon(AdkRun *run)
 {
 	adk_agent_abandon(run);
-	if (run->ending != NULL)
-		adk_compaction_abandon(run->ending);
-	run->ending = NULL;
-	if (run->memory_ending != NULL)
-		adk_memory_abandon(run->memory_ending);
-	run->memory_ending = NULL;
+	if (run->waits.ending != NULL)
+		adk_compaction_abandon(run->waits.ending);
+	run->waits.ending = NULL;
+	if (run->waits.memory_ending != NULL)
+		adk_memory_abandon(run->waits.memory_ending);
+	run->waits.memory_ending = NULL;
 }
 
 /*
@@ -554,72 +342,23 @@ adk_run_free(AdkRun *run)
 }
 
 /*
- * The query ended before the run did (called only on a normal end, never
- * on an error): nothing more is run; the invocation ends 'cancelled' with
- * what it stored so far.
+ * The run is stopped from outside before its steps ended (its caller
+ * stopped reading, or adk_cancel asked between FETCHes): nothing more
+ * runs, and its invocation ends 'cancelled' with what it stored.  code
+ * and message: the invocation's error, or NULL for the caller's stop.
  */
-static void
-stop_run(Datum arg)
+void
+adk_run_stop(AdkRun *run, const char *code, const char *message)
 {
-	RunState   *st = (RunState *) DatumGetPointer(arg);
-
-	if (st->finished || st->run->invocation_id == NULL)
-		return;
-	st->finished = true;
-	st->run->stopped = true;
-	/* executor shutdown has no snapshot of its own */
-	PushActiveSnapshot(GetTransactionSnapshot());
-	invocation_end(st->run);
-	PopActiveSnapshot();
-	adk_run_registry_leave();
+	run->out.stopped = true;
+	if (code != NULL)
+	{
+		run->out.error_code = MemoryContextStrdup(run->run_cxt, code);
+		run->out.error_message = MemoryContextStrdup(run->run_cxt, message);
+	}
+	close_run(run);
 }
 
-static void
-queue_sink(AdkRun *run, Jsonb *event, int64 seq, TimestampTz time,
-		   bool partial, void *arg)
-{
-	RunState   *st = (RunState *) arg;
-	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(st));
-	QueuedRow  *r = palloc(sizeof(QueuedRow));
-
-	/*
-	 * The event was made in the memory of one round of the flow, which is
-	 * freed when the round ends (flow.c): the queue keeps a copy until the
-	 * row is returned.
-	 */
-	r->event = DatumGetJsonbPCopy(JsonbPGetDatum(event));
-	r->seq = seq;
-	r->time = time;
-	r->partial = partial;
-	st->queue = lappend(st->queue, r);
-	MemoryContextSwitchTo(old);
-}
-
-static Datum
-row_datum(TupleDesc desc, AdkRun *run, QueuedRow *r)
-{
-	Datum		values[9];
-	bool		nulls[9];
-	JsonbValue *v;
-
-	memset(nulls, 0, sizeof(nulls));
-	v = adk_jsonb_get(&r->event->root, "id");
-	if (v && v->type == jbvString)
-		values[0] = PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
-	else
-		nulls[0] = true;
-	values[1] = CStringGetTextDatum(run->app);
-	values[2] = CStringGetTextDatum(run->user);
-	values[3] = CStringGetTextDatum(run->session);
-	values[4] = CStringGetTextDatum(run->invocation_id);
-	values[5] = TimestampTzGetDatum(r->time);
-	nulls[5] = r->partial;
-	values[6] = JsonbPGetDatum(r->event);
-	values[7] = Int64GetDatum(r->seq);
-	nulls[7] = r->partial;
-	values[8] = BoolGetDatum(r->partial);
-	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
-}
 
 static void
 parse_options(AdkRun *run, Jsonb *options)
@@ -650,7 +389,7 @@ parse_options(AdkRun *run, Jsonb *options)
 		else if (strcmp(key, "stream") == 0 && v.type == jbvBool)
 			run->stream = v.val.boolean;
 		else if (strcmp(key, "traceparent") == 0)
-			run->traceparent = adk_span_traceparent_option(&v);
+			run->trace.traceparent = adk_span_traceparent_option(&v);
 		else if (strcmp(key, "max_llm_calls") == 0 && v.type == jbvNumeric)
 		{
 			Datum		num = NumericGetDatum(v.val.numeric);
@@ -709,20 +448,25 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	adk_load_definitions(run, &auto_create);
 	ensure_session(run, auto_create, extschema, invocation_id == NULL);
 
-	/* 2. which agent; the invocation id (reused when resuming a call) */
+	/*
+	 * 2. which agent; the invocation id (reused when resuming a call: the
+	 * invocation of the call a function response answers, 000 §四.4.4)
+	 */
+	adk_input_decode(&run->input, message);
+	adk_input_find_call(run);
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
-		resumed_invocation(run, message);
+		run->input.call_invocation;
 	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
-	run->invocation_id = adk_hitl_begin(run, message, run->invocation_id,
+	run->invocation_id = adk_hitl_begin(run, run->invocation_id,
 										invocation_id != NULL);
-	if (run->ignored)
+	if (run->waits.ignored)
 		return;					/* a repeated confirmation: nothing runs */
 	if (run->invocation_id == NULL)
 		run->invocation_id = adk_new_id("e-");
 	adk_running_invocation_set(run->invocation_id);
 	adk_run_registry_note(run->invocation_id);	/* adk_cancel finds it by id */
-	agent = adk_agent_to_run(run, message);
-	run->first_agent = agent;
+	agent = adk_agent_for_input(run);
+	run->defs.first_agent = agent;
 	if (retry && continue_run(run, message, agent))
 		return;
 	invocation_start(run, agent->name, NULL);
@@ -741,13 +485,13 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 		adk_emit_error(run, agent->name, NULL, "PLUGIN_ERROR", error);
 		return;
 	}
-	run->user_content = adk_builtin_input_blobs(run, replaced ? replaced : message,
+	run->input.user_content = adk_builtin_input_blobs(run, replaced ? replaced : message,
 												&blobs);
-	append_user_event(run, run->user_content, state_delta, blobs);
+	append_user_event(run, run->input.user_content, state_delta, blobs);
 
 	/* 4. before_run: an early end with the plugin's content */
 	if (!adk_plugins_hook(run, CB_BEFORE_RUN, agent->name, NULL,
-						  "user_content", run->user_content, NULL, NULL, &replaced))
+						  "user_content", run->input.user_content, NULL, NULL, &replaced))
 		return;					/* its error event ends the run */
 	if (replaced != NULL)
 	{
@@ -785,18 +529,18 @@ continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
 {
 	AdkRetryPoint p;
 
-	if (!adk_retry_point(run, message, &p))
+	if (!adk_retry_point(run, &p))
 		return false;
 	invocation_start(run, agent->name, NULL);
 	adk_span_run_begin(run);
-	run->user_content = p.user_content ? p.user_content : message;
+	run->input.user_content = p.user_content ? p.user_content : message;
 	if (p.error_code != NULL)
 	{
 		/* the turn ended in its error event: only its end is recorded */
-		run->failed = true;
-		run->end_invocation = true;
-		run->error_code = p.error_code;
-		run->error_message = p.error_message ? p.error_message : "";
+		run->out.failed = true;
+		run->out.end_invocation = true;
+		run->out.error_code = p.error_code;
+		run->out.error_message = p.error_message ? p.error_message : "";
 	}
 	else if (p.agent != NULL && p.calls != NIL)
 		adk_push_agent_at_calls(run, p.agent, p.branch, p.calls);
@@ -814,22 +558,22 @@ continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
 static AdkStepResult
 finish_run(AdkRun *run)
 {
-	if (run->ignored)
+	if (run->waits.ignored)
 	{
 		adk_run_registry_leave();
 		return ADK_STEP_DONE;
 	}
-	if (!run->failed)
+	if (!run->out.failed)
 	{
 		Jsonb	   *ignored;
 
-		(void) adk_plugins_hook(run, CB_AFTER_RUN, run->first_agent->name, NULL,
+		(void) adk_plugins_hook(run, CB_AFTER_RUN, run->defs.first_agent->name, NULL,
 								NULL, NULL, NULL, NULL, &ignored);
 	}
-	if (!run->failed)
+	if (!run->out.failed)
 	{
-		run->ending = adk_compaction_after_run(run, run->run_cxt);
-		if (run->ending != NULL)
+		run->waits.ending = adk_compaction_after_run(run, run->run_cxt);
+		if (run->waits.ending != NULL)
 			return ADK_STEP_WAIT;
 	}
 	return end_run(run);
@@ -844,10 +588,10 @@ finish_run(AdkRun *run)
 static AdkStepResult
 end_run(AdkRun *run)
 {
-	if (!run->failed)
+	if (!run->out.failed)
 	{
-		run->memory_ending = adk_builtin_after_run(run, run->run_cxt);
-		if (run->memory_ending != NULL)
+		run->waits.memory_ending = adk_builtin_after_run(run, run->run_cxt);
+		if (run->waits.memory_ending != NULL)
 			return ADK_STEP_WAIT;
 	}
 	close_run(run);
@@ -903,21 +647,6 @@ ensure_session(AdkRun *run, bool auto_create, const char *extschema,
 		elog(ERROR, "could not lock the session");
 }
 
-/*
- * The invocation id of the call that a function response in the message
- * answers (000 §四.4.4), or NULL.
- */
-static char *
-resumed_invocation(AdkRun *run, Jsonb *message)
-{
-	char	   *id = adk_first_response_id(message);
-	char	   *invocation = NULL;
-
-	if (id != NULL)
-		(void) adk_find_call_event(run, id, NULL, &invocation);
-	return invocation;
-}
-
 static void
 append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 				  List *artifact_delta)
@@ -964,16 +693,8 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 	args[5] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("INSERT INTO adk.invocations AS i"
-					 " (invocation_id, app_name, user_id, session_id, agent,"
-					 "  status, role_name, backend_pid)"
-					 " VALUES ($1, $2, $3, $4, $5, 'running', $6, pg_catalog.pg_backend_pid())"
-					 " ON CONFLICT (invocation_id) DO UPDATE"
-					 "  SET status = 'running', agent = EXCLUDED.agent,"
-					 "      resumed = i.resumed OPERATOR(pg_catalog.+) 1,"
-					 "      ended_at = NULL, backend_pid = EXCLUDED.backend_pid,"
-					 "      role_name = EXCLUDED.role_name",
-					 6, types, args, NULL, 0) != SPI_OK_INSERT)
+	if (adk_spi_exec("SELECT adk._invocation_start($1, $2, $3, $4, $5, $6)",
+					 6, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the invocation");
 	SPI_finish();
 	adk_restore_user(&save);
@@ -991,52 +712,31 @@ invocation_end(AdkRun *run)
 	adk_span_run_end(run, waiting);	/* every open span ends */
 
 	args[0] = CStringGetTextDatum(run->invocation_id);
-	args[1] = CStringGetTextDatum(run->failed ? "failed" :
-								  run->stopped ? "cancelled" :
+	args[1] = CStringGetTextDatum(run->out.failed ? "failed" :
+								  run->out.stopped ? "cancelled" :
 								  waiting ? "waiting" : "completed");
-	args[2] = Int32GetDatum(run->llm_calls);
-	args[3] = Int64GetDatum(run->input_tokens);
-	args[4] = Int64GetDatum(run->output_tokens);
-	if (run->error_code)
+	args[2] = Int32GetDatum(run->out.llm_calls);
+	args[3] = Int64GetDatum(run->out.input_tokens);
+	args[4] = Int64GetDatum(run->out.output_tokens);
+	if (run->out.error_code)
 	{
-		args[5] = CStringGetTextDatum(run->error_code);
-		args[6] = CStringGetTextDatum(run->error_message);
+		args[5] = CStringGetTextDatum(run->out.error_code);
+		args[6] = CStringGetTextDatum(run->out.error_message);
 	}
-	else if (run->stopped)
+	else if (run->out.stopped)
 	{
 		args[5] = CStringGetTextDatum("CANCELLED");
 		args[6] = CStringGetTextDatum("the caller stopped reading adk_run's rows before the run ended");
 	}
 	else
 		nulls[5] = nulls[6] = 'n';
-	args[7] = Float8GetDatum(run->store_ms);
+	args[7] = Float8GetDatum(run->out.store_ms);
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec("UPDATE adk.invocations"
-							  "   SET status = $2, ended_at = pg_catalog.clock_timestamp(),"
-							  "       model_calls = model_calls OPERATOR(pg_catalog.+) $3,"
-							  "       input_tokens = input_tokens OPERATOR(pg_catalog.+) $4,"
-							  "       output_tokens = output_tokens OPERATOR(pg_catalog.+) $5,"
-							  "       error_code = $6, error_message = $7,"
-							  "       store_ms = store_ms OPERATOR(pg_catalog.+) $8"
-							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
-							  8, types, args, nulls, 0) != SPI_OK_UPDATE)
+	/* and the job of a queued run that paused and is resumed here */
+	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8)",
+					 8, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of the invocation");
-
-	/*
-	 * A queued run that paused (its job 'waiting') and is resumed here by
-	 * adk_run: its job follows the invocation, and has finished only now
-	 * (retention counts from here).
-	 */
-	if (adk_spi_exec("UPDATE adk.jobs SET status = $2,"
-					 "  finished_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'waiting' THEN NULL"
-					 "                ELSE pg_catalog.clock_timestamp() END,"
-					 "  error = CASE WHEN $2 OPERATOR(pg_catalog.=) 'failed'"
-					 "   THEN pg_catalog.concat_ws(': ', $6, $7) END"
-					 " WHERE invocation_id OPERATOR(pg_catalog.=) $1"
-					 "   AND status OPERATOR(pg_catalog.=) 'waiting'",
-					 7, types, args, nulls, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not record the end of the invocation's job");
 	SPI_finish();
 	adk_restore_user(&save);
 }

@@ -5,7 +5,7 @@
  *	  adk_run() runs it.
  *
  * Data flows one way, top to bottom, no file calling one above it:
- * run.c (order of work, SPEC §5; adk_run's SRF and the job worker drive
+ * run.c (the order of work; run_entry.c's adk_run and the job worker drive
  * its stepper) -> agents.c (the frame stepper, workflow agents, transfer)
  * -> flow.c (one LLM round: prompt, model call started and consumed, tool
  * calls) -> hitl.c / compaction.c (policy; a summarizer call is started
@@ -91,6 +91,30 @@ typedef struct AdkTool
 	bool		require_confirmation;
 } AdkTool;
 
+/* A function_response part of the user's message (input.c) */
+typedef struct AdkInputResponse
+{
+	char	   *id;
+	Jsonb	   *response;		/* NULL: not an object */
+} AdkInputResponse;
+
+/*
+ * The user's message of a run, decoded once as the run starts (input.c);
+ * route.c, hitl.c and retry.c read it from here, and the content stored
+ * for it.
+ */
+typedef struct AdkInput
+{
+	Jsonb	   *content;		/* the message, a Content */
+	int			nparts;			/* how many parts it has */
+	List	   *responses;		/* AdkInputResponse *, with a string id */
+	char	   *call_author;	/* the event that made the call the first
+								 * response answers: its author ... */
+	char	   *call_invocation;	/* ... and invocation; NULL: none */
+	Jsonb	   *user_content;	/* the content as stored in the user event
+								 * (plugins and input blobs applied) */
+} AdkInput;
+
 /*
  * One invocation: the run object.  Its memory, and who owns what:
  *
@@ -121,71 +145,95 @@ typedef struct AdkTool
  * since it outlives the step that started it: half a round in flight
  * (flow.c's AdkRound, with tail retention's summarizer in it), and the
  * sliding window's summarizer at the run's end (compaction.c's
- * AdkCompactionWait, run->ending).  Each goes when the step that consumes
- * its answer is done with it, or when the run is abandoned or freed.
+ * AdkCompactionWait, run->waits.ending).  Each goes when the step that
+ * consumes its answer is done with it, or when the run is abandoned or
+ * freed.
  */
-typedef struct AdkRun
+/* What the run runs: the app's definitions (defs.c) */
+typedef struct AdkRunDefs
 {
-	MemoryContext run_cxt;		/* owns this struct and all it points to */
-	MemoryContextCallback live_cb;	/* run.c: counts the backend's runs */
-	MemoryContext step_cxt;		/* the current step's; emptied after it */
-	char	   *app;
-	char	   *user;
-	char	   *session;
-	char	   *invocation_id;
 	AdkAgent   *root;
 	List	   *agents;			/* every AdkAgent of the tree */
 	List	   *plugins;		/* AdkPlugin *, in call order */
-	int			max_llm_calls;
-	int			llm_calls;
-	bool		stream;
-	bool		yield_user_message;
-	Jsonb	   *user_content;
-	Jsonb	   *temp_state;		/* temp: keys of this invocation */
-	struct AdkHitl *hitl;		/* hitl.c: pause / resume state, or NULL */
-	bool		ignored;		/* hitl.c: a repeated answer; nothing runs */
-	char	   *instruction_error;	/* prompt.c: the instruction cannot be built */
+	AdkAgent   *first_agent;	/* the agent the run started with */
+	bool		compaction_configured;	/* adk.apps.compaction is set */
+	struct AdkCompaction *compaction;	/* the app's settings, once read
+										 * (compaction.c) */
+} AdkRunDefs;
 
-	/* outcome */
+/* How the invocation goes, and how it ends (its adk.invocations row) */
+typedef struct AdkRunOutcome
+{
+	int			llm_calls;
 	bool		failed;
 	bool		end_invocation; /* stop everything (failure, early exit) */
 	bool		escalated;		/* exit_loop / escalate seen */
-	bool		stopped;		/* the caller stopped reading (adk_run) */
+	bool		stopped;		/* stopped from outside (run_entry.c) */
 	char	   *error_code;
 	char	   *error_message;
 	int64		input_tokens;
 	int64		output_tokens;
 	double		store_ms;		/* time spent appending events */
 	int			stored_events;
+} AdkRunOutcome;
 
-	/* compaction.c */
-	bool		compaction_configured;	/* adk.apps.compaction is set */
-	struct AdkCompaction *compaction;	/* the app's settings, once read */
-	bool		compacted;		/* tail retention ran: no sliding window */
-	bool		compacting;		/* a round waits for tail retention's summary */
+/* What the run's steps wait for, and what those waits left behind */
+typedef struct AdkRunWaits
+{
 	struct AdkCompactionWait *ending;	/* run.c: the end waits for the
 										 * sliding window's summary */
-
-	/* builtin_tools.c: memory's embeddings */
 	struct AdkMemoryWait *memory_ending;	/* run.c: the end waits for the
 											 * new entries' embeddings */
+	bool		compacted;		/* tail retention ran: no sliding window */
+	bool		compacting;		/* a round waits for tail retention's summary */
 	bool		preload_known;	/* instructions search with preload_vector
 								 * (else they embed the message themselves) */
 	ArrayType  *preload_vector; /* the user's message embedded (NULL:
 								 * full-text search alone) */
+	struct AdkHitl *hitl;		/* hitl.c: the human's pause / resume
+								 * state, or NULL */
+	bool		ignored;		/* hitl.c: a repeated answer; nothing runs */
+} AdkRunWaits;
+
+/* The run's trace (spans.c) */
+typedef struct AdkRunTrace
+{
+	struct AdkTrace *current;	/* the run's trace, or NULL */
+	struct AdkTrace *kept_trace;	/* a job's (adk_span_keep_written) */
+	char	   *traceparent;	/* options.traceparent */
+} AdkRunTrace;
+
+typedef struct AdkRun
+{
+	MemoryContext run_cxt;		/* owns this struct and all it points to */
+	MemoryContextCallback live_cb;	/* run.c: counts the backend's runs */
+	MemoryContext step_cxt;		/* the current step's; emptied after it */
+
+	/* who runs what, and its options */
+	char	   *app;
+	char	   *user;
+	char	   *session;
+	char	   *invocation_id;
+	int			max_llm_calls;
+	bool		stream;
+	bool		yield_user_message;
+
+	AdkInput	input;			/* the user's message */
+	AdkRunDefs	defs;			/* the definitions it runs */
+	AdkRunOutcome out;			/* how it goes and ends */
+	AdkRunWaits waits;			/* what its steps wait for */
+	AdkRunTrace trace;			/* its spans */
 
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
 	List	  **stack;			/* agents.c: the frame stack being stepped */
-	List	   *history;		/* prompt.c: what it read of its session */
 	List	   *request_memos;	/* flow.c: a request memo per agent and
 								 * branch (model/generate.h) */
-	AdkAgent   *first_agent;	/* the agent the run started with */
 
-	/* spans.c: the run's trace, or NULL; options.traceparent */
-	struct AdkTrace *trace;
-	struct AdkTrace *kept_trace;	/* a job's (adk_span_keep_written) */
-	char	   *traceparent;
+	/* prompt.c's */
+	Jsonb	   *temp_state;		/* temp: keys of this invocation */
+	List	   *history;		/* what it read of its session */
+	char	   *instruction_error;	/* the instruction cannot be built */
 
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
@@ -209,7 +257,7 @@ typedef enum AdkStepResult
 	ADK_STEP_DONE				/* nothing left to run */
 } AdkStepResult;
 
-/* run.c: one invocation, for adk_run and for background workers */
+/* run.c: one invocation's steps, for adk_run and for background workers */
 extern AdkRun *adk_run_begin(const char *app, const char *user,
 							 const char *session, Jsonb *message,
 							 Jsonb *state_delta, Jsonb *options,
@@ -224,7 +272,12 @@ extern AdkStepResult adk_run_step(AdkRun *run);
 extern bool adk_run_ready(AdkRun *run);
 extern void adk_run_abandon(AdkRun *run);
 extern void adk_run_free(AdkRun *run);
+extern void adk_run_stop(AdkRun *run, const char *code, const char *message);
+extern void adk_check_run_options(Jsonb *options);
+
+/* args.c: the SQL entry points' arguments (adk_run, adk_submit, compaction) */
 extern Jsonb *adk_message_arg(FunctionCallInfo fcinfo, int argno, bool is_text);
+extern char *adk_arg_id(FunctionCallInfo fcinfo, int n, const char *what);
 
 /* retry.c: where a retried queued run goes on */
 typedef struct AdkRetryPoint
@@ -237,7 +290,27 @@ typedef struct AdkRetryPoint
 	char	   *error_message;
 } AdkRetryPoint;
 
-extern bool adk_retry_point(AdkRun *run, Jsonb *message, AdkRetryPoint *p);
+extern bool adk_retry_point(AdkRun *run, AdkRetryPoint *p);
+
+/* parts.c: reading the runner's JSON */
+typedef struct AdkParts
+{
+	JsonbIterator *it;
+} AdkParts;
+
+extern char *adk_jstr(JsonbContainer *c, const char *key);
+extern JsonbContainer *adk_content_parts(JsonbContainer *content);
+extern JsonbContainer *adk_event_parts(JsonbContainer *event);
+extern void adk_parts_begin(AdkParts *p, JsonbContainer *parts);
+extern bool adk_parts_next(AdkParts *p, JsonbContainer **part);
+
+/* input.c: the user's message, decoded once */
+extern void adk_input_decode(AdkInput *in, Jsonb *message);
+extern void adk_input_find_call(AdkRun *run);
+
+/* route.c: which agent handles the input */
+extern AdkAgent *adk_agent_for_input(AdkRun *run);
+extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
 
 /* emit.c: the one place events leave the runner */
 struct JsonWriter;
@@ -257,20 +330,29 @@ extern void adk_store_timed(AdkRun *run, Jsonb *event,
 extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,
 						bool partial);
 extern char *adk_event_unstorable(Jsonb *event, const char **code);
+extern bool adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
+							 const char *branch, const char *key1,
+							 Jsonb *value1, const char *key2, Jsonb *value2,
+							 Jsonb **result);
 
-/* run.c */
-extern void adk_check_run_options(Jsonb *options);
-
-/* defs.c */
+/* defs.c: definitions, their loaders and lookups */
 extern void adk_load_definitions(AdkRun *run, bool *auto_create);
-
-/* agents.c */
 extern void adk_load_agents(AdkRun *run, const char *root_name);
 extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
-extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
-extern char *adk_first_response_id(Jsonb *content);
-extern bool adk_find_call_event(AdkRun *run, const char *call_id,
-								char **author, char **invocation_id);
+extern List *adk_transfer_targets(AdkAgent *agent);
+extern List *adk_load_tools(AdkAgent *agent);
+extern bool adk_agent_lists(AdkAgent *agent, const char *name);
+
+/* an app's settings for the built-in tools */
+typedef struct AdkAppOptions
+{
+	bool		save_input_blobs;	/* adk.apps.save_input_blobs_as_artifacts */
+	bool		add_to_memory;	/* adk.apps.add_to_memory */
+} AdkAppOptions;
+
+extern AdkAppOptions adk_app_builtin_options(AdkRun *run);
+
+/* agents.c */
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
 extern void adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent,
 									const char *branch, List *calls);
@@ -278,7 +360,6 @@ extern void adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent,
 extern AdkStepResult adk_agent_step(AdkRun *run);
 extern void adk_agent_abandon(AdkRun *run);
 extern bool adk_agent_ready(AdkRun *run);
-extern List *adk_transfer_targets(AdkAgent *agent);
 
 /* flow.c */
 typedef enum AdkRoundResult
@@ -312,8 +393,6 @@ extern bool adk_round_ready(const AdkRound *round);
 extern void adk_round_abandon(AdkRound *round);
 extern void adk_llm_free_calls(List *calls);
 extern List *adk_llm_event_calls(Jsonb *event);
-extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
-								AdkTool *tool, const char *call_id, Jsonb *args);
 
 /* prompt.c */
 extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
@@ -324,28 +403,25 @@ extern char *adk_build_instruction(AdkRun *run, AdkAgent *agent);
 extern Jsonb *adk_request_config(AdkAgent *agent, const char *instruction);
 
 /* tools.c */
-extern List *adk_load_tools(AdkAgent *agent);
+extern AdkTool *adk_find_tool(List *tools, const char *name);
 extern Jsonb *adk_tool_declarations(AdkRun *run, AdkAgent *agent,
 									List *tools);
 extern Jsonb *adk_tool_call(AdkTool *tool, Jsonb *args, char **error);
+extern Jsonb *adk_call_sql_tool(AdkRun *run, AdkAgent *agent, const char *branch,
+								AdkTool *tool, const char *call_id, Jsonb *args);
 
 /* plugins.c */
 extern List *adk_load_plugins(ArrayType *names);
 extern bool adk_plugins_have(AdkRun *run, AdkCallback cb);
 extern Jsonb *adk_plugins_call(AdkRun *run, AdkCallback cb, Jsonb *context,
 							   char **error);
-extern bool adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
-							 const char *branch, const char *key1,
-							 Jsonb *value1, const char *key2, Jsonb *value2,
-							 Jsonb **result);
 extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 								 const char *agent, const char *key1,
 								 Jsonb *value1, const char *key2,
 								 Jsonb *value2);
 
 /* hitl.c: human in the loop -- long-running tools, confirmation, run_states */
-extern char *adk_hitl_begin(AdkRun *run, Jsonb *message, char *candidate,
-							bool explicit_id);
+extern char *adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id);
 extern bool adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent,
 								 const char *branch, List *tools);
 extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * spans.c
- *	  The spans of a run (SPEC §12), after the OpenTelemetry GenAI semantic
- *	  conventions, as rows of adk.spans.
+ *	  The spans of a run (README "Traces"), after the OpenTelemetry GenAI
+ *	  semantic conventions, as rows of adk.spans.
  *
  * A run is one trace (or a part of the caller's, with options.traceparent
  * or adk.traceparent).  Its root is "invoke_agent {agent}" for the agent
@@ -109,7 +109,7 @@ typedef struct Span
 	TimestampTz start;
 	TimestampTz end;			/* when it ended: set as it is written */
 	instr_time	t0;
-	double		store_ms0;		/* run->store_ms when it started */
+	double		store_ms0;		/* run->out.store_ms when it started */
 	double		plugin_ms;		/* plugin callbacks in it */
 	int64		input_tokens;	/* agents: their model calls' */
 	int64		output_tokens;
@@ -239,7 +239,7 @@ adk_span_run_begin(AdkRun *run)
 {
 	MemoryContext cxt = GetMemoryChunkContext(run);
 	AdkTrace   *t;
-	const char *tp = run->traceparent;
+	const char *tp = run->trace.traceparent;
 	Span	   *root;
 
 	if (!adk_spans_enabled)
@@ -255,8 +255,8 @@ adk_span_run_begin(AdkRun *run)
 		adk_random_hex_id(t->trace_id, ADK_TRACE_ID_HEX / 2);
 		t->parent_id[0] = '\0';
 	}
-	run->trace = t;
-	root = agent_begin(run, NULL, run->first_agent);
+	run->trace.current = t;
+	root = agent_begin(run, NULL, run->defs.first_agent);
 	strlcpy(root->parent_id, t->parent_id, sizeof(root->parent_id));
 	t->step = root->id;
 	set_current(run, root);
@@ -270,30 +270,30 @@ adk_span_run_begin(AdkRun *run)
 void
 adk_span_run_end(AdkRun *run, bool waiting)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *root;
 
 	if (t == NULL)
 		return;
 	root = (Span *) linitial(t->open);
 	Assert(root->parent == NULL);
-	if (run->failed)
+	if (run->out.failed)
 	{
 		root->status = "ERROR";
-		root->status_message = run->error_message;
-		attr_str(root, "error.type", run->error_code ? run->error_code : "_OTHER");
+		root->status_message = run->out.error_message;
+		attr_str(root, "error.type", run->out.error_code ? run->out.error_code : "_OTHER");
 	}
-	else if (run->stopped)
+	else if (run->out.stopped)
 	{
 		root->status = "ERROR";
 		root->status_message = "the caller stopped reading adk_run's rows before the run ended";
 		attr_str(root, "error.type", "CANCELLED");
 	}
 	attr_str(root, "adk.invocation.status",
-			 run->failed ? "failed" : run->stopped ? "cancelled" :
+			 run->out.failed ? "failed" : run->out.stopped ? "cancelled" :
 			 waiting ? "waiting" : "completed");
 	end_span(run, root, false);
-	run->trace = NULL;
+	run->trace.current = NULL;
 	adk_trace_set_current(NULL, NULL, NULL, 0);
 }
 
@@ -306,10 +306,10 @@ adk_span_run_end(AdkRun *run, bool waiting)
 void
 adk_span_keep_written(AdkRun *run)
 {
-	if (run->trace == NULL)
+	if (run->trace.current == NULL)
 		return;
-	run->trace->keep = true;
-	run->kept_trace = run->trace;
+	run->trace.current->keep = true;
+	run->trace.kept_trace = run->trace.current;
 }
 
 /*
@@ -318,7 +318,7 @@ adk_span_keep_written(AdkRun *run)
 void
 adk_span_committed(AdkRun *run)
 {
-	AdkTrace   *t = run->kept_trace;
+	AdkTrace   *t = run->trace.kept_trace;
 	ListCell   *lc;
 
 	if (t == NULL)
@@ -341,14 +341,14 @@ void
 adk_span_run_abort(AdkRun *run, bool cancelled, const char *error_type,
 				   const char *message)
 {
-	AdkTrace   *t = run->kept_trace;
+	AdkTrace   *t = run->trace.kept_trace;
 	ListCell   *lc;
 	Span	   *root;
 
 	if (t == NULL)
 		return;
 	/* written as they were (write_span reads the trace from the run) */
-	run->trace = t;
+	run->trace.current = t;
 	foreach(lc, t->unsaved)
 	{
 		Span	   *s = (Span *) lfirst(lc);
@@ -367,8 +367,8 @@ adk_span_run_abort(AdkRun *run, bool cancelled, const char *error_type,
 	}
 	adk_span_committed(run);	/* nothing left to write again */
 	t->keep = false;
-	run->trace = NULL;
-	run->kept_trace = NULL;
+	run->trace.current = NULL;
+	run->trace.kept_trace = NULL;
 	adk_trace_set_current(NULL, NULL, NULL, 0);
 }
 
@@ -379,7 +379,7 @@ adk_span_run_abort(AdkRun *run, bool cancelled, const char *error_type,
 void
 adk_span_step_begin(AdkRun *run, AdkSpanId span)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 
 	if (t == NULL || (s = find_span(t, span)) == NULL)
@@ -395,7 +395,7 @@ adk_span_step_begin(AdkRun *run, AdkSpanId span)
 AdkSpanId
 adk_span_step(AdkRun *run)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 
 	if (t == NULL)
@@ -411,7 +411,7 @@ adk_span_step(AdkRun *run)
 AdkSpanId
 adk_span_root(AdkRun *run)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 
 	if (t == NULL)
 		return 0;
@@ -425,14 +425,14 @@ adk_span_root(AdkRun *run)
 AdkSpanId
 adk_span_agent_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *root;
 	Span	   *p;
 
 	if (t == NULL)
 		return 0;
 	root = (Span *) linitial(t->open);
-	if (parent == 0 && agent == run->first_agent && !root->claimed)
+	if (parent == 0 && agent == run->defs.first_agent && !root->claimed)
 	{
 		root->claimed = true;
 		return root->id;
@@ -448,12 +448,12 @@ adk_span_agent_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent)
 void
 adk_span_agent_end(AdkRun *run, AdkSpanId span)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 
 	if (t == NULL || (s = find_span(t, span)) == NULL || s->parent == NULL)
 		return;
-	if (run->failed)
+	if (run->out.failed)
 		s->status = "ERROR";
 	end_span(run, s, false);
 }
@@ -467,7 +467,7 @@ AdkSpanId
 adk_span_model_begin(AdkRun *run, AdkSpanId parent, const char *model,
 					 Jsonb *contents)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *p;
 	Span	   *s;
 
@@ -508,7 +508,7 @@ adk_span_compaction_begin(AdkRun *run, AdkSpanId parent, const char *kind,
 	AdkSpanId	id = adk_span_model_begin(run, parent, model, contents);
 	Span	   *s;
 
-	if ((s = find_span(run->trace, id)) == NULL)
+	if ((s = find_span(run->trace.current, id)) == NULL)
 		return 0;
 	s->compaction = true;
 	attr_str(s, "adk.compaction.kind", kind);
@@ -523,7 +523,7 @@ adk_span_compaction_begin(AdkRun *run, AdkSpanId parent, const char *kind,
 void
 adk_span_model_finishing(AdkRun *run, AdkSpanId span)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 
 	adk_ledger_last.valid = false;
@@ -538,7 +538,7 @@ adk_span_model_finishing(AdkRun *run, AdkSpanId span)
 void
 adk_span_model_end(AdkRun *run, AdkSpanId span, Jsonb *response)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 	Span	   *a;
 	const char *provider = "";
@@ -658,7 +658,7 @@ void
 adk_span_model_fail(AdkRun *run, AdkSpanId span, const char *error_type,
 					const char *message)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 
 	if (t == NULL || (s = find_span(t, span)) == NULL || s->type != SPAN_MODEL)
@@ -677,7 +677,7 @@ AdkSpanId
 adk_span_tool_begin(AdkRun *run, AdkSpanId parent, const char *tool,
 					const char *description, const char *call_id, Jsonb *args)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *p;
 	Span	   *s;
 
@@ -705,7 +705,7 @@ adk_span_tool_begin(AdkRun *run, AdkSpanId parent, const char *tool,
 void
 adk_span_tool_end(AdkRun *run, AdkSpanId span, Jsonb *result)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 
 	if (t == NULL || (s = find_span(t, span)) == NULL || s->type != SPAN_TOOL)
@@ -723,7 +723,7 @@ AdkSpanId
 adk_span_agent_tool_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent,
 						  const char *call_id, Jsonb *args)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *current;
 	Span	   *tool;
 	Span	   *s;
@@ -748,7 +748,7 @@ adk_span_agent_tool_begin(AdkRun *run, AdkSpanId parent, AdkAgent *agent,
 void
 adk_span_agent_tool_end(AdkRun *run, AdkSpanId span, Jsonb *result)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 	Span	   *tool;
 	JsonbValue *err;
@@ -772,8 +772,8 @@ adk_span_agent_tool_end(AdkRun *run, AdkSpanId span, Jsonb *result)
 void
 adk_span_plugin_begin(AdkRun *run)
 {
-	if (run->trace)
-		INSTR_TIME_SET_CURRENT(run->trace->plugin_t0);
+	if (run->trace.current)
+		INSTR_TIME_SET_CURRENT(run->trace.current->plugin_t0);
 }
 
 /*
@@ -783,7 +783,7 @@ void
 adk_span_plugin_end(AdkRun *run, const char *plugin, const char *callback,
 					bool ok)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	Span	   *s;
 	double		ms;
 	MemoryContext old;
@@ -842,7 +842,7 @@ static Span *
 begin_span(AdkRun *run, Span *parent, SpanType type, const char *name,
 		   const char *kind)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	MemoryContext old = MemoryContextSwitchTo(t->cxt);
 	Span	   *s = palloc0(sizeof(Span));
 
@@ -856,7 +856,7 @@ begin_span(AdkRun *run, Span *parent, SpanType type, const char *name,
 	s->kind = kind;
 	s->start = GetCurrentTimestamp();
 	INSTR_TIME_SET_CURRENT(s->t0);
-	s->store_ms0 = run->store_ms;
+	s->store_ms0 = run->out.store_ms;
 	s->status = "UNSET";
 	initStringInfo(&s->attrs);
 	initStringInfo(&s->events);
@@ -940,7 +940,7 @@ tool_result(AdkTrace *t, Span *s, Jsonb *result)
 static void
 end_span(AdkRun *run, Span *s, bool abandoned)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 	TimestampTz end;
 
 	for (;;)
@@ -959,12 +959,12 @@ end_span(AdkRun *run, Span *s, bool abandoned)
 	}
 	end = GetCurrentTimestamp();
 	t->open = list_delete_ptr(t->open, s);
-	if (abandoned && s->type == SPAN_AGENT && s->model_failed && run->failed)
+	if (abandoned && s->type == SPAN_AGENT && s->model_failed && run->out.failed)
 	{
 		/* the agent whose failure ended the run (a parallel lane's) */
 		s->status = "ERROR";
-		s->status_message = run->error_message;
-		attr_str(s, "error.type", run->error_code ? run->error_code : "_OTHER");
+		s->status_message = run->out.error_message;
+		attr_str(s, "error.type", run->out.error_code ? run->out.error_code : "_OTHER");
 	}
 	else if (abandoned && strcmp(s->status, "ERROR") != 0)
 	{
@@ -979,7 +979,7 @@ end_span(AdkRun *run, Span *s, bool abandoned)
 		attr_int(s, "gen_ai.usage.output_tokens", s->output_tokens);
 		if (s->has_cached)
 			attr_int(s, "gen_ai.usage.cache_read.input_tokens", s->cached_tokens);
-		attr_float(s, "adk.store.duration_ms", run->store_ms - s->store_ms0);
+		attr_float(s, "adk.store.duration_ms", run->out.store_ms - s->store_ms0);
 	}
 	if (s->plugin_ms > 0)
 		attr_float(s, "adk.plugins.duration_ms", s->plugin_ms);
@@ -1016,28 +1016,19 @@ free_span(Span *s)
 	pfree(s);
 }
 
-#define SPAN_COLUMNS \
-	"INSERT INTO adk.spans (trace_id, span_id, parent_span_id, name, kind," \
-	" start_time, end_time, status_code, status_message, attributes, events," \
-	" app_name, user_id, session_id, invocation_id, role_name)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
-#define INSERT_SQL SPAN_COLUMNS
-#define INSERT_QUEUED_SQL \
-	"WITH s AS (" SPAN_COLUMNS " RETURNING id)" \
-	" INSERT INTO adk.span_exports (span_ref) SELECT s.id FROM s"
-#define PURGE_SQL \
-	"DELETE FROM adk.spans WHERE created_at OPERATOR(pg_catalog.<)" \
-	" (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))"
+#define INSERT_SQL \
+	"SELECT adk._span_insert($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+#define PURGE_SQL "SELECT adk._spans_purge($1)"
 
 static void
 write_span(AdkRun *run, Span *s, TimestampTz end)
 {
-	AdkTrace   *t = run->trace;
-	Oid			types[16] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	AdkTrace   *t = run->trace.current;
+	Oid			types[17] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 		TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID,
-	TEXTOID, TEXTOID, TEXTOID, TEXTOID, NAMEOID};
-	Datum		args[16];
-	char		nulls[16];
+	TEXTOID, TEXTOID, TEXTOID, TEXTOID, NAMEOID, BOOLOID};
+	Datum		args[17];
+	char		nulls[17];
 	StringInfoData buf;
 	NameData	role;
 	AdkOwnerSave save;
@@ -1072,18 +1063,18 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 	args[14] = run->invocation_id ? CStringGetTextDatum(run->invocation_id) : (Datum) 0;
 	nulls[14] = run->invocation_id ? ' ' : 'n';
 	args[15] = NameGetDatum(&role);
+	args[16] = BoolGetDatum(queued);
 
 	adk_become_owner(&save);
 	SPI_connect();
-	if (adk_spi_exec(queued ? INSERT_QUEUED_SQL : INSERT_SQL, 16, types, args,
-					 nulls, 0) != SPI_OK_INSERT)
+	if (adk_spi_exec(INSERT_SQL, 17, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not insert into adk.spans");
 	if (adk_spans_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
 	{
 		Oid			ptype = FLOAT8OID;
 		Datum		parg = Float8GetDatum((double) adk_spans_retention_s);
 
-		if (adk_spi_exec(PURGE_SQL, 1, &ptype, &parg, NULL, 0) != SPI_OK_DELETE)
+		if (adk_spi_exec(PURGE_SQL, 1, &ptype, &parg, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not purge adk.spans");
 	}
 	SPI_finish();
@@ -1098,7 +1089,7 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 static void
 set_current(AdkRun *run, Span *s)
 {
-	run->trace->current = s->id;
+	run->trace.current->current = s->id;
 	point_trace(run, s);
 }
 
@@ -1109,7 +1100,7 @@ set_current(AdkRun *run, Span *s)
 static void
 point_trace(AdkRun *run, Span *s)
 {
-	AdkTrace   *t = run->trace;
+	AdkTrace   *t = run->trace.current;
 
 	if (run->invocation_id == NULL)
 		adk_trace_set_current(NULL, NULL, NULL, 0);

@@ -84,8 +84,9 @@ static void write_builtin(JsonWriter *w, const char *name,
 						  const char *description, const char *param,
 						  const char *param_description);
 
-static AdkTool *
-find_tool(List *tools, const char *name)
+/* The tool of that name among tools (AdkTool *), or NULL */
+AdkTool *
+adk_find_tool(List *tools, const char *name)
 {
 	ListCell   *lc;
 
@@ -116,7 +117,7 @@ adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
 	foreach(lc, agent->tools)
 	{
 		char	   *name = (char *) lfirst(lc);
-		AdkTool    *t = find_tool(tools, name);
+		AdkTool    *t = adk_find_tool(tools, name);
 		AdkAgent   *as_tool;
 
 		if (t != NULL)
