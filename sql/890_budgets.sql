@@ -114,8 +114,8 @@ UPDATE adk.models SET price = '{"input": "1"}' WHERE name = 'bud_model';
 UPDATE adk.models SET price = '{"input": 2.5, "output": 10, "cached_input": 1.25}' WHERE name = 'bud_model';
 SELECT c.app_name, c.user_id, c.agent, c.model, c.day = (now() AT TIME ZONE 'UTC')::date AS today,
        c.model_calls,
-       round(c.cost, 12) = round(((c.input_tokens - c.cached_input_tokens) * 2.5 + c.cached_input_tokens * 1.25
-                                 + c.output_tokens * 10) / 1e6, 12) AS cost_exact,
+       c.cost = round(((c.input_tokens - c.cached_input_tokens) * 2.5 + c.cached_input_tokens * 1.25
+                       + c.output_tokens * 10) / 1e6, 6) AS cost_exact,
        c.cost > 0 AS priced
   FROM adk.costs c WHERE c.app_name = 'bud_app' ORDER BY c.user_id;
 -- without a price the cost is unknown, not zero

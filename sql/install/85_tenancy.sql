@@ -429,15 +429,17 @@ SELECT c.app_name, c.user_id, i.agent, c.model,
        pg_catalog.sum(coalesce(c.input_tokens, 0)) AS input_tokens,
        pg_catalog.sum(coalesce(c.output_tokens, 0)) AS output_tokens,
        pg_catalog.sum(x.cached) AS cached_input_tokens,
-       -- OPERATOR() forms share one precedence: every product is bracketed
-       pg_catalog.sum(((coalesce(c.input_tokens, 0) OPERATOR(pg_catalog.-) x.cached)
+       -- OPERATOR() forms share one precedence: every product is bracketed;
+       -- the cost is rounded to millionths of the currency (a person reads
+       -- 0.000125, not 24 decimals)
+       pg_catalog.round(pg_catalog.sum(((coalesce(c.input_tokens, 0) OPERATOR(pg_catalog.-) x.cached)
                        OPERATOR(pg_catalog.*) (m.price ->> 'input')::numeric)
                       OPERATOR(pg_catalog.+)
                       (x.cached OPERATOR(pg_catalog.*)
                        coalesce(m.price ->> 'cached_input', m.price ->> 'input')::numeric)
                       OPERATOR(pg_catalog.+)
                       (coalesce(c.output_tokens, 0) OPERATOR(pg_catalog.*) (m.price ->> 'output')::numeric))
-           OPERATOR(pg_catalog./) 1000000 AS cost
+           OPERATOR(pg_catalog./) 1000000, 6) AS cost
   FROM adk.model_calls c
   LEFT JOIN adk.invocations i ON i.invocation_id OPERATOR(pg_catalog.=) c.invocation_id
   LEFT JOIN adk.models m ON m.name OPERATOR(pg_catalog.=) c.model
