@@ -21,12 +21,12 @@ update=
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(README.md docs/*.md)
 model_server_start >/dev/null || { echo "not ok - model server"; exit 1; }
-trap 'model_server_stop; cluster_stop; rm -rf "$MODEL_SERVER_DIR"' EXIT
+trap 'model_server_stop; cluster_stop; rm -rf "${MODEL_SERVER_DIR:-}"' EXIT
 failed=0
 for f in "${files[@]}"; do
     cluster_start "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
         "max_worker_processes = 16" || { echo "not ok - $f: cluster"; failed=$((failed + 1)); continue; }
-    trap 'model_server_stop; cluster_stop; rm -rf "$MODEL_SERVER_DIR"' EXIT
+    trap 'model_server_stop; cluster_stop; rm -rf "${MODEL_SERVER_DIR:-}"' EXIT
     python3 test/doctest/doctest.py $update "$f" || failed=$((failed + 1))
     cluster_stop
 done
