@@ -162,7 +162,7 @@ SELECT (SELECT count(*) FROM jsonb_object_keys(event_data) k WHERE k ~ '^k[0-9]+
 -- user adds runs -- a trigger, a rule, a CHECK constraint -- and an added
 -- column gets its default.  Each is seen at once, in this session.
 -- (Such a trigger runs with search_path pinned to pg_catalog, pg_temp when
--- the extension writes -- README "Security" -- so it names its table.)
+-- the extension writes -- docs/security.md -- so it names its table.)
 CREATE TABLE event_audit (event_id text, seq bigint);
 CREATE FUNCTION audit_event() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

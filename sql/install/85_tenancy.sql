@@ -1,6 +1,6 @@
 -- ---------------------------------------------------------------------
 -- Tenancy, row-level security, token budgets and costs (SPEC §11).
--- See README "Tenancy" and "Budgets and costs", and src/store/tenancy.c.
+-- See docs/security.md ("Tenancy") and docs/budgets.md, and src/store/tenancy.c.
 --
 -- adk.apps.tenancy: 'shared' (default; every adk_user member may name any
 -- user id), 'role' (the user id is the calling role's name), 'claim' (a
@@ -211,7 +211,7 @@ ALTER VIEW adk.pending_interrupts SET (security_invoker = true);
 -- (SELECT ... FOR UPDATE, in budget id order) and refuses the call when
 -- any of them is spent: tokens used >= max_tokens or calls >= max_model_calls.
 -- Otherwise it counts the call; after the call adk._budget_charge adds its
--- input + output tokens to the same rows.  See README "Budgets and costs"
+-- input + output tokens to the same rows.  See docs/budgets.md
 -- for what that makes exact.
 -- ---------------------------------------------------------------------
 
@@ -331,9 +331,9 @@ END
 $$;
 
 -- ---------------------------------------------------------------------
--- A rolled-back call is not free (src/shared/spent.c, README "Budgets and
--- costs").  What _budget_take and _budget_charge add to adk.budget_spend
--- is noted for the transaction (_budget_spent); if it rolls back, the
+-- A rolled-back call is not free (src/shared/spent.c, docs/budgets.md).
+-- What _budget_take and _budget_charge add to adk.budget_spend is noted
+-- for the transaction (_budget_spent); if it rolls back, the
 -- notes go to shared memory, _budget_take counts them as pending
 -- (_budget_pending), and the launcher adds them to adk.budget_spend in a
 -- transaction of its own (_budget_apply).  Ledger rows of rolled-back
