@@ -21,8 +21,8 @@
 #
 # Environment (for developers): ADK_CI_NO_APT=1 skips apt-get;
 # ADK_CI_SUITES="regress isolation" runs only the named suites
-# (unit fuzz regress regress_valgrind isolation tap interop model_server
-# pg17 pg18); ADK_PG_CONFIG=/path/pg_config builds and tests against another
+# (unit fuzz regress regress_valgrind isolation tap interop doctest
+# model_server pg17 pg18); ADK_PG_CONFIG=/path/pg_config builds and tests against another
 # PostgreSQL 15 tree (e.g. a private copy of /usr/lib/postgresql/15, so that
 # two checkouts can be tested side by side); ADK_CI_CHROOTS=DIR keeps the
 # chroots in DIR (DIR/trixie, DIR/sid) and reuses those set up before.
@@ -30,7 +30,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 T0=$SECONDS
-SUITES=${ADK_CI_SUITES:-"model_server unit fuzz regress regress_valgrind isolation tap interop pg17 pg18"}
+SUITES=${ADK_CI_SUITES:-"model_server unit fuzz regress regress_valgrind isolation tap interop doctest pg17 pg18"}
 step() { printf '\n==== [%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 die() { echo "FATAL: $*"; echo "ci: 0 passed, 1 failed"; exit 1; }
 wants() { [[ " $SUITES " == *" $1 "* ]]; }
@@ -220,6 +220,11 @@ if wants tap && ls "$SRC"/test/t/*.pl >/dev/null 2>&1; then
 fi
 if wants interop && [ -f "$SRC/test/interop/run.sh" ]; then
     run_script_suite interop bash test/interop/run.sh
+fi
+if wants doctest; then
+    # every sql block of README.md and docs/*.md against the output shown,
+    # and the demo (test/doctest/run.sh)
+    run_script_suite doctest bash test/doctest/run.sh
 fi
 
 # PostgreSQL 17 and 18: the build and the regress, isolation and TAP

@@ -2,7 +2,8 @@
 -- adk.event_log: events flattened for people.
 --   SELECT seq, author, role, text, function_calls, function_responses, error
 --     FROM adk.event_log WHERE session_id = 'session-1' ORDER BY seq;
--- reads like the conversation.
+-- reads like the conversation.  event_id (the event's id, last because
+-- a view only grows at its end) finds the stored event again.
 -- ---------------------------------------------------------------------
 
 CREATE FUNCTION adk._parts(content jsonb) RETURNS SETOF jsonb
@@ -36,8 +37,9 @@ SELECT e.app_name,
                         e.event_data ->> 'error_message'), '') AS error,
        nullif(e.event_data #> '{actions,state_delta}', '{}'::jsonb) AS state_delta,
        e.event_data ->> 'branch' AS branch,
-       e.event_data -> 'long_running_tool_ids' AS long_running_tool_ids
+       e.event_data -> 'long_running_tool_ids' AS long_running_tool_ids,
+       e.id AS event_id
   FROM adk.events e;
 
 COMMENT ON VIEW adk.event_log IS
-    'Events flattened for reading: seq, time, author, role, text, function calls and responses, errors.';
+    'Events flattened for reading: seq, time, author, role, text, function calls and responses, errors, the event id.';

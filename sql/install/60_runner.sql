@@ -102,3 +102,47 @@ CREATE TRIGGER adk_definitions_version AFTER INSERT OR UPDATE OR DELETE OR TRUNC
 CREATE TRIGGER adk_definitions_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
     ON adk.plugins FOR EACH STATEMENT EXECUTE FUNCTION adk._bump_definitions_version();
 GRANT SELECT ON adk.definitions_version TO adk_user;
+
+-- ---------------------------------------------------------------------
+-- adk_run_summary: what a run did, one short line per event, for the
+-- common "what did my agent just do" question without \x:
+--   SELECT * FROM adk_run_summary('weather_app', 'user-1', 'session-1');
+-- The run is the given invocation, or else the one of the session's
+-- newest event that has an invocation id.  Each line is the event's text,
+-- calls, responses and error (as adk.event_log shows them), joined by
+-- " | " and cut to 100 characters.  It reads as the caller: row-level
+-- security applies, and a session the caller cannot see does not exist.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION adk_run_summary(app_name text, user_id text, session_id text,
+                                invocation_id text DEFAULT NULL)
+RETURNS TABLE (seq bigint, author text, event text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT adk._session_not_found($1, $2, $3)
+     WHERE NOT EXISTS (SELECT 1 FROM adk.sessions s
+                        WHERE s.app_name OPERATOR(pg_catalog.=) $1
+                          AND s.user_id OPERATOR(pg_catalog.=) $2
+                          AND s.id OPERATOR(pg_catalog.=) $3);
+    SELECT l.seq, l.author,
+           CASE WHEN pg_catalog.length(x.line) OPERATOR(pg_catalog.>) 100
+                THEN pg_catalog.left(x.line, 99) OPERATOR(pg_catalog.||) '…'
+                ELSE x.line END
+      FROM adk.event_log l
+     CROSS JOIN LATERAL (
+           SELECT pg_catalog.concat_ws(' | ', l.text,
+                                       'call ' OPERATOR(pg_catalog.||) l.function_calls,
+                                       'response ' OPERATOR(pg_catalog.||) l.function_responses,
+                                       'error ' OPERATOR(pg_catalog.||) l.error) AS line) x
+     WHERE l.app_name OPERATOR(pg_catalog.=) $1
+       AND l.user_id OPERATOR(pg_catalog.=) $2
+       AND l.session_id OPERATOR(pg_catalog.=) $3
+       AND l.invocation_id OPERATOR(pg_catalog.=) coalesce($4,
+               (SELECT e.invocation_id FROM adk.events e
+                 WHERE e.app_name OPERATOR(pg_catalog.=) $1
+                   AND e.user_id OPERATOR(pg_catalog.=) $2
+                   AND e.session_id OPERATOR(pg_catalog.=) $3
+                   AND e.invocation_id OPERATOR(pg_catalog.<>) ''
+                 ORDER BY e.seq DESC LIMIT 1))
+     ORDER BY l.seq
+$$;
+COMMENT ON FUNCTION adk_run_summary(text, text, text, text) IS
+    'One line per event of a run (the given invocation, or the session''s newest): seq, author, and its text, calls, responses and error.';

@@ -1,7 +1,7 @@
 -- ---------------------------------------------------------------------
 -- Background workers (SPEC §8): queued runs, triggers that queue runs,
 -- waiting, cancellation.  The launcher and the job workers need
--- shared_preload_libraries = 'adk_runner'; see README "Background runs".
+-- shared_preload_libraries = 'adk_runner'; see docs/workers.md.
 -- ---------------------------------------------------------------------
 
 CREATE TABLE adk.jobs (
@@ -39,7 +39,7 @@ COMMENT ON COLUMN adk.jobs.max_attempts IS '1 + options.retries: how often a job
 
 GRANT SELECT ON adk.jobs TO adk_user;
 -- Marked for pg_dump in 80_backup.sql, with the role looked up by name on
--- insert (README "Backup and restore").
+-- insert (docs/operations.md).
 
 -- The claim, in one place: the job workers run exactly this, and so does
 -- the isolation test.  A queued job that no earlier queued or running job

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Backup and restore (README "Backup and restore").
+-- Backup and restore (docs/operations.md).
 --
 -- pg_dump dumps the rows of an extension's table only when the table is
 -- marked with pg_extension_config_dump, and a sequence's position only

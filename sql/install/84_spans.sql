@@ -175,7 +175,9 @@ COMMENT ON FUNCTION adk_current_trace() IS
 -- what committed (the same rows people query), and cost nothing on the
 -- hot path; they cover what adk.model_calls_retention / adk.spans_retention
 -- keep.  They read as the querying role, so row-level security applies:
--- a tenant counts its own calls (86_spans_tenancy.sql).
+-- a tenant counts its own calls (86_spans_tenancy.sql).  Times are in
+-- milliseconds rounded to a tenth: what a person reads (the rows in
+-- adk.model_calls and adk.spans keep them whole).
 -- ---------------------------------------------------------------------
 CREATE TABLE adk.stat_reset (
     id       integer PRIMARY KEY DEFAULT 1 CHECK (id = 1),
@@ -190,9 +192,9 @@ SELECT m.model, m.provider,
        coalesce(pg_catalog.sum(m.input_tokens), 0)::bigint AS input_tokens,
        coalesce(pg_catalog.sum(m.output_tokens), 0)::bigint AS output_tokens,
        coalesce(pg_catalog.sum(m.cached_tokens), 0)::bigint AS cached_tokens,
-       pg_catalog.sum(m.latency_ms) AS total_time_ms,
-       pg_catalog.avg(m.latency_ms) AS mean_time_ms,
-       pg_catalog.avg(m.first_chunk_ms) AS mean_first_chunk_ms,
+       pg_catalog.round(pg_catalog.sum(m.latency_ms)::numeric, 1) AS total_time_ms,
+       pg_catalog.round(pg_catalog.avg(m.latency_ms)::numeric, 1) AS mean_time_ms,
+       pg_catalog.round(pg_catalog.avg(m.first_chunk_ms)::numeric, 1) AS mean_first_chunk_ms,
        (SELECT r.reset_at FROM adk.stat_reset r) AS stats_reset
   FROM adk.model_calls m
  WHERE m.created_at OPERATOR(pg_catalog.>=) (SELECT r.reset_at FROM adk.stat_reset r)
@@ -203,8 +205,8 @@ CREATE VIEW adk.stat_tools WITH (security_invoker = true) AS
 SELECT s.attributes OPERATOR(pg_catalog.->>) 'gen_ai.tool.name' AS tool,
        pg_catalog.count(*) AS calls,
        pg_catalog.count(*) FILTER (WHERE s.status_code OPERATOR(pg_catalog.=) 'ERROR') AS errors,
-       pg_catalog.sum((s.attributes OPERATOR(pg_catalog.->>) 'adk.tool.duration_ms')::double precision) AS total_time_ms,
-       pg_catalog.avg((s.attributes OPERATOR(pg_catalog.->>) 'adk.tool.duration_ms')::double precision) AS mean_time_ms,
+       pg_catalog.round(pg_catalog.sum((s.attributes OPERATOR(pg_catalog.->>) 'adk.tool.duration_ms')::numeric), 1) AS total_time_ms,
+       pg_catalog.round(pg_catalog.avg((s.attributes OPERATOR(pg_catalog.->>) 'adk.tool.duration_ms')::numeric), 1) AS mean_time_ms,
        (SELECT r.reset_at FROM adk.stat_reset r) AS stats_reset
   FROM adk.spans s
  WHERE s.attributes OPERATOR(pg_catalog.->>) 'gen_ai.operation.name' OPERATOR(pg_catalog.=) 'execute_tool'

@@ -1,6 +1,6 @@
 -- ---------------------------------------------------------------------
 -- Tenancy, row-level security, token budgets and costs (SPEC §11).
--- See README "Tenancy" and "Budgets and costs", and src/store/tenancy.c.
+-- See docs/security.md ("Tenancy") and docs/budgets.md, and src/store/tenancy.c.
 --
 -- adk.apps.tenancy: 'shared' (default; every adk_user member may name any
 -- user id), 'role' (the user id is the calling role's name), 'claim' (a
@@ -211,7 +211,7 @@ ALTER VIEW adk.pending_interrupts SET (security_invoker = true);
 -- (SELECT ... FOR UPDATE, in budget id order) and refuses the call when
 -- any of them is spent: tokens used >= max_tokens or calls >= max_model_calls.
 -- Otherwise it counts the call; after the call adk._budget_charge adds its
--- input + output tokens to the same rows.  See README "Budgets and costs"
+-- input + output tokens to the same rows.  See docs/budgets.md
 -- for what that makes exact.
 -- ---------------------------------------------------------------------
 
@@ -331,9 +331,9 @@ END
 $$;
 
 -- ---------------------------------------------------------------------
--- A rolled-back call is not free (src/shared/spent.c, README "Budgets and
--- costs").  What _budget_take and _budget_charge add to adk.budget_spend
--- is noted for the transaction (_budget_spent); if it rolls back, the
+-- A rolled-back call is not free (src/shared/spent.c, docs/budgets.md).
+-- What _budget_take and _budget_charge add to adk.budget_spend is noted
+-- for the transaction (_budget_spent); if it rolls back, the
 -- notes go to shared memory, _budget_take counts them as pending
 -- (_budget_pending), and the launcher adds them to adk.budget_spend in a
 -- transaction of its own (_budget_apply).  Ledger rows of rolled-back
@@ -429,15 +429,17 @@ SELECT c.app_name, c.user_id, i.agent, c.model,
        pg_catalog.sum(coalesce(c.input_tokens, 0)) AS input_tokens,
        pg_catalog.sum(coalesce(c.output_tokens, 0)) AS output_tokens,
        pg_catalog.sum(x.cached) AS cached_input_tokens,
-       -- OPERATOR() forms share one precedence: every product is bracketed
-       pg_catalog.sum(((coalesce(c.input_tokens, 0) OPERATOR(pg_catalog.-) x.cached)
+       -- OPERATOR() forms share one precedence: every product is bracketed;
+       -- the cost is rounded to millionths of the currency (a person reads
+       -- 0.000125, not 24 decimals)
+       pg_catalog.round(pg_catalog.sum(((coalesce(c.input_tokens, 0) OPERATOR(pg_catalog.-) x.cached)
                        OPERATOR(pg_catalog.*) (m.price ->> 'input')::numeric)
                       OPERATOR(pg_catalog.+)
                       (x.cached OPERATOR(pg_catalog.*)
                        coalesce(m.price ->> 'cached_input', m.price ->> 'input')::numeric)
                       OPERATOR(pg_catalog.+)
                       (coalesce(c.output_tokens, 0) OPERATOR(pg_catalog.*) (m.price ->> 'output')::numeric))
-           OPERATOR(pg_catalog./) 1000000 AS cost
+           OPERATOR(pg_catalog./) 1000000, 6) AS cost
   FROM adk.model_calls c
   LEFT JOIN adk.invocations i ON i.invocation_id OPERATOR(pg_catalog.=) c.invocation_id
   LEFT JOIN adk.models m ON m.name OPERATOR(pg_catalog.=) c.model

@@ -50,7 +50,7 @@ GRANT INSERT, UPDATE, DELETE ON adk.tools, adk.agents, adk.apps, adk.plugins TO 
 -- TRIGGER in adk_create_trigger checks -- and adk._agent_tree, a read of
 -- adk.agents an adk_user may make anyway.  Every other internal runs only
 -- inside the extension, as the owner of schema adk, and nobody else may
--- call it with arguments of their own (README "Security").
+-- call it with arguments of their own (docs/security.md, "Security").
 -- A new internal that a SECURITY INVOKER function, a view or a trigger on
 -- a definition table calls must be added to one of the lists below
 -- (95_tenancy_grants.sql adds what row-level security's policies run).

@@ -15,5 +15,5 @@ GRANT EXECUTE ON FUNCTION adk._budget_period_start(text, timestamptz) TO adk_use
 -- PUBLIC gets nothing, this predicate included: a role outside adk_user
 -- that the owner grants the tables to directly (another ADK runtime's own
 -- login role) needs EXECUTE on adk._tenant_visible(text, text) too, since
--- the policies call it as that role (README, "Tenancy"), and on
+-- the policies call it as that role (docs/security.md, "Tenancy"), and on
 -- adk._role_visible(name) for adk.model_calls and adk.budgets.

@@ -197,22 +197,25 @@ memo_release(void *arg)
 
 /*
  * The largest request (its contents' bytes) a run keeps memos of for its
- * next requests: a quarter of adk.max_request_bytes.  The memos hold it
- * several times more -- prompt.c a piece per event and the last contents,
- * a request memo its contents, messages and printed text -- and a run
- * with them peaks at about ten times such a request
- * (test/bench/request_memory.sh), 2.5 times adk.max_request_bytes.  A
+ * next requests: a 32nd of adk.max_request_bytes (640 kB at the default).
+ * The memos hold it several times more -- prompt.c a piece per event and
+ * the last contents, a request memo its contents, messages and printed
+ * text -- and a run with them peaks at about ten times such a request
+ * (test/bench/request_memory.sh), a third of adk.max_request_bytes.  A
  * larger request is built whole every time (the copies of its bytes each
  * request makes cost about what that does), and neither its history read
  * (prompt.c) nor its messages (msg_cache.c) are kept: building it holds at
  * most three copies of its bytes at a time (build_body), and while it is
  * in flight its run holds its contents, its text and the ledger's
- * compressed copy.
+ * compressed copy.  The threshold is that low so that the requests a
+ * memory bound is about (a megabyte and up at the default) take that
+ * path, while a long session of short events (3,000 of them: about
+ * 0.3 MB of request) keeps its memos (docs/workers.md, Memory per run).
  */
 Size
 adk_request_memo_max(void)
 {
-	return (Size) adk_max_request_bytes / 4;
+	return (Size) adk_max_request_bytes / 32;
 }
 
 /*

@@ -16,10 +16,7 @@
 # test/interop/package.json into a temp dir).  Run as a non-root user with
 # the extension installed (as root the script re-runs itself as adkci).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/adkjs.sh "$@"
-[ -n "${PGBIN:-}" ] || unset PGBIN
+. "$(dirname "$0")/lib.sh"
 TURNS=${1:-200}
 LATENCY_MS=${2:-500}
 WORKERS=${3:-4}
@@ -27,13 +24,10 @@ JS=$(mktemp -d "${TMPDIR:-/tmp}/adk-js.XXXXXX")
 cp test/interop/package.json test/interop/package-lock.json test/bench/adkjs_weather.mjs "$JS/"
 (cd "$JS" && npm ci --no-audit --no-fund --prefer-offline --cache "$JS/.npm" >/dev/null 2>&1) ||
     { echo "npm ci failed in $JS"; exit 1; }
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
+bench_cluster "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
     "max_worker_processes = 24" "max_connections = 50" "adk.max_workers = $WORKERS"
-model_server_start
-trap 'model_server_stop; cluster_stop; rm -rf "$JS"' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_model_server
+bench_on_exit 'rm -rf "$JS"'
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" -v ms="$LATENCY_MS" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

@@ -14,14 +14,10 @@
 # Both commit every 100 events (a procedure), rounds alternate, and we
 # report the median per-event time of each and the ratio.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/append.sh "$@"
+. "$(dirname "$0")/lib.sh"
 N=${1:-5000}
 ROUNDS=${2:-7}
-. test/scripts/cluster.sh
-cluster_start
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster
 
 $PSQL <<'SQL'
 CREATE EXTENSION adk_runner;

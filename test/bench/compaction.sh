@@ -13,16 +13,10 @@
 # tail retention rolls everything but the last events into one summary,
 # and each turn reads only from the newest summary on.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/compaction.sh "$@"
+. "$(dirname "$0")/lib.sh"
 N=${1:-2000}
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster
+bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

@@ -10,18 +10,12 @@
 # Run as a non-root user with the extension installed (as root the script
 # re-runs itself as user adkci).  Starts its own cluster and model server.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/generate.sh "$@"
+. "$(dirname "$0")/lib.sh"
 N=${1:-1000}
 ROUNDS=${2:-5}
 MEM_CALLS=${MEM_CALLS:-10000}
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster
+bench_model_server
 KEY=sk-bench-key
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" -v key="$KEY" >/dev/null <<'SQL'

@@ -12,20 +12,13 @@
 # Run as a non-root user with the extension installed (as root the script
 # re-runs itself as user adkci).  Starts its own cluster and model server.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/inflight.sh "$@"
-[ -n "${PGBIN:-}" ] || unset PGBIN
+. "$(dirname "$0")/lib.sh"
 RUNS=${1:-1000}
 LATENCY_MS=${2:-1000}
 SESSIONS=500
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
+bench_cluster "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
     "max_worker_processes = 24" "max_connections = 50" "adk.max_workers = 1"
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" -v ms="$LATENCY_MS" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

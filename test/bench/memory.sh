@@ -28,16 +28,10 @@
 #    and ranked by cosine over all of the user's entries and fused with the
 #    'english' full-text ranking.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/memory.sh "$@"
-[ -n "${PGBIN:-}" ] || unset PGBIN
+. "$(dirname "$0")/lib.sh"
 N=${1:-100000}
 Q=${2:-1000}
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start "shared_buffers = '256MB'" "work_mem = '16MB'"
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster "shared_buffers = '256MB'" "work_mem = '16MB'"
 
 $PSQL <<SQL
 CREATE EXTENSION adk_runner;
@@ -121,8 +115,7 @@ $PSQL -c "SELECT setseed(0.5)" -c "CALL bench.search('english', 10)" -c "DELETE 
       -c "CALL bench.search('english', $Q)"
 
 if [ "${MEMORY_BENCH_EMBEDDINGS:-1}" != 0 ]; then
-    model_server_start
-    trap 'model_server_stop; cluster_stop' EXIT
+    bench_model_server
     $PSQL <<SQL
 SELECT adk_set_secret('k', 'sk-bench', ARRAY['127.0.0.1']);
 SELECT adk_define_model('emb', 'openai', '$ADK_TEST_MODEL_URL/v1', 'emb-bench', api_key_secret => 'k');

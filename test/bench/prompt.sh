@@ -30,10 +30,7 @@
 # first size); the requests' message counts show every call carried the
 # whole history.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/prompt.sh "$@"
-[ -n "${PGBIN:-}" ] || unset PGBIN
+. "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SIZES=${2:-"10 1000 5000"}
 # HISTORY=tools: sessions of tool turns (make_session below)
@@ -41,12 +38,8 @@ HISTORY=${HISTORY:-text}
 K1=2
 K2=12
 . test/bench/provider.sh
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster
+bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" -v provider="$PROVIDER" -v model_path="$BENCH_MODEL_PATH" \
     -v model_id="$BENCH_MODEL_ID" >/dev/null <<'SQL'

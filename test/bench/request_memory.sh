@@ -19,22 +19,15 @@
 # repeat (default 3), their median, and the median over the request's
 # bytes.  adk.max_request_bytes is raised to 200 MB for the sizes above
 # its default (20 MB), which also moves the size up to which a run keeps
-# memos of its requests (a quarter of it).  shared_buffers is 16 MB, so that the shared pages the
+# memos of its requests (a 32nd of it).  shared_buffers is 16 MB, so that the shared pages the
 # backend touches count for little in its resident memory.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/request_memory.sh "$@"
-[ -n "${PGBIN:-}" ] || unset PGBIN
+. "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
 shift || true
 SIZES=${*:-1 20 100}
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start "shared_buffers = '16MB'" "adk.max_event_size = '100MB'"
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster "shared_buffers = '16MB'" "adk.max_event_size = '100MB'"
+bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

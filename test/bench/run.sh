@@ -17,17 +17,11 @@
 # For scale (from the issue): ADK-JS 2.0 with its PostgreSQL session store
 # does 27 turns/s on this machine (35 ms a turn, 4 ms per stored event).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/run.sh "$@"
+. "$(dirname "$0")/lib.sh"
 N=${1:-500}
 ROUNDS=${2:-5}
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster
+bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

@@ -13,18 +13,11 @@
 # export queue adds one small row per span when it is).  PGBIN chooses the
 # PostgreSQL build (default: the system one, as test/scripts/cluster.sh).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. test/scripts/as_test_user.sh
-run_as_test_user test/bench/spans.sh "$@"
-[ -n "${PGBIN:-}" ] || unset PGBIN
+. "$(dirname "$0")/lib.sh"
 N=${1:-200}
 ROUNDS=${2:-5}
-. test/scripts/cluster.sh
-. test/scripts/model_server.sh
-cluster_start
-model_server_start
-trap 'model_server_stop; cluster_stop' EXIT
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
+bench_cluster
+bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

@@ -10,7 +10,7 @@ use PostgreSQL::Test::Cluster;
 use Test::More;
 use Time::HiRes ();
 
-our @EXPORT = qw(start_model_server adk_node adk_install cancel_and_time
+our @EXPORT = qw(start_model_server adk_node plain_node adk_install cancel_and_time
   cancel_among_others others_end_first agent_usage_mismatches);
 
 # on request only (use AdkTest qw(:DEFAULT wait_jobs_done)): some tests
@@ -67,7 +67,18 @@ sub start_model_server
 sub adk_node
 {
 	my ($name, @settings) = @_;
-	my $conf = "\nshared_preload_libraries = 'adk_runner'\nadk.database = 'postgres'\n";
+	return plain_node($name, shared_preload_libraries => "'adk_runner'",
+		'adk.database' => "'postgres'", @settings);
+}
+
+# A new node, started, without the extension preloaded (what is
+# synchronous works; no job workers): postgresql.conf gets each of
+# @settings as adk_node writes them, e.g.
+#   plain_node('main', log_min_messages => 'debug1')
+sub plain_node
+{
+	my ($name, @settings) = @_;
+	my $conf = "\n";
 	while (@settings)
 	{
 		my ($k, $v) = splice(@settings, 0, 2);

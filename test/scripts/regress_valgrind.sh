@@ -20,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PG_CONFIG=${PG_CONFIG:-pg_config}
-TESTS=${*:-"00_install 60_models 80_run 81_agents 82_plugins 83_hitl 86_run_hardening"}
+TESTS=${*:-"000_install 600_models 800_run 810_agents 820_plugins 830_hitl 861_run_hardening"}
 command -v valgrind >/dev/null || { echo "valgrind is not installed"; echo "test valgrind ... FAILED"; exit 1; }
 : "${ADK_TEST_MODEL_CONF:?start the model server first (test/scripts/model_server.sh)}"
 

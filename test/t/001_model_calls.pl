@@ -19,13 +19,10 @@ my $tmp = tempdir(CLEANUP => 1);
 # the bundled local model server, on a free port
 my ($server, $url) = start_model_server($tmp, '--require-key', $key);
 
-my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init;
-$node->append_conf('postgresql.conf', "log_min_messages = debug1\n");
-$node->start;
+my $node = plain_node('main', log_min_messages => 'debug1');
 $node->safe_psql('postgres', 'CREATE EXTENSION adk_runner');
 # Cluster.pm logs every statement; a key given as an SQL literal is the
-# caller's to keep out of the statement log (see the README).
+# caller's to keep out of the statement log (see docs/models.md).
 $node->safe_psql(
 	'postgres', qq{
 	SET log_statement = 'none';

@@ -398,9 +398,7 @@ my $log = slurp_file($node->logfile);
 unlike($log, qr/TRAP|terminated by signal|PANIC/, 'no crash in the server log');
 
 # without shared_preload_libraries: everything synchronous works, adk_submit says no workers run
-my $plain = PostgreSQL::Test::Cluster->new('plain');
-$plain->init;
-$plain->start;
+my $plain = plain_node('plain');
 $plain->safe_psql(
 	'postgres', qq{
 	CREATE EXTENSION adk_runner;

@@ -20,9 +20,7 @@ my $tmp = tempdir(CLEANUP => 1);
 # the bundled local model server, on a free port
 my ($server, $url) = start_model_server($tmp);
 
-my $node = PostgreSQL::Test::Cluster->new('hitl');
-$node->init;
-$node->start;
+my $node = plain_node('hitl');
 $node->safe_psql('postgres', 'CREATE EXTENSION adk_runner');
 # every model call of this agent takes two seconds
 $node->safe_psql(

@@ -1,6 +1,6 @@
 # The caller's search_path never reaches the extension's own SQL in the
 # background workers either (issue 11 §1; the in-backend functions are in
-# sql/52_search_path).  A member of adk_user shadows the operators and
+# sql/521_search_path).  A member of adk_user shadows the operators and
 # functions the extension uses (the same shadows as sql/52), queues runs
 # with adk_submit, waits with adk_wait, cancels and interrupts, and fires
 # a trigger on her own table; her tool, running in the worker as her,
@@ -27,10 +27,10 @@ $url .= "/v1";
 
 my $node = adk_node('search_path_worker', 'adk.max_workers' => 2);
 
-# the shadows of sql/52_search_path.sql, from "the shadows" to "shadows end"
-my $regress = slurp_file("$FindBin::Bin/../../sql/52_search_path.sql");
+# the shadows of sql/521_search_path.sql, from "the shadows" to "shadows end"
+my $regress = slurp_file("$FindBin::Bin/../../sql/521_search_path.sql");
 $regress =~ /^(-- the shadows:.*?)^-- shadows end$/ms
-  or die 'no shadows in sql/52_search_path.sql';
+  or die 'no shadows in sql/521_search_path.sql';
 my $shadows = $1;
 
 $node->safe_psql(

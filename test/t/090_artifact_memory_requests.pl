@@ -37,9 +37,7 @@ sub reset_server
 	die "POST /_reset: $r->{status}" unless $r->{success};
 }
 
-my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init;
-$node->start;
+my $node = plain_node('main');
 $node->safe_psql('postgres', 'CREATE EXTENSION adk_runner');
 $node->safe_psql(
 	'postgres', qq{

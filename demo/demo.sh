@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The README's first command: on a fresh Debian 12 machine, as root,
 #
-#   bash test/scripts/demo.sh
+#   bash demo/demo.sh
 #
 # installs what is needed, builds and installs adk_runner, starts a
 # throw-away PostgreSQL cluster as the unprivileged user adkci (PostgreSQL
 # refuses root), runs the demo and prints the session history from SQL.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 SRC=$PWD
 
 if [ "$(id -u)" -eq 0 ] && [ -z "${ADK_DEMO_AS_USER:-}" ]; then
@@ -24,12 +24,12 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${ADK_DEMO_AS_USER:-}" ]; then
     make -s USE_PGXS=1 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install >/dev/null
     id adkci >/dev/null 2>&1 || useradd --create-home --shell /bin/bash adkci
     D=$(mktemp -d /tmp/adk-demo.XXXXXX)
-    cp -a "$SRC/test" "$D/"
+    cp -a "$SRC/test" "$SRC/demo" "$D/"
     chown -R adkci "$D"
     exec runuser -u adkci -- env HOME=/home/adkci ADK_DEMO_AS_USER=1 \
         OPENAI_API_KEY="${OPENAI_API_KEY:-}" OPENAI_BASE_URL="${OPENAI_BASE_URL:-}" \
         GEMINI_API_KEY="${GEMINI_API_KEY:-}" ANTHROPIC_API_KEY="${ANTHROPIC_API_KEY:-}" \
-        ADK_DEMO_MODEL="${ADK_DEMO_MODEL:-}" bash "$D/test/scripts/demo.sh"
+        ADK_DEMO_MODEL="${ADK_DEMO_MODEL:-}" bash "$D/demo/demo.sh"
 fi
 
 . test/scripts/cluster.sh
@@ -62,4 +62,4 @@ conf=()
 cluster_start "${conf[@]}"
 [ -n "${MODEL_SERVER_PID:-}" ] && trap 'model_server_stop; cluster_stop' EXIT
 psql -X -v ON_ERROR_STOP=1 -P pager=off -v provider="$provider" -v endpoint="$endpoint" \
-    -v model="$model" -v key_env="$key_env" -f test/scripts/demo.sql
+    -v model="$model" -v key_env="$key_env" -f demo/demo.sql

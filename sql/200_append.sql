@@ -1,69 +1,27 @@
 -- Appending events: shape, seq, timestamps, state deltas, errors.
 \set VERBOSITY default
 SELECT adk_create_session('app', 'u', 'a1', '{"n": 0}') IS NOT NULL AS created;
- created 
----------
- t
-(1 row)
 
 -- a minimal event gets ADK's full shape: id, invocation_id, the four empty
 -- action maps, long_running_tool_ids, timestamp in epoch milliseconds
 SELECT jsonb_object_keys(adk_append_event('app', 'u', 'a1', '{"author": "user"}')) ORDER BY 1;
-   jsonb_object_keys   
------------------------
- actions
- author
- id
- invocation_id
- long_running_tool_ids
- timestamp
-(6 rows)
-
 SELECT event_data -> 'actions' AS actions, event_data -> 'long_running_tool_ids' AS lrt,
        event_data ->> 'invocation_id' = '' AS empty_invocation, seq
   FROM adk.events WHERE session_id = 'a1';
-                                                   actions                                                   | lrt | empty_invocation | seq 
--------------------------------------------------------------------------------------------------------------+-----+------------------+-----
- {"state_delta": {}, "artifact_delta": {}, "requested_auth_configs": {}, "requested_tool_confirmations": {}} | []  | t                |   1
-(1 row)
 
 -- the caller's fields are kept as given
 SELECT adk_append_event('app', 'u', 'a1', '{
   "id": "e-2", "invocation_id": "inv-1", "author": "weather_agent", "branch": "weather_agent",
   "content": {"role": "model", "parts": [{"function_call": {"id": "call-1", "name": "get_weather", "args": {"city": "Hangzhou"}}}]},
   "actions": {"skip_summarization": true}}') - 'timestamp';
-                                                                                                                                                                                                     ?column?                                                                                                                                                                                                      
--------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------
- {"id": "e-2", "author": "weather_agent", "branch": "weather_agent", "actions": {"state_delta": {}, "artifact_delta": {}, "skip_summarization": true, "requested_auth_configs": {}, "requested_tool_confirmations": {}}, "content": {"role": "model", "parts": [{"function_call": {"id": "call-1", "args": {"city": "Hangzhou"}, "name": "get_weather"}}]}, "invocation_id": "inv-1", "long_running_tool_ids": []}
-(1 row)
 
 -- seq is dense; the column and event_data.timestamp agree to the
 -- millisecond and strictly increase, even when a writer's clock lags
 -- (timestamp 0 = 1970) or runs ahead (year 2100, then back to now)
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "timestamp": 0}') IS NOT NULL;
- ?column? 
-----------
- t
-(1 row)
-
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "timestamp": 4102444800000}') IS NOT NULL;
- ?column? 
-----------
- t
-(1 row)
-
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user"}') IS NOT NULL;
- ?column? 
-----------
- t
-(1 row)
-
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user"}') IS NOT NULL;
- ?column? 
-----------
- t
-(1 row)
-
 SELECT seq,
        (event_data ->> 'timestamp')::bigint = (extract(epoch FROM "timestamp") * 1000)::bigint AS json_equals_column,
        "timestamp" = date_trunc('milliseconds', "timestamp") AS whole_ms,
@@ -71,275 +29,75 @@ SELECT seq,
        -- (seq 2 depends on the clock: left out)
        CASE WHEN seq <> 2 THEN ("timestamp" - lag("timestamp") OVER (ORDER BY seq)) = interval '1 ms' END AS bumped
   FROM adk.events WHERE session_id = 'a1' ORDER BY seq;
- seq | json_equals_column | whole_ms | increasing | bumped 
------+--------------------+----------+------------+--------
-   1 | t                  | t        |            | 
-   2 | t                  | t        | t          | 
-   3 | t                  | t        | t          | t
-   4 | t                  | t        | t          | f
-   5 | t                  | t        | t          | t
-   6 | t                  | t        | t          | t
-(6 rows)
-
 SELECT last_seq, last_event_time = (SELECT max("timestamp") FROM adk.events WHERE session_id = 'a1') AS last_time_ok,
        update_time >= last_event_time AS update_time_ok
   FROM adk.sessions WHERE id = 'a1';
- last_seq | last_time_ok | update_time_ok 
-----------+--------------+----------------
-        6 | t            | t
-(1 row)
 
 -- state delta by scope, merged (not replaced), temp: stripped from the
 -- stored event
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "agent", "actions": {"state_delta":
   {"n": 1, "k": "v", "app:count": 1, "user:name": "Ann", "temp:tmp": true}}}') #> '{actions,state_delta}';
-                        ?column?                        
---------------------------------------------------------
- {"k": "v", "n": 1, "app:count": 1, "user:name": "Ann"}
-(1 row)
-
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "agent", "actions": {"state_delta":
   {"n": 2, "app:other": 2}}}') #> '{actions,state_delta}';
-         ?column?         
---------------------------
- {"n": 2, "app:other": 2}
-(1 row)
-
 SELECT state FROM adk.sessions WHERE id = 'a1';
-       state        
---------------------
- {"k": "v", "n": 2}
-(1 row)
-
 SELECT state FROM adk.app_states WHERE app_name = 'app';
-                   state                   
--------------------------------------------
- {"count": 1, "other": 2, "theme": "dark"}
-(1 row)
-
 SELECT state FROM adk.user_states WHERE app_name = 'app' AND user_id = 'u';
-      state      
------------------
- {"name": "Ann"}
-(1 row)
-
 SELECT adk_get_session('app', 'u', 'a1') -> 'state';
-                                          ?column?                                           
----------------------------------------------------------------------------------------------
- {"k": "v", "n": 2, "app:count": 1, "app:other": 2, "app:theme": "dark", "user:name": "Ann"}
-(1 row)
-
 -- a state_delta with only temp: keys changes nothing but the event
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "agent", "actions": {"state_delta": {"temp:x": 1}}}') #> '{actions,state_delta}';
- ?column? 
-----------
- {}
-(1 row)
 
 -- a partial (streaming) event is returned, not stored
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "agent", "partial": true}') ->> 'partial';
- ?column? 
-----------
- true
-(1 row)
-
 SELECT last_seq FROM adk.sessions WHERE id = 'a1';
- last_seq 
-----------
-        9
-(1 row)
 
 -- reads: the newest N, after a seq, both
 SELECT jsonb_path_query_array(adk_get_session('app', 'u', 'a1', 2) -> 'events', '$[*].author');
- jsonb_path_query_array 
-------------------------
- ["agent", "agent"]
-(1 row)
-
 SELECT jsonb_array_length(adk_get_session('app', 'u', 'a1') -> 'events') AS all_events,
        jsonb_array_length(adk_get_session('app', 'u', 'a1', NULL, 7) -> 'events') AS after_7,
        jsonb_array_length(adk_get_session('app', 'u', 'a1', 1, 3) -> 'events') AS last_1_after_3,
        jsonb_array_length(adk_get_session('app', 'u', 'a1', 0) -> 'events') AS none;
- all_events | after_7 | last_1_after_3 | none 
-------------+---------+----------------+------
-          9 |       2 |              1 |    0
-(1 row)
-
 -- events come back in seq order
 SELECT (SELECT array_agg(e ->> 'id') FROM jsonb_array_elements(adk_get_session('app', 'u', 'a1') -> 'events') e)
      = (SELECT array_agg(id::text ORDER BY seq) FROM adk.events WHERE session_id = 'a1') AS in_order;
- in_order 
-----------
- t
-(1 row)
 
 -- bad input: each a clear error, and nothing half-written
 SELECT last_seq AS seq_before FROM adk.sessions WHERE id = 'a1' \gset
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', NULL)$q$);
-         expect_error          
--------------------------------
- 22004: event must not be null
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '[]')$q$);
-            expect_error            
-------------------------------------
- 22023: event must be a JSON object
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '"text"')$q$);
-            expect_error            
-------------------------------------
- 22023: event must be a JSON object
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"content": {"role": "user"}}')$q$);
-              expect_error               
------------------------------------------
- 22023: event field "author" is required
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": 7}')$q$);
-                 expect_error                 
-----------------------------------------------
- 22023: event field "author" must be a string
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": ""}')$q$);
-                 expect_error                  
------------------------------------------------
- 22023: event field "author" must not be empty
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": ""}')$q$);
-               expect_error                
--------------------------------------------
- 22023: event field "id" must not be empty
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', format('{"author": "user", "id": "%s"}', repeat('i', 192))::jsonb)$q$);
-                   expect_error                   
---------------------------------------------------
- 22023: event field "id" is too long             +
- DETAIL: It has 192 characters; the limit is 191.
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', format('{"author": "user", "invocation_id": "%s"}', repeat('i', 256))::jsonb)$q$);
-                   expect_error                   
---------------------------------------------------
- 22023: event field "invocation_id" is too long  +
- DETAIL: It has 256 characters; the limit is 255.
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "content": "hi"}')$q$);
-                    expect_error                    
-----------------------------------------------------
- 22023: event field "content" must be a JSON object
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "content": {"parts": {"text": "hi"}}}')$q$);
-                      expect_error                       
----------------------------------------------------------
- 22023: event field "content.parts" must be a JSON array
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "actions": []}')$q$);
-                    expect_error                    
-----------------------------------------------------
- 22023: event field "actions" must be a JSON object
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "actions": {"state_delta": [1]}}')$q$);
-                          expect_error                          
-----------------------------------------------------------------
- 22023: event field "actions.state_delta" must be a JSON object
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "long_running_tool_ids": "x"}')$q$);
-                          expect_error                           
------------------------------------------------------------------
- 22023: event field "long_running_tool_ids" must be a JSON array
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "timestamp": "yesterday"}')$q$);
-                                     expect_error                                     
---------------------------------------------------------------------------------------
- 22023: event field "timestamp" must be a number of milliseconds since the Unix epoch
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "content": ')$q$);
-                 expect_error                 
-----------------------------------------------
- 22P02: invalid input syntax for type json   +
- DETAIL: The input string ended unexpectedly.
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'missing', '{"author": "user"}')$q$);
-                            expect_error                            
---------------------------------------------------------------------
- 42704: session "missing" does not exist for app "app" and user "u"
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', NULL, 'a1', '{"author": "user"}')$q$);
-          expect_error           
----------------------------------
- 22004: user id must not be null
-(1 row)
-
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "e-2"}')$q$);
-                                   expect_error                                    
------------------------------------------------------------------------------------
- 23505: duplicate key value violates unique constraint "events_p0_pkey"           +
- DETAIL: Key (id, app_name, user_id, session_id)=(e-2, app, u, a1) already exists.
-(1 row)
-
 SET adk.max_event_size = '1kB';
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', jsonb_build_object('author', 'user', 'content',
        jsonb_build_object('parts', jsonb_build_array(jsonb_build_object('text', repeat('x', 2000))))))$q$);
-                             expect_error                              
------------------------------------------------------------------------
- 54000: event is too large                                            +
- DETAIL: The event takes 2088 bytes; "adk.max_event_size" allows 1 kB.
-(1 row)
-
 RESET adk.max_event_size;
 -- deep nesting is refused by PostgreSQL's own parser limits
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', (repeat('[', 100000) || repeat(']', 100000))::jsonb)$q$);
-                                                                 expect_error                                                                  
------------------------------------------------------------------------------------------------------------------------------------------------
- 54001: stack depth limit exceeded                                                                                                            +
- HINT: Increase the configuration parameter "max_stack_depth" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.
-(1 row)
-
 SELECT last_seq = :seq_before AS nothing_written,
        (SELECT count(*) FROM adk.events WHERE session_id = 'a1') = :seq_before AS no_event_rows
   FROM adk.sessions WHERE id = 'a1';
- nothing_written | no_event_rows 
------------------+---------------
- t               | t
-(1 row)
 
 -- a failed append inside a transaction rolls back with it; the next one
 -- reuses the seq
 BEGIN;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user"}') IS NOT NULL;
- ?column? 
-----------
- t
-(1 row)
-
 ROLLBACK;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "after-rollback"}') IS NOT NULL;
- ?column? 
-----------
- t
-(1 row)
-
 SELECT seq = :seq_before + 1 AS dense FROM adk.events WHERE id = 'after-rollback';
- dense 
--------
- t
-(1 row)
 
 -- Other writers (ADK-JS, ADK Python) insert rows directly: the trigger
 -- gives them seq and time too, and applies their state delta.
@@ -351,41 +109,18 @@ SELECT seq = :seq_before + 2 AS dense,
        (event_data ->> 'timestamp')::bigint = (extract(epoch FROM "timestamp") * 1000)::bigint AS json_equals_column,
        event_data #> '{actions,state_delta}' AS stored_delta
   FROM adk.events WHERE id = 'foreign-1';
- dense | bumped_past_last | json_equals_column | stored_delta  
--------+------------------+--------------------+---------------
- t     | t                | t                  | {"via": "js"}
-(1 row)
-
 SELECT state -> 'via' AS via FROM adk.sessions WHERE id = 'a1';
- via  
-------
- "js"
-(1 row)
-
 -- an insert for a session that does not exist is refused
 SELECT expect_error($q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data)
 VALUES ('foreign-2', 'app', 'u', 'nope', '', now(), '{"author": "user"}')$q$);
-                          expect_error                           
------------------------------------------------------------------
- 42704: session "nope" does not exist for app "app" and user "u"
-(1 row)
 
 -- A writer that sets update_time back (ADK-JS sets its own) cannot move
 -- it backwards or behind the last event.
 SELECT update_time AS ut_before FROM adk.sessions WHERE id = 'a1' \gset
 UPDATE adk.sessions SET update_time = '2000-01-01' WHERE id = 'a1';
 SELECT update_time = :'ut_before' AS unchanged FROM adk.sessions WHERE id = 'a1';
- unchanged 
------------
- t
-(1 row)
-
 UPDATE adk.sessions SET update_time = :'ut_before'::timestamptz + interval '1 hour' WHERE id = 'a1';
 SELECT update_time = :'ut_before'::timestamptz + interval '1 hour' AS moved_forward FROM adk.sessions WHERE id = 'a1';
- moved_forward 
----------------
- t
-(1 row)
 
 -- ADK-JS re-appending a stored event id UPDATEs the row with its own
 -- clock: the event keeps its seq and time.
@@ -397,10 +132,6 @@ SELECT seq = :f_seq AS same_seq, "timestamp" = :'f_ts' AS same_time,
        (event_data ->> 'timestamp')::bigint = (extract(epoch FROM "timestamp") * 1000)::bigint AS json_equals_column,
        event_data ->> 'author' AS author
   FROM adk.events WHERE id = 'foreign-1';
- same_seq | same_time | json_equals_column | author 
-----------+-----------+--------------------+--------
- t        | t         | t                  | again
-(1 row)
 
 -- The stored event is rebuilt at the top level only, nested values copied
 -- as stored (common/jsonb_build.c).  A wide event -- more top-level keys
@@ -416,41 +147,22 @@ SELECT adk_append_event('app', 'u', 'a1',
             FROM generate_series(1, 70) i)
          || '{"author": "wide", "id": "wide-1", "timestamp": 1,
               "actions": {"custom": [1, 2], "state_delta": {"temp:t": 1, "w": 2}}}') ->> 'id' AS stored;
- stored 
---------
- wide-1
-(1 row)
-
 SELECT count(*) AS keys, bool_and(e.event_data -> j.key = j.value) AS all_found,
        e.event_data = e.event_data::text::jsonb AS reparses_equal
   FROM adk.events e, jsonb_each(e.event_data) j WHERE e.id = 'wide-1' GROUP BY e.event_data;
- keys | all_found | reparses_equal 
-------+-----------+----------------
-   76 | t         | t
-(1 row)
-
 SELECT event_data -> 'actions' AS actions, event_data -> 'k1' AS k1, event_data -> 'k4' AS k4,
        event_data -> 'k8' AS k8, event_data -> 'k9' AS k9, length(event_data ->> 'k65') AS k65_chars,
        (event_data ->> 'timestamp')::bigint = (extract(epoch FROM "timestamp") * 1000)::bigint AS json_equals_column
   FROM adk.events WHERE id = 'wide-1';
-                                                               actions                                                               | k1  |         k4         |  k8  |  k9  | k65_chars | json_equals_column 
--------------------------------------------------------------------------------------------------------------------------------------+-----+--------------------+------+------+-----------+--------------------
- {"custom": [1, 2], "state_delta": {"w": 2}, "artifact_delta": {}, "requested_auth_configs": {}, "requested_tool_confirmations": {}} | 1.5 | [4, "x", {"n": 4}] | true | null |        65 | t
-(1 row)
-
 SELECT (SELECT count(*) FROM jsonb_object_keys(event_data) k WHERE k ~ '^k[0-9]+$') AS sent_keys
   FROM adk.events WHERE id = 'wide-1';
- sent_keys 
------------
-        70
-(1 row)
 
 -- adk_append_event writes its rows with UPDATE / INSERT statements the
 -- executor runs, never through the table access method, so whatever a
 -- user adds runs -- a trigger, a rule, a CHECK constraint -- and an added
 -- column gets its default.  Each is seen at once, in this session.
 -- (Such a trigger runs with search_path pinned to pg_catalog, pg_temp when
--- the extension writes -- README "Security" -- so it names its table.)
+-- the extension writes -- docs/security.md -- so it names its table.)
 CREATE TABLE event_audit (event_id text, seq bigint);
 CREATE FUNCTION audit_event() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -458,107 +170,40 @@ BEGIN
     RETURN NEW;
 END $$;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-1"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 CREATE TRIGGER audit AFTER INSERT ON adk.events FOR EACH ROW EXECUTE FUNCTION audit_event();
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "audited-1"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 SELECT a.event_id, a.seq = e.seq AS same_seq
   FROM event_audit a JOIN adk.events e ON e.id = a.event_id;
- event_id  | same_seq 
------------+----------
- audited-1 | t
-(1 row)
-
 DROP TRIGGER audit ON adk.events;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-2"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 SELECT count(*) AS audited FROM event_audit;
- audited 
----------
-       1
-(1 row)
 
 -- a rule, too (here: every event also noted in the audit table)
 CREATE RULE note_event AS ON INSERT TO adk.events_p0
     DO ALSO INSERT INTO event_audit VALUES ('rule ' || NEW.id, NEW.seq);
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "ruled-1"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 DROP RULE note_event ON adk.events_p0;
 SELECT event_id FROM event_audit WHERE event_id LIKE 'rule %';
-   event_id   
---------------
- rule ruled-1
-(1 row)
 
 ALTER TABLE adk.events_p0 ADD CONSTRAINT no_robots
     CHECK (event_data ->> 'author' IS DISTINCT FROM 'robot');
 SELECT split_part(expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "robot"}')$q$), E'\n', 1) AS error;
-                                     error                                     
--------------------------------------------------------------------------------
- 23514: new row for relation "events_p0" violates check constraint "no_robots"
-(1 row)
-
 ALTER TABLE adk.events_p0 DROP CONSTRAINT no_robots;
+
 ALTER TABLE adk.events ADD COLUMN source text;
 ALTER TABLE adk.events ALTER COLUMN source SET DEFAULT 'sql';
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "with-source"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 SELECT id, source FROM adk.events WHERE id IN ('fast-2', 'with-source') ORDER BY seq;
-     id      | source 
--------------+--------
- fast-2      | 
- with-source | sql
-(2 rows)
-
 ALTER TABLE adk.events DROP COLUMN source;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "fast-3"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 SELECT string_agg(id, ', ' ORDER BY seq) AS ids,
        max(seq) - min(seq) + 1 = count(*) AS dense
   FROM adk.events WHERE session_id = 'a1' AND seq > (SELECT seq FROM adk.events WHERE id = 'fast-1') - 1;
-                           ids                           | dense 
----------------------------------------------------------+-------
- fast-1, audited-1, fast-2, ruled-1, with-source, fast-3 | t
-(1 row)
-
 -- A read-only transaction cannot append (25006), as with any write.
 BEGIN READ ONLY;
 SELECT expect_error($q$SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "ro-1"}')$q$);
-                           expect_error                            
--------------------------------------------------------------------
- 25006: cannot execute adk_append_event in a read-only transaction
-(1 row)
-
 ROLLBACK;
 SELECT count(*) AS ro_stored FROM adk.events WHERE id = 'ro-1';
- ro_stored 
------------
-         0
-(1 row)
 
 -- The same for the session row each append bumps.
 CREATE FUNCTION audit_session() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -568,31 +213,11 @@ BEGIN
 END $$;
 CREATE TRIGGER audit AFTER UPDATE ON adk.sessions FOR EACH ROW EXECUTE FUNCTION audit_session();
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "bumped-1"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 SELECT a.event_id, a.seq = e.seq AS same_seq
   FROM event_audit a, adk.events e WHERE a.event_id = 'session a1' AND e.id = 'bumped-1';
-  event_id  | same_seq 
-------------+----------
- session a1 | t
-(1 row)
-
 DROP TRIGGER audit ON adk.sessions;
 SELECT adk_append_event('app', 'u', 'a1', '{"author": "user", "id": "bumped-2"}') IS NOT NULL AS stored;
- stored 
---------
- t
-(1 row)
-
 SELECT count(*) AS session_audits FROM event_audit WHERE event_id LIKE 'session %';
- session_audits 
-----------------
-              1
-(1 row)
-
 DROP TABLE event_audit;
 DROP FUNCTION audit_event();
 DROP FUNCTION audit_session();

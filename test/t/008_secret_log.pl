@@ -1,5 +1,5 @@
 # Storing a key without it reaching the server log, as an adk_admin member
-# who is not a superuser: README "Models" gives the way.  The server logs
+# who is not a superuser: docs/models.md gives the way.  The server logs
 # every statement and its duration (log_statement = 'all',
 # log_min_duration_statement = 0); the old advice, SET log_statement =
 # 'none', is refused for such a role.  The key goes in as COPY data (psql's
@@ -11,18 +11,17 @@ use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use AdkTest;
 
 my $tmp = tempdir(CLEANUP => 1);
 
-my $node = PostgreSQL::Test::Cluster->new('secret_log');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-log_statement = 'all'
-log_min_duration_statement = 0
-log_min_error_statement = 'info'
-});
-$node->start;
+my $node = plain_node(
+	'secret_log',
+	log_statement => "'all'",
+	log_min_duration_statement => 0,
+	log_min_error_statement => "'info'");
 $node->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION adk_runner;
