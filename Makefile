@@ -68,6 +68,7 @@ OBJS = \
 	src/store/session_trigger.o \
 	src/store/append.o \
 	src/store/artifacts.o \
+	src/store/lifecycle.o \
 	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \
@@ -96,8 +97,10 @@ PG_CFLAGS    = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initialize
 # compile must not overwrite the .d with its own target.
 PG_CFLAGS   += -MMD -MP
 
-# Regression tests: every sql/*.sql file, in name order.
-REGRESS      = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/*.sql)))
+# Regression tests: every sql/*.sql file, in number order (the two-digit
+# ones by name, then the three-digit ones: 100_ runs after 99_drop).
+REGRESS      = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9][0-9]_*.sql))) \
+	$(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9][0-9][0-9]_*.sql)))
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_regress --temp-config=$(srcdir)/test/temp.conf
 
 ISOLATION      = $(sort $(patsubst test/specs/%.spec,%,$(wildcard test/specs/*.spec)))

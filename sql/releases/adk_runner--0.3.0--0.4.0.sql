@@ -5,3 +5,225 @@
 -- 0.4.0 install (docs/releasing.md).
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
+
+-- sql/install/87_lifecycle.sql: session retention and erasure
+ALTER TABLE adk.apps
+    ADD COLUMN session_idle_ttl interval
+        CHECK (session_idle_ttl OPERATOR(pg_catalog.>) '0'::interval),
+    ADD COLUMN max_sessions_per_user integer
+        CHECK (max_sessions_per_user OPERATOR(pg_catalog.>) 0),
+    ADD COLUMN session_expiry text NOT NULL DEFAULT 'delete'
+        CHECK (session_expiry OPERATOR(pg_catalog.=) ANY (ARRAY['delete', 'memory']));
+COMMENT ON COLUMN adk.apps.session_idle_ttl IS
+    'a session idle this long (no event, since sessions.update_time) is due for expiry; NULL: never';
+COMMENT ON COLUMN adk.apps.max_sessions_per_user IS
+    'each user keeps this many sessions, the most recently active; older ones are due for expiry; NULL: no limit';
+COMMENT ON COLUMN adk.apps.session_expiry IS
+    'what expiry does: ''delete'' the session, or add it to the user''s ''memory'' and then delete it';
+
+CREATE FUNCTION adk_define_app_retention(app_name text,
+                                         idle_ttl interval DEFAULT NULL,
+                                         max_sessions_per_user integer DEFAULT NULL,
+                                         on_expiry text DEFAULT 'delete')
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF idle_ttl OPERATOR(pg_catalog.<=) '0'::interval THEN
+        RAISE EXCEPTION 'idle_ttl must be positive' USING ERRCODE = '22023',
+            DETAIL = 'NULL keeps idle sessions forever.';
+    END IF;
+    IF max_sessions_per_user OPERATOR(pg_catalog.<=) 0 THEN
+        RAISE EXCEPTION 'max_sessions_per_user must be positive' USING ERRCODE = '22023',
+            DETAIL = 'NULL sets no limit.';
+    END IF;
+    IF on_expiry IS NULL OR on_expiry OPERATOR(pg_catalog.<>) ALL (ARRAY['delete', 'memory']) THEN
+        RAISE EXCEPTION 'unknown expiry action "%"', on_expiry USING ERRCODE = '22023',
+            HINT = 'Use ''delete'', or ''memory'' to add the session to memory before deleting it.';
+    END IF;
+    UPDATE adk.apps a
+       SET session_idle_ttl = $2, max_sessions_per_user = $3, session_expiry = $4
+     WHERE a.name OPERATOR(pg_catalog.=) $1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'app "%" does not exist', app_name USING ERRCODE = '42704',
+            HINT = 'Define it first with adk_define_app().';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION adk_define_app_retention(text, interval, integer, text) IS
+    'Set an app''s session retention: idle_ttl (since the last activity; NULL: never), max_sessions_per_user (the most recently active stay; NULL: no limit), on_expiry (''delete'' or ''memory''). The launcher deletes due sessions in batches.';
+
+-- What is due, and whether something holds it (waiting: never deleted by
+-- the sweep).  Read as the querying role: row-level security applies.
+CREATE VIEW adk.sessions_due WITH (security_invoker = true) AS
+SELECT s.app_name, s.user_id, s.id AS session_id, s.update_time AS last_activity,
+       CASE WHEN s.session_idle_ttl IS NOT NULL
+                 AND s.update_time OPERATOR(pg_catalog.<)
+                     (pg_catalog.now() OPERATOR(pg_catalog.-) s.session_idle_ttl)
+            THEN 'idle' ELSE 'over_limit' END AS reason,
+       s.session_expiry AS action,
+       (EXISTS (SELECT 1 FROM adk.invocations i
+                 WHERE i.app_name OPERATOR(pg_catalog.=) s.app_name
+                   AND i.user_id OPERATOR(pg_catalog.=) s.user_id
+                   AND i.session_id OPERATOR(pg_catalog.=) s.id
+                   AND i.status OPERATOR(pg_catalog.=) ANY (ARRAY['running', 'waiting']))
+        OR EXISTS (SELECT 1 FROM adk.run_states r
+                    WHERE r.app_name OPERATOR(pg_catalog.=) s.app_name
+                      AND r.user_id OPERATOR(pg_catalog.=) s.user_id
+                      AND r.session_id OPERATOR(pg_catalog.=) s.id
+                      AND r.status OPERATOR(pg_catalog.=) ANY (ARRAY['running', 'waiting']))
+        OR EXISTS (SELECT 1 FROM adk.jobs j
+                    WHERE j.app_name OPERATOR(pg_catalog.=) s.app_name
+                      AND j.user_id OPERATOR(pg_catalog.=) s.user_id
+                      AND j.session_id OPERATOR(pg_catalog.=) s.id
+                      AND j.status OPERATOR(pg_catalog.=) ANY (ARRAY['queued', 'running', 'waiting'])))
+           AS waiting
+  FROM (SELECT x.app_name, x.user_id, x.id, x.update_time,
+               a.session_idle_ttl, a.max_sessions_per_user, a.session_expiry,
+               pg_catalog.row_number() OVER (PARTITION BY x.app_name, x.user_id
+                                             ORDER BY x.update_time DESC, x.id DESC) AS newest
+          FROM adk.sessions x
+          JOIN adk.apps a ON a.name OPERATOR(pg_catalog.=) x.app_name
+         WHERE a.session_idle_ttl IS NOT NULL OR a.max_sessions_per_user IS NOT NULL) s
+ WHERE (s.session_idle_ttl IS NOT NULL
+        AND s.update_time OPERATOR(pg_catalog.<)
+            (pg_catalog.now() OPERATOR(pg_catalog.-) s.session_idle_ttl))
+    OR s.newest OPERATOR(pg_catalog.>) s.max_sessions_per_user;
+COMMENT ON VIEW adk.sessions_due IS
+    'Sessions due for expiry under their app''s retention (reason idle or over_limit) and what expiry does; waiting ones (a running or paused invocation, an open interrupt, a queued job) are not deleted.';
+GRANT SELECT ON adk.sessions_due TO adk_user;
+
+-- One batch of the sweep, run by the launcher as the owner of schema adk:
+-- at most batch_size due sessions, oldest activity first, each locked with
+-- SKIP LOCKED (a session a run holds is passed over, and nobody waits on
+-- the sweep but a run starting on a session it is deleting), checked again
+-- under the lock with a fresh snapshot, then deleted (its events, run
+-- states, compactions and artifacts go with it by trigger).  Returns how
+-- many it deleted.  Adding a session to memory can fail (an embedding
+-- model that is down): that session is kept, with a warning, for a later
+-- sweep.
+CREATE FUNCTION adk._retention_sweep(batch_size integer DEFAULT 100)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+    act text;
+    n integer := 0;
+BEGIN
+    FOR r IN
+        SELECT s.app_name, s.user_id, s.id
+          FROM adk.sessions s
+         WHERE EXISTS (SELECT 1 FROM adk.sessions_due d
+                        WHERE d.app_name OPERATOR(pg_catalog.=) s.app_name
+                          AND d.user_id OPERATOR(pg_catalog.=) s.user_id
+                          AND d.session_id OPERATOR(pg_catalog.=) s.id
+                          AND NOT d.waiting)
+         ORDER BY s.update_time
+         LIMIT batch_size
+           FOR UPDATE OF s SKIP LOCKED
+    LOOP
+        SELECT d.action INTO act FROM adk.sessions_due d
+         WHERE d.app_name OPERATOR(pg_catalog.=) r.app_name
+           AND d.user_id OPERATOR(pg_catalog.=) r.user_id
+           AND d.session_id OPERATOR(pg_catalog.=) r.id
+           AND NOT d.waiting;
+        CONTINUE WHEN NOT FOUND;
+        IF act OPERATOR(pg_catalog.=) 'memory' THEN
+            BEGIN
+                PERFORM adk._memory_add(r.app_name, r.user_id, r.id);
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'session "%" of app "%" and user "%" is kept: adding it to memory failed: %',
+                    r.id, r.app_name, r.user_id, SQLERRM;
+                CONTINUE;
+            END;
+        END IF;
+        DELETE FROM adk.sessions s
+         WHERE s.app_name OPERATOR(pg_catalog.=) r.app_name
+           AND s.user_id OPERATOR(pg_catalog.=) r.user_id
+           AND s.id OPERATOR(pg_catalog.=) r.id;
+        n := n OPERATOR(pg_catalog.+) 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+
+-- The body of adk_purge_user, run as the owner of schema adk after the
+-- caller's tenancy check (src/store/lifecycle.c).  The user's session
+-- rows are locked first, so a run in flight on one of them ends before
+-- anything is counted; then every table of schema adk that holds rows of
+-- the user loses them.  Budgets stay: a budget that names a user id is the
+-- operator's rule, not the user's data (docs/sessions-lifecycle.md).
+CREATE FUNCTION adk._purge_user(p_app text, p_user text)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    counts jsonb := '{}'::jsonb;
+    n bigint;
+BEGIN
+    PERFORM 1 FROM adk.sessions s
+     WHERE s.app_name OPERATOR(pg_catalog.=) p_app AND s.user_id OPERATOR(pg_catalog.=) p_user
+       FOR UPDATE;
+
+    DELETE FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('events', n);
+    DELETE FROM adk.run_states r
+     WHERE r.app_name OPERATOR(pg_catalog.=) p_app AND r.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('run_states', n);
+    DELETE FROM adk.compactions c
+     WHERE c.app_name OPERATOR(pg_catalog.=) p_app AND c.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('compactions', n);
+    DELETE FROM adk.artifacts a
+     WHERE a.app_name OPERATOR(pg_catalog.=) p_app AND a.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('artifacts', n);
+    DELETE FROM adk.sessions s
+     WHERE s.app_name OPERATOR(pg_catalog.=) p_app AND s.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('sessions', n);
+    DELETE FROM adk.user_states u
+     WHERE u.app_name OPERATOR(pg_catalog.=) p_app AND u.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('user_states', n);
+    DELETE FROM adk.memory m
+     WHERE m.app_name OPERATOR(pg_catalog.=) p_app AND m.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('memory', n);
+    DELETE FROM adk.model_calls c
+     WHERE c.app_name OPERATOR(pg_catalog.=) p_app AND c.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('model_calls', n);
+    DELETE FROM adk.span_exports x
+     USING adk.spans p
+     WHERE x.span_ref OPERATOR(pg_catalog.=) p.id
+       AND p.app_name OPERATOR(pg_catalog.=) p_app AND p.user_id OPERATOR(pg_catalog.=) p_user;
+    DELETE FROM adk.spans p
+     WHERE p.app_name OPERATOR(pg_catalog.=) p_app AND p.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('spans', n);
+    DELETE FROM adk.invocations i
+     WHERE i.app_name OPERATOR(pg_catalog.=) p_app AND i.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('invocations', n);
+    DELETE FROM adk.jobs j
+     WHERE j.app_name OPERATOR(pg_catalog.=) p_app AND j.user_id OPERATOR(pg_catalog.=) p_user;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    counts := counts OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('jobs', n);
+    RETURN counts;
+END
+$$;
+
+CREATE FUNCTION adk_purge_user(app_name text, user_id text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'adk_purge_user_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_purge_user(text, text) IS
+    'Erase a user of an app everywhere: sessions, events, run states, compactions, artifacts, user state, memory, model calls, spans, invocations and jobs. Returns the rows deleted per table. Waits for runs in flight on the user''s sessions.';
+-- the grants 90_privileges.sql gives a fresh install
+REVOKE ALL ON FUNCTION adk_define_app_retention(text, interval, integer, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk_define_app_retention(text, interval, integer, text) TO adk_admin;
+REVOKE ALL ON FUNCTION adk._retention_sweep(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION adk._purge_user(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION adk_purge_user(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk_purge_user(text, text) TO adk_user;
