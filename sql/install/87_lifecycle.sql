@@ -228,3 +228,211 @@ RETURNS jsonb
 AS 'MODULE_PATHNAME', 'adk_purge_user_sql' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_purge_user(text, text) IS
     'Erase a user of an app everywhere: sessions, events, run states, compactions, artifacts, user state, memory, model calls, spans, invocations and jobs. Returns the rows deleted per table. Waits for runs in flight on the user''s sessions.';
+
+-- ---------------------------------------------------------------------
+-- Paging.  adk_list_sessions(app, user, page_size, page_token) and
+-- adk_list_events(app, user, session, page_size, page_token) return one
+-- page, each row carrying the page's next_page_token (NULL on the last
+-- page).  A page holds 1 to 100 rows (default 20); a larger page_size is
+-- an error, not a silent truncation.  The token is opaque: base64url of a
+-- small JSON object holding the position after the page's last row --
+-- (update_time, id, user_id) for sessions, newest first; seq for events
+-- -- so a page does not move when rows are added before it (keyset, not
+-- offset).  ADK Python's token (base64 of a decimal offset) is accepted
+-- too, as an offset into the same order, for clients that hold one; the
+-- next token is then ours.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION adk._page_token(pos jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pg_catalog.rtrim(pg_catalog.translate(
+               pg_catalog.encode(pg_catalog.convert_to(pos::text, 'UTF8'), 'base64'),
+               E'+/\n', '-_'), '=')
+$$;
+
+-- The position a token holds: our JSON object, or {"offset": n} for ADK
+-- Python's token.  Anything else is an error.
+CREATE FUNCTION adk._page_token_read(token text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    b64 text := pg_catalog.translate(token, '-_', '+/');
+    raw text;
+    pos jsonb;
+BEGIN
+    BEGIN
+        raw := pg_catalog.convert_from(
+                   pg_catalog.decode(b64 OPERATOR(pg_catalog.||)
+                                     pg_catalog.repeat('=', (4 OPERATOR(pg_catalog.-)
+                                                             (pg_catalog.length(b64) OPERATOR(pg_catalog.%) 4))
+                                                            OPERATOR(pg_catalog.%) 4),
+                                     'base64'),
+                   'UTF8');
+        IF raw OPERATOR(pg_catalog.~) '^[0-9]{1,18}$' THEN
+            RETURN pg_catalog.jsonb_build_object('offset', raw::bigint);
+        END IF;
+        pos := raw::jsonb;
+    EXCEPTION WHEN OTHERS THEN
+        pos := NULL;
+    END;
+    IF pg_catalog.jsonb_typeof(pos) IS DISTINCT FROM 'object'
+       OR (pos OPERATOR(pg_catalog.->>) 'v') IS DISTINCT FROM '1' THEN
+        RAISE EXCEPTION 'invalid page token' USING ERRCODE = '22023',
+            DETAIL = 'A page token is the next_page_token of the previous page, passed as it came.',
+            HINT = 'Pass NULL for the first page.';
+    END IF;
+    RETURN pos;
+END
+$$;
+
+CREATE FUNCTION adk._page_size(page_size integer) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF page_size OPERATOR(pg_catalog.<) 1 OR page_size OPERATOR(pg_catalog.>) 100 THEN
+        RAISE EXCEPTION 'page size % is out of range', page_size USING ERRCODE = '22023',
+            DETAIL = 'A page holds 1 to 100 rows.',
+            HINT = 'Ask for at most 100 and follow next_page_token; NULL asks for 20.';
+    END IF;
+    RETURN coalesce(page_size, 20);
+END
+$$;
+
+CREATE TYPE adk.session_page AS (
+    session_id text, app_name text, user_id text, state jsonb,
+    create_time timestamptz, update_time timestamptz, last_seq bigint,
+    next_page_token text);
+
+CREATE FUNCTION adk_list_sessions(app_name text, user_id text, page_size integer,
+                                  page_token text DEFAULT NULL)
+RETURNS SETOF adk.session_page
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    size integer;
+    pos jsonb;
+    skip bigint := 0;
+    after_time timestamptz;
+    after_id text;
+    after_user text;
+    page adk.session_page[] := '{}';
+    r adk.session_page;
+    more boolean := false;
+    token text;
+BEGIN
+    PERFORM adk._check_id('app name', $1);
+    IF $2 IS NOT NULL THEN
+        PERFORM adk._check_id('user id', $2);
+        PERFORM adk._tenancy_check($1, $2);
+    END IF;
+    size := adk._page_size(page_size);
+    IF page_token IS NOT NULL THEN
+        pos := adk._page_token_read(page_token);
+        IF pos ? 'offset' THEN
+            skip := (pos ->> 'offset')::bigint;
+        ELSE
+            after_time := 'epoch'::timestamptz + (pos ->> 't')::bigint * interval '1 microsecond';
+            after_id := pos ->> 'id';
+            after_user := pos ->> 'u';
+        END IF;
+    END IF;
+    -- as the unpaged adk_list_sessions, in the same order, with user_id
+    -- last (without a user id, two users may have a session of one id)
+    FOR r IN
+        SELECT s.id::text, s.app_name::text, s.user_id::text,
+               s.state || adk._prefixed(a.state, 'app:') || adk._prefixed(u.state, 'user:'),
+               s.create_time, s.update_time, s.last_seq, NULL::text
+          FROM adk.sessions s
+          LEFT JOIN adk.app_states a ON a.app_name = s.app_name
+          LEFT JOIN adk.user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
+         WHERE s.app_name = $1 AND ($2 IS NULL OR s.user_id = $2)
+           AND (after_time IS NULL
+                OR s.update_time < after_time
+                OR (s.update_time = after_time
+                    AND (s.id::text, s.user_id::text) > (after_id, after_user)))
+         ORDER BY s.update_time DESC, s.id, s.user_id
+        OFFSET skip
+         LIMIT size + 1
+    LOOP
+        IF cardinality(page) = size THEN
+            more := true;
+            EXIT;
+        END IF;
+        page := page || r;
+    END LOOP;
+    IF more THEN
+        r := page[size];
+        token := adk._page_token(jsonb_build_object(
+            'v', 1, 't', (extract(epoch FROM r.update_time) * 1000000)::bigint,
+            'id', r.session_id, 'u', r.user_id));
+    END IF;
+    FOREACH r IN ARRAY page LOOP
+        r.next_page_token := token;
+        RETURN NEXT r;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION adk_list_sessions(text, text, integer, text) IS
+    'One page of an app''s sessions (of one user, or of every user the caller may see when user_id is NULL), newest first: page_size 1 to 100 (NULL: 20), page_token the previous page''s next_page_token (or ADK Python''s). Every row carries the next page''s token, NULL on the last page.';
+
+CREATE TYPE adk.event_page AS (
+    seq bigint, id text, invocation_id text, "timestamp" timestamptz, event_data jsonb,
+    next_page_token text);
+
+CREATE FUNCTION adk_list_events(app_name text, user_id text, session_id text,
+                                page_size integer DEFAULT NULL, page_token text DEFAULT NULL)
+RETURNS SETOF adk.event_page
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    size integer;
+    pos jsonb;
+    skip bigint := 0;
+    after_seq bigint := 0;
+    page adk.event_page[] := '{}';
+    r adk.event_page;
+    more boolean := false;
+    token text;
+BEGIN
+    PERFORM adk._check_id('app name', $1);
+    PERFORM adk._check_id('user id', $2);
+    PERFORM adk._check_id('session id', $3);
+    PERFORM adk._tenancy_check($1, $2);
+    size := adk._page_size(page_size);
+    IF page_token IS NOT NULL THEN
+        pos := adk._page_token_read(page_token);
+        IF pos ? 'offset' THEN
+            skip := (pos ->> 'offset')::bigint;
+        ELSE
+            after_seq := (pos ->> 'seq')::bigint;
+        END IF;
+    END IF;
+    PERFORM 1 FROM adk.sessions s WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3;
+    IF NOT FOUND THEN
+        PERFORM adk._session_not_found(app_name, user_id, session_id);
+    END IF;
+    FOR r IN
+        SELECT e.seq, e.id::text, e.invocation_id::text, e."timestamp", e.event_data, NULL::text
+          FROM adk.events e
+         WHERE e.app_name = $1 AND e.user_id = $2 AND e.session_id = $3 AND e.seq > after_seq
+         ORDER BY e.seq
+        OFFSET skip
+         LIMIT size + 1
+    LOOP
+        IF cardinality(page) = size THEN
+            more := true;
+            EXIT;
+        END IF;
+        page := page || r;
+    END LOOP;
+    IF more THEN
+        token := adk._page_token(jsonb_build_object('v', 1, 'seq', page[size].seq));
+    END IF;
+    FOREACH r IN ARRAY page LOOP
+        r.next_page_token := token;
+        RETURN NEXT r;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION adk_list_events(text, text, text, integer, text) IS
+    'One page of a session''s events in seq order: page_size 1 to 100 (NULL: 20), page_token the previous page''s next_page_token. Every row carries the next page''s token, NULL on the last page.';
+
+-- the readers above run as the caller
+GRANT EXECUTE ON FUNCTION adk._page_token(jsonb), adk._page_token_read(text), adk._page_size(integer)
+   TO adk_user;
