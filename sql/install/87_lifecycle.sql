@@ -243,6 +243,8 @@ COMMENT ON FUNCTION adk_purge_user(text, text) IS
 -- next token is then ours.
 -- ---------------------------------------------------------------------
 
+-- The paged readers run as the caller: these helpers are in 90_privileges.sql's
+-- user_internals.
 CREATE FUNCTION adk._page_token(pos jsonb) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT pg_catalog.rtrim(pg_catalog.translate(
@@ -433,6 +435,3 @@ $$;
 COMMENT ON FUNCTION adk_list_events(text, text, text, integer, text) IS
     'One page of a session''s events in seq order: page_size 1 to 100 (NULL: 20), page_token the previous page''s next_page_token. Every row carries the next page''s token, NULL on the last page.';
 
--- the readers above run as the caller
-GRANT EXECUTE ON FUNCTION adk._page_token(jsonb), adk._page_token_read(text), adk._page_size(integer)
-   TO adk_user;

@@ -433,7 +433,7 @@ $$;
 COMMENT ON FUNCTION adk_list_events(text, text, text, integer, text) IS
     'One page of a session''s events in seq order: page_size 1 to 100 (NULL: 20), page_token the previous page''s next_page_token. Every row carries the next page''s token, NULL on the last page.';
 
--- the readers above run as the caller
+-- the paged readers run as the caller (90_privileges.sql's user_internals)
 GRANT EXECUTE ON FUNCTION adk._page_token(jsonb), adk._page_token_read(text), adk._page_size(integer)
    TO adk_user;
 REVOKE ALL ON FUNCTION adk._page_token(jsonb), adk._page_token_read(text), adk._page_size(integer)
