@@ -442,3 +442,252 @@ REVOKE ALL ON FUNCTION adk_list_sessions(text, text, integer, text),
                        adk_list_events(text, text, text, integer, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION adk_list_sessions(text, text, integer, text),
                           adk_list_events(text, text, text, integer, text) TO adk_user;
+
+-- sql/install/87_lifecycle.sql: forks
+-- ---------------------------------------------------------------------
+-- Forks.  adk_fork_session(app, user, source, before_invocation_id,
+-- new_session) makes a new session of the same app and user holding the
+-- source's live events before the fork point (before the first event of
+-- before_invocation_id; NULL: all of them), with the session state as it
+-- was there, and returns its id.  Lineage is on the new session row
+-- (forked_from, forked_at_seq); otherwise a fork is an ordinary session.
+-- ---------------------------------------------------------------------
+
+ALTER TABLE adk.sessions
+    ADD COLUMN forked_from varchar(191),
+    ADD COLUMN forked_at_seq bigint;
+COMMENT ON COLUMN adk.sessions.forked_from IS
+    'the session of the same app and user this one was forked from (adk_fork_session); NULL: not a fork';
+COMMENT ON COLUMN adk.sessions.forked_at_seq IS
+    'the seq, in forked_from, of the last event before the fork point';
+
+-- An event without the parts of the given calls (their function_call and
+-- every function_response to them) and without their ids in
+-- long_running_tool_ids; NULL when no part is left of a content that had
+-- some.
+CREATE FUNCTION adk._without_calls(event_data jsonb, call_ids text[]) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE
+           WHEN pg_catalog.cardinality(call_ids) OPERATOR(pg_catalog.=) 0
+                OR pg_catalog.jsonb_typeof(event_data #> '{content,parts}') IS DISTINCT FROM 'array'
+           THEN event_data
+           WHEN k.parts OPERATOR(pg_catalog.=) '[]'::jsonb
+                AND event_data #> '{content,parts}' OPERATOR(pg_catalog.<>) '[]'::jsonb
+           THEN NULL
+           ELSE pg_catalog.jsonb_set(
+                    CASE WHEN pg_catalog.jsonb_typeof(event_data -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
+                         THEN pg_catalog.jsonb_set(event_data, '{long_running_tool_ids}', k.lr)
+                         ELSE event_data END,
+                    '{content,parts}', k.parts)
+           END
+      FROM (SELECT (SELECT coalesce(pg_catalog.jsonb_agg(p ORDER BY n), '[]'::jsonb)
+                      FROM pg_catalog.jsonb_array_elements(event_data #> '{content,parts}')
+                           WITH ORDINALITY AS x(p, n)
+                     WHERE NOT coalesce(p #>> '{function_call,id}', p #>> '{function_response,id}')
+                               OPERATOR(pg_catalog.=) ANY (call_ids)
+                        OR coalesce(p #>> '{function_call,id}', p #>> '{function_response,id}') IS NULL) AS parts,
+                   (SELECT coalesce(pg_catalog.jsonb_agg(i ORDER BY n), '[]'::jsonb)
+                      FROM pg_catalog.jsonb_array_elements(
+                               CASE WHEN pg_catalog.jsonb_typeof(event_data -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
+                                    THEN event_data -> 'long_running_tool_ids' ELSE '[]'::jsonb END)
+                           WITH ORDINALITY AS y(i, n)
+                     WHERE NOT (i OPERATOR(pg_catalog.#>>) '{}') OPERATOR(pg_catalog.=) ANY (call_ids)) AS lr) k
+$$;
+
+-- The body of adk_fork_session, run as the owner of schema adk after the
+-- caller's tenancy check (src/store/lifecycle.c).
+--
+-- The source's row is locked FOR SHARE first: a run in flight on it holds
+-- the row, so the fork waits for it to end and then copies all of it, and
+-- a run starting meanwhile waits for the fork.  Live events are those no
+-- rewind event before the fork point hides (an event with
+-- actions.rewind_before_invocation_id hides every event from the first one
+-- of that invocation up to itself, itself included), as another runtime
+-- writes them.  Calls open at the fork point -- a function call no live
+-- event answers, or a long-running call no user answered -- are left out
+-- (their call and response parts; an event with nothing left goes), so
+-- the fork never starts with a pending interrupt.  The copies keep their
+-- ids, invocation ids, times and contents and get seq 1, 2, ...; they are
+-- inserted with their seq, as a restore is, so the events trigger applies
+-- no state delta again (the user's and the app's state are where they
+-- are).  The state is the source's (no fork point), or its unprefixed
+-- keys that no event ever set plus the last value each live event before
+-- the fork point set.  The compactions of the copied range come along,
+-- renumbered.  Artifacts are not copied: user: artifacts are the user's
+-- and shared anyway; session artifacts stay with the source.
+CREATE FUNCTION adk._fork_session(p_app text, p_user text, p_source text,
+                                  p_before text, p_new text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src_state jsonb;
+    src_last bigint;
+    cut bigint;
+    new_id text := p_new;
+    now_ms timestamptz := pg_catalog.date_trunc('milliseconds', pg_catalog.clock_timestamp());
+    live bigint[];
+    open_ids text[];
+    kept bigint[];
+    st jsonb;
+BEGIN
+    PERFORM adk._check_id('session id', p_source);
+    IF new_id IS NULL THEN
+        new_id := pg_catalog.gen_random_uuid()::text;
+    ELSE
+        PERFORM adk._check_id('session id', new_id);
+    END IF;
+
+    SELECT s.state, s.last_seq INTO src_state, src_last
+      FROM adk.sessions s
+     WHERE s.app_name OPERATOR(pg_catalog.=) p_app AND s.user_id OPERATOR(pg_catalog.=) p_user
+       AND s.id OPERATOR(pg_catalog.=) p_source
+       FOR SHARE;
+    IF NOT FOUND THEN
+        PERFORM adk._session_not_found(p_app, p_user, p_source);
+    END IF;
+
+    IF p_before IS NULL THEN
+        cut := src_last OPERATOR(pg_catalog.+) 1;
+    ELSE
+        SELECT pg_catalog.min(e.seq) INTO cut FROM adk.events e
+         WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+           AND e.session_id OPERATOR(pg_catalog.=) p_source
+           AND e.invocation_id OPERATOR(pg_catalog.=) p_before;
+        IF cut IS NULL THEN
+            RAISE EXCEPTION 'invocation "%" is not in session "%"', p_before, p_source
+                USING ERRCODE = '42704',
+                      HINT = 'Name the invocation_id of one of the session''s events, or NULL to fork the whole session.';
+        END IF;
+    END IF;
+
+    -- the live events before the fork point
+    WITH ev AS (
+        SELECT e.seq, e.invocation_id, e.event_data #>> '{actions,rewind_before_invocation_id}' AS rewinds_to
+          FROM adk.events e
+         WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+           AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.<) cut),
+    hidden AS (
+        SELECT r.seq AS upto,
+               (SELECT pg_catalog.min(x.seq) FROM ev x
+                 WHERE x.invocation_id OPERATOR(pg_catalog.=) r.rewinds_to) AS from_seq
+          FROM ev r WHERE r.rewinds_to IS NOT NULL)
+    SELECT coalesce(pg_catalog.array_agg(ev.seq ORDER BY ev.seq), '{}') INTO live
+      FROM ev
+     WHERE NOT EXISTS (SELECT 1 FROM hidden h
+                        WHERE ev.seq OPERATOR(pg_catalog.<=) h.upto
+                          AND ev.seq OPERATOR(pg_catalog.>=) coalesce(h.from_seq, h.upto));
+
+    -- calls open at the fork point
+    WITH parts AS (
+        SELECT e.event_data OPERATOR(pg_catalog.->>) 'author' AS author, e.event_data, p
+          FROM adk.events e
+         CROSS JOIN LATERAL adk._parts(e.event_data OPERATOR(pg_catalog.->) 'content') p
+         WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+           AND e.session_id OPERATOR(pg_catalog.=) p_source
+           AND e.seq OPERATOR(pg_catalog.=) ANY (live)),
+    calls AS (
+        SELECT c.p #>> '{function_call,id}' AS id,
+               coalesce(c.event_data OPERATOR(pg_catalog.->) 'long_running_tool_ids'
+                            OPERATOR(pg_catalog.?) (c.p #>> '{function_call,id}'), false) AS long_running
+          FROM parts c WHERE c.p #>> '{function_call,id}' IS NOT NULL)
+    SELECT coalesce(pg_catalog.array_agg(DISTINCT c.id), '{}') INTO open_ids
+      FROM calls c
+     WHERE NOT EXISTS (SELECT 1 FROM parts r
+                        WHERE r.p #>> '{function_response,id}' OPERATOR(pg_catalog.=) c.id
+                          AND (NOT c.long_running OR r.author OPERATOR(pg_catalog.=) 'user'));
+
+    SELECT coalesce(pg_catalog.array_agg(e.seq ORDER BY e.seq), '{}') INTO kept
+      FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.=) ANY (live)
+       AND adk._without_calls(e.event_data, open_ids) IS NOT NULL;
+
+    IF p_before IS NULL THEN
+        st := src_state;
+    ELSE
+        SELECT coalesce(pg_catalog.jsonb_object_agg(b.key, b.value), '{}'::jsonb) INTO st
+          FROM pg_catalog.jsonb_each(src_state) b
+         WHERE NOT EXISTS (
+                   SELECT 1 FROM adk.events e
+                    WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+                      AND e.session_id OPERATOR(pg_catalog.=) p_source
+                      AND e.event_data #> '{actions,state_delta}' OPERATOR(pg_catalog.?) b.key);
+        st := st OPERATOR(pg_catalog.||) (
+            SELECT coalesce(pg_catalog.jsonb_object_agg(d.key, d.value), '{}'::jsonb)
+              FROM (SELECT DISTINCT ON (kv.key) kv.key, kv.value
+                      FROM adk.events e
+                     CROSS JOIN LATERAL pg_catalog.jsonb_each(
+                               CASE WHEN pg_catalog.jsonb_typeof(e.event_data #> '{actions,state_delta}')
+                                         OPERATOR(pg_catalog.=) 'object'
+                                    THEN e.event_data #> '{actions,state_delta}' ELSE '{}'::jsonb END) kv
+                     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+                       AND e.session_id OPERATOR(pg_catalog.=) p_source
+                       AND e.seq OPERATOR(pg_catalog.=) ANY (live)
+                       AND NOT pg_catalog.starts_with(kv.key, 'app:')
+                       AND NOT pg_catalog.starts_with(kv.key, 'user:')
+                       AND NOT pg_catalog.starts_with(kv.key, 'temp:')
+                     ORDER BY kv.key, e.seq DESC) d);
+    END IF;
+
+    INSERT INTO adk.sessions AS s (id, app_name, user_id, state, create_time, update_time,
+                                   forked_from, forked_at_seq)
+    VALUES (new_id, p_app, p_user, st, now_ms, now_ms, p_source, cut OPERATOR(pg_catalog.-) 1)
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'session "%" already exists for app "%" and user "%"', new_id, p_app, p_user
+            USING ERRCODE = '23505';
+    END IF;
+
+    INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data, seq)
+    SELECT e.id, e.app_name, e.user_id, new_id, e.invocation_id, e."timestamp",
+           adk._without_calls(e.event_data, open_ids), k.n
+      FROM pg_catalog.unnest(kept) WITH ORDINALITY AS k(old, n)
+      JOIN adk.events e
+        ON e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.=) k.old;
+
+    INSERT INTO adk.compactions (app_name, user_id, session_id, seq, event_id, kind, from_seq, to_seq,
+                                 seen_seq, covered_to, invocation_id, created_at)
+    SELECT *
+      FROM (SELECT p_app, p_user, new_id, m.n AS seq, c.event_id, c.kind,
+                   (SELECT pg_catalog.min(k.n) FROM pg_catalog.unnest(kept) WITH ORDINALITY AS k(old, n)
+                     WHERE k.old OPERATOR(pg_catalog.>=) c.from_seq) AS from_seq,
+                   (SELECT pg_catalog.max(k.n) FROM pg_catalog.unnest(kept) WITH ORDINALITY AS k(old, n)
+                     WHERE k.old OPERATOR(pg_catalog.<=) c.to_seq) AS to_seq,
+                   (SELECT pg_catalog.max(k.n) FROM pg_catalog.unnest(kept) WITH ORDINALITY AS k(old, n)
+                     WHERE k.old OPERATOR(pg_catalog.<=) c.seen_seq) AS seen_seq,
+                   (SELECT pg_catalog.max(k.n) FROM pg_catalog.unnest(kept) WITH ORDINALITY AS k(old, n)
+                     WHERE k.old OPERATOR(pg_catalog.<=) c.covered_to) AS covered_to,
+                   c.invocation_id, c.created_at
+              FROM adk.compactions c
+              JOIN pg_catalog.unnest(kept) WITH ORDINALITY AS m(old, n)
+                ON m.old OPERATOR(pg_catalog.=) c.seq
+             WHERE c.app_name OPERATOR(pg_catalog.=) p_app AND c.user_id OPERATOR(pg_catalog.=) p_user
+               AND c.session_id OPERATOR(pg_catalog.=) p_source) x
+     WHERE x.from_seq OPERATOR(pg_catalog.<=) x.to_seq
+       AND x.to_seq OPERATOR(pg_catalog.<=) x.seen_seq
+       AND x.seen_seq OPERATOR(pg_catalog.<) x.seq;
+
+    UPDATE adk.sessions s
+       SET last_seq = pg_catalog.cardinality(kept),
+           last_event_time = (SELECT pg_catalog.max(e."timestamp") FROM adk.events e
+                               WHERE e.app_name OPERATOR(pg_catalog.=) p_app
+                                 AND e.user_id OPERATOR(pg_catalog.=) p_user
+                                 AND e.session_id OPERATOR(pg_catalog.=) new_id)
+     WHERE s.app_name OPERATOR(pg_catalog.=) p_app AND s.user_id OPERATOR(pg_catalog.=) p_user
+       AND s.id OPERATOR(pg_catalog.=) new_id;
+    RETURN new_id;
+END
+$$;
+
+CREATE FUNCTION adk_fork_session(app_name text, user_id text, source_session_id text,
+                                 before_invocation_id text DEFAULT NULL,
+                                 new_session_id text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'adk_fork_session_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_fork_session(text, text, text, text, text) IS
+    'Fork a session: a new session of the same app and user (new_session_id, or a generated id) with the source''s live events before before_invocation_id (NULL: all), the state as it was there, and no open calls. Returns its id; adk.sessions.forked_from and forked_at_seq record where it came from.';
+REVOKE ALL ON FUNCTION adk._without_calls(jsonb, text[]),
+                       adk._fork_session(text, text, text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION adk_fork_session(text, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk_fork_session(text, text, text, text, text) TO adk_user;

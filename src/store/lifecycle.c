@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * lifecycle.c
- *	  The session lifecycle's writers that name a user: adk_purge_user.
+ *	  The session lifecycle's writers that name a user: adk_purge_user and
+ *	  adk_fork_session.
  *
- * The bodies are SQL (adk._purge_user in sql/install/87_lifecycle.sql)
- * and write tables only the owner of schema adk writes.  As for adk_create_session (tenancy.c), the identities and
+ * The bodies are SQL (adk._purge_user and adk._fork_session in
+ * sql/install/87_lifecycle.sql) and write tables only the owner of schema
+ * adk writes.  As for adk_create_session (tenancy.c), the identities and
  * the tenancy are checked here as the caller -- a SECURITY DEFINER
  * function could not see who called it -- and the body then runs as the
  * owner, with search_path pinned.  Called directly, a body runs as the
@@ -29,6 +31,7 @@
 #include "store/tenancy.h"
 
 PG_FUNCTION_INFO_V1(adk_purge_user_sql);
+PG_FUNCTION_INFO_V1(adk_fork_session_sql);
 
 /*
  * Check the app and user id (arguments 0 and 1) and the caller's tenancy
@@ -91,6 +94,24 @@ adk_purge_user_sql(PG_FUNCTION_ARGS)
 	Datum		d;
 
 	d = checked_owner_select(fcinfo, "SELECT adk._purge_user($1, $2)", 2, types, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(d);
+}
+
+/*
+ * adk_fork_session(app, user_id, source_session_id, before_invocation_id,
+ * new_session_id) RETURNS text
+ */
+Datum
+adk_fork_session_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	bool		isnull;
+	Datum		d;
+
+	d = checked_owner_select(fcinfo, "SELECT adk._fork_session($1, $2, $3, $4, $5)", 5, types,
+							 &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(d);
