@@ -100,13 +100,52 @@ COMMENT ON VIEW adk.sessions_due IS
     'Sessions due for expiry under their app''s retention (reason idle or over_limit) and what expiry does; waiting ones (a running or paused invocation, an open interrupt, a queued job) are not deleted.';
 GRANT SELECT ON adk.sessions_due TO adk_user;
 
+-- The expiry action of one session if it is due and nothing holds it now
+-- (NULL otherwise): the test of adk.sessions_due for that session alone,
+-- with the statement's own snapshot.
+CREATE FUNCTION adk._session_expiry(p_app text, p_user text, p_session text)
+RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT a.session_expiry
+      FROM adk.sessions s
+      JOIN adk.apps a ON a.name OPERATOR(pg_catalog.=) s.app_name
+     WHERE s.app_name OPERATOR(pg_catalog.=) p_app AND s.user_id OPERATOR(pg_catalog.=) p_user
+       AND s.id OPERATOR(pg_catalog.=) p_session
+       AND ((a.session_idle_ttl IS NOT NULL
+             AND s.update_time OPERATOR(pg_catalog.<)
+                 (pg_catalog.now() OPERATOR(pg_catalog.-) a.session_idle_ttl))
+            OR (SELECT pg_catalog.count(*) FROM adk.sessions o
+                 WHERE o.app_name OPERATOR(pg_catalog.=) s.app_name
+                   AND o.user_id OPERATOR(pg_catalog.=) s.user_id
+                   AND (o.update_time OPERATOR(pg_catalog.>) s.update_time
+                        OR (o.update_time OPERATOR(pg_catalog.=) s.update_time
+                            AND o.id OPERATOR(pg_catalog.>) s.id)))
+               OPERATOR(pg_catalog.>=) a.max_sessions_per_user)
+       AND NOT EXISTS (SELECT 1 FROM adk.invocations i
+                        WHERE i.app_name OPERATOR(pg_catalog.=) s.app_name
+                          AND i.user_id OPERATOR(pg_catalog.=) s.user_id
+                          AND i.session_id OPERATOR(pg_catalog.=) s.id
+                          AND i.status OPERATOR(pg_catalog.=) ANY (ARRAY['running', 'waiting']))
+       AND NOT EXISTS (SELECT 1 FROM adk.run_states r
+                        WHERE r.app_name OPERATOR(pg_catalog.=) s.app_name
+                          AND r.user_id OPERATOR(pg_catalog.=) s.user_id
+                          AND r.session_id OPERATOR(pg_catalog.=) s.id
+                          AND r.status OPERATOR(pg_catalog.=) ANY (ARRAY['running', 'waiting']))
+       AND NOT EXISTS (SELECT 1 FROM adk.jobs j
+                        WHERE j.app_name OPERATOR(pg_catalog.=) s.app_name
+                          AND j.user_id OPERATOR(pg_catalog.=) s.user_id
+                          AND j.session_id OPERATOR(pg_catalog.=) s.id
+                          AND j.status OPERATOR(pg_catalog.=) ANY (ARRAY['queued', 'running', 'waiting']))
+$$;
+
 -- One batch of the sweep, run by the launcher as the owner of schema adk:
--- at most batch_size due sessions, oldest activity first, each locked with
--- SKIP LOCKED (a session a run holds is passed over, and nobody waits on
--- the sweep but a run starting on a session it is deleting), checked again
--- under the lock with a fresh snapshot, then deleted (its events, run
--- states, compactions and artifacts go with it by trigger).  Returns how
--- many it deleted.  Adding a session to memory can fail (an embedding
+-- at most batch_size due sessions that nothing holds, oldest activity
+-- first (adk.sessions_due, read once), each locked with SKIP LOCKED (a
+-- session a run holds is passed over, and nobody waits on the sweep but a
+-- run starting on a session it is deleting), checked again under the lock
+-- with a fresh snapshot (adk._session_expiry), then deleted (its events,
+-- run states, compactions and artifacts go with it by trigger).  Returns
+-- how many it deleted.  Adding a session to memory can fail (an embedding
 -- model that is down): that session is kept, with a warning, for a later
 -- sweep.
 CREATE FUNCTION adk._retention_sweep(batch_size integer DEFAULT 100)
@@ -120,21 +159,19 @@ BEGIN
     FOR r IN
         SELECT s.app_name, s.user_id, s.id
           FROM adk.sessions s
-         WHERE EXISTS (SELECT 1 FROM adk.sessions_due d
-                        WHERE d.app_name OPERATOR(pg_catalog.=) s.app_name
-                          AND d.user_id OPERATOR(pg_catalog.=) s.user_id
-                          AND d.session_id OPERATOR(pg_catalog.=) s.id
-                          AND NOT d.waiting)
+          JOIN (SELECT d.app_name, d.user_id, d.session_id
+                  FROM adk.sessions_due d
+                 WHERE NOT d.waiting
+                 ORDER BY d.last_activity
+                 LIMIT batch_size) c
+            ON s.app_name OPERATOR(pg_catalog.=) c.app_name
+           AND s.user_id OPERATOR(pg_catalog.=) c.user_id
+           AND s.id OPERATOR(pg_catalog.=) c.session_id
          ORDER BY s.update_time
-         LIMIT batch_size
            FOR UPDATE OF s SKIP LOCKED
     LOOP
-        SELECT d.action INTO act FROM adk.sessions_due d
-         WHERE d.app_name OPERATOR(pg_catalog.=) r.app_name
-           AND d.user_id OPERATOR(pg_catalog.=) r.user_id
-           AND d.session_id OPERATOR(pg_catalog.=) r.id
-           AND NOT d.waiting;
-        CONTINUE WHEN NOT FOUND;
+        act := adk._session_expiry(r.app_name, r.user_id, r.id);
+        CONTINUE WHEN act IS NULL;
         IF act OPERATOR(pg_catalog.=) 'memory' THEN
             BEGIN
                 PERFORM adk._memory_add(r.app_name, r.user_id, r.id);
