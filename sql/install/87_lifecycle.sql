@@ -140,14 +140,16 @@ $$;
 
 -- One batch of the sweep, run by the launcher as the owner of schema adk:
 -- at most batch_size due sessions that nothing holds, oldest activity
--- first (adk.sessions_due, read once), each locked with SKIP LOCKED (a
--- session a run holds is passed over, and nobody waits on the sweep but a
--- run starting on a session it is deleting), checked again under the lock
--- with a fresh snapshot (adk._session_expiry), then deleted (its events,
--- run states, compactions and artifacts go with it by trigger).  Returns
--- how many it deleted.  Adding a session to memory can fail (an embedding
--- model that is down): that session is kept, with a warning, for a later
--- sweep.
+-- first (adk.sessions_due, read once; twice as many candidates as the
+-- batch, so that sessions passed over do not make a batch come back short
+-- and the launcher think the backlog is gone), each locked with SKIP
+-- LOCKED (a session a run holds is passed over, and nobody waits on the
+-- sweep but a run starting on a session it is deleting), checked again
+-- under the lock with a fresh snapshot (adk._session_expiry), then deleted
+-- (its events, run states, compactions and artifacts go with it by
+-- trigger).  Returns how many it deleted.  Adding a session to memory can
+-- fail (an embedding model that is down): that session is kept, with a
+-- warning, for a later sweep.
 CREATE FUNCTION adk._retention_sweep(batch_size integer DEFAULT 100)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
@@ -163,13 +165,14 @@ BEGIN
                   FROM adk.sessions_due d
                  WHERE NOT d.waiting
                  ORDER BY d.last_activity
-                 LIMIT batch_size) c
+                 LIMIT 2 OPERATOR(pg_catalog.*) batch_size) c
             ON s.app_name OPERATOR(pg_catalog.=) c.app_name
            AND s.user_id OPERATOR(pg_catalog.=) c.user_id
            AND s.id OPERATOR(pg_catalog.=) c.session_id
          ORDER BY s.update_time
            FOR UPDATE OF s SKIP LOCKED
     LOOP
+        EXIT WHEN n OPERATOR(pg_catalog.>=) batch_size;
         act := adk._session_expiry(r.app_name, r.user_id, r.id);
         CONTINUE WHEN act IS NULL;
         IF act OPERATOR(pg_catalog.=) 'memory' THEN
