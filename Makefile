@@ -53,6 +53,7 @@ OBJS = \
 	src/runner/defs.o \
 	src/runner/emit.o \
 	src/runner/flow.o \
+	src/runner/hist_event.o \
 	src/runner/hitl.o \
 	src/runner/input.o \
 	src/runner/memory_tools.o \
