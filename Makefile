@@ -82,6 +82,7 @@ OBJS = \
 	src/store/settings.o \
 	src/store/append.o \
 	src/store/artifacts.o \
+	src/store/lifecycle.o \
 	src/store/tenancy.o \
 	src/worker/cancel.o \
 	src/worker/job.o \
@@ -110,8 +111,9 @@ PG_CFLAGS    = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initialize
 # compile must not overwrite the .d with its own target.
 PG_CFLAGS   += -MMD -MP
 
-# Regression tests: every sql/*.sql file, in name order.
-REGRESS      = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/*.sql)))
+# Regression tests: every sql/NNN_*.sql file, in number order (three
+# digits, each number once: test/README.md).
+REGRESS      = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9][0-9][0-9]_*.sql)))
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_regress --temp-config=$(srcdir)/test/temp.conf
 
 ISOLATION      = $(sort $(patsubst test/specs/%.spec,%,$(wildcard test/specs/*.spec)))

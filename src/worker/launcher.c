@@ -7,7 +7,8 @@
  * Each round, in one short transaction: recover jobs left 'running' by a
  * worker that is gone (failed, or queued again while attempts remain),
  * purge finished jobs older than adk.job_retention (once a minute, or
- * once per retention period if shorter), write what rolled-back
+ * once per retention period if shorter), delete a batch of expired
+ * sessions (sweep_sessions), write what rolled-back
  * transactions spent on model calls (shared/spent.c; other databases' by
  * a spent writer, worker/spent_writer.c), and
  * count the jobs that can be claimed now.  Then, outside the transaction,
@@ -59,12 +60,14 @@
 
 #define NAPTIME_MS		10000	/* the safety net */
 #define RETRY_MS		1000	/* a worker could not be started */
-#define PURGE_EVERY_MS	60000
+#define PURGE_EVERY_MS	60000	/* also the session retention sweep's */
+#define SWEEP_BATCH		100		/* sessions deleted per transaction */
 #define STARTING_GRACE_MS 60000 /* a STARTING slot without a handle */
 
 /* launcher-local: the handles of the workers it started, per slot */
 static BackgroundWorkerHandle **handles = NULL;
 static TimestampTz last_purge = 0;
+static TimestampTz last_sweep = 0;
 static bool first_round = true;
 
 static void launcher_detach(int code, Datum arg);
@@ -76,6 +79,7 @@ static void lost_turn_closed(const char *invocation_id, const char *app,
 							 const char *user, const char *session,
 							 const char *agent, const char *reason);
 static void purge_jobs(void);
+static void sweep_sessions(void);
 static int	count_claimable(void);
 static bool dispatch(int claimable);
 static bool start_worker(int slotno);
@@ -211,6 +215,7 @@ database_round(bool *spent_left)
 		pgstat_report_activity(STATE_RUNNING, "adk_runner launcher: looking for queued runs");
 		recover_jobs();
 		purge_jobs();
+		sweep_sessions();
 		*spent_left = adk_spent_write();
 		claimable = count_claimable();
 		first_round = false;
@@ -465,6 +470,34 @@ purge_jobs(void)
 	if (SPI_processed > 0)
 		elog(DEBUG1, "adk_runner: purged %llu finished jobs", (unsigned long long) SPI_processed);
 	adk_owner_spi_end(&save);
+}
+
+/*
+ * Session retention (sql/install/87_lifecycle.sql): one batch of due
+ * sessions, once a minute -- or again in the next round while a batch
+ * comes back full, so a backlog goes in small transactions.
+ */
+static void
+sweep_sessions(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	AdkOwnerSave save;
+	bool		isnull;
+	int			deleted;
+
+	if (last_sweep != 0 && !TimestampDifferenceExceeds(last_sweep, now, PURGE_EVERY_MS))
+		return;
+	adk_become_owner(&save);
+	SPI_connect();
+	if (SPI_execute("SELECT adk._retention_sweep(" CppAsString2(SWEEP_BATCH) ")", false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not sweep adk.sessions");
+	deleted = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	adk_restore_user(&save);
+	if (deleted > 0)
+		elog(DEBUG1, "adk_runner: retention deleted %d sessions", deleted);
+	if (deleted < SWEEP_BATCH)
+		last_sweep = now;
 }
 
 /*

@@ -5,8 +5,8 @@
 # inside the runs:
 #  - one queued run of a loop agent with 1,000 iterations, each answered by
 #    before_agent (a plugin call and a stored event per step, no model
-#    round), peaks within 1 MB of a 10-iteration one (before the step
-#    context: about 58 MB more);
+#    round), peaks within 1 MB of its own first 10 iterations (before the
+#    step context: about 58 MB more);
 #  - 1,000 queued runs (one model call each) through one worker holding
 #    one run at a time: its memory at the last runs is within 1 MB of what
 #    it was at the 100th (a guard: each run's memory already went with
@@ -78,15 +78,20 @@ is( $node->safe_psql(
 		'postgres', "SELECT app || ':' || count(*) FROM mem96 GROUP BY app ORDER BY app"),
 	"wf10:10\nwf1000:1000",
 	'the worker recorded its memory at every iteration');
+# The 1,000-step run against its own first 10 steps: in the same worker, at
+# the same point of its life.  (Against the separate 10-step run, a cache
+# that does not grow with steps can differ: the second app's definitions
+# took CacheMemoryContext from 1.04 MB used to 1.06 MB, over its 1 MB
+# block, so it held 2 MB from the first step of the second run on.)
 my ($short, $long, $grow) = split /\|/, $node->safe_psql(
 	'postgres', qq{
-	SELECT (SELECT max(bytes) FROM mem96 WHERE app = 'wf10'),
-	       (SELECT max(bytes) FROM mem96 WHERE app = 'wf1000'),
-	       (SELECT max(bytes) FROM mem96 WHERE app = 'wf1000') -
-	       (SELECT max(bytes) FROM mem96 WHERE app = 'wf10')});
-note("worker memory peak: 10 iterations $short bytes, 1,000 iterations $long bytes");
+	WITH r AS (SELECT bytes, row_number() OVER (ORDER BY at) AS step FROM mem96 WHERE app = 'wf1000')
+	SELECT (SELECT max(bytes) FROM r WHERE step <= 10),
+	       (SELECT max(bytes) FROM r),
+	       (SELECT max(bytes) FROM r) - (SELECT max(bytes) FROM r WHERE step <= 10)});
+note("worker memory peak of the 1,000-step run: in its first 10 steps $short bytes, in all $long bytes");
 cmp_ok($grow, '<', 1024 * 1024,
-	'a run of 1,000 steps peaks within 1 MB of a run of 10 in the worker');
+	'a run of 1,000 steps peaks within 1 MB of its first 10 steps in the worker');
 
 # 2. many runs through one worker
 $node->safe_psql('postgres',
