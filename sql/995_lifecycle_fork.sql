@@ -1,7 +1,8 @@
 -- Forks: adk_fork_session copies the live events before the fork point
 -- (seq dense from 1, timestamps as they were: monotonic), the session state
 -- as it was there, never an open call as pending, lineage in adk.sessions,
--- no artifact bytes; a fork is an ordinary session; errors; tenancy.
+-- session artifacts as references (no byte copied until their holder
+-- goes); a fork is an ordinary session; errors; tenancy.
 SELECT adk_define_app('fk_app', 'lc_agent');
 SELECT adk_define_app('fk_role', 'lc_agent', tenancy => 'role');
 
@@ -25,7 +26,7 @@ SELECT count(*) FROM adk_run('fk_app', 'u', 'src', 'call lc_hold({"item": "x"})'
 SELECT count(*) AS pending_in_source FROM adk.pending_interrupts WHERE session_id = 'src';
 SELECT adk_save_artifact('fk_app', 'u', 'src', 'big.bin', decode(repeat('ab', 50000), 'hex'), 'application/octet-stream');
 SELECT state FROM adk.sessions WHERE id = 'src';
-CREATE TEMP TABLE fk_artifact_bytes AS SELECT count(*) AS n, sum(size) AS bytes FROM adk.artifacts;
+CREATE TEMP TABLE fk_artifact_bytes AS SELECT sum(octet_length(data)) AS bytes FROM adk.artifacts;
 
 -- 1. The whole session: every event but the open call (its call and the
 -- tool's pending response), the state as it is, no pending interrupt.
@@ -58,10 +59,13 @@ SELECT count(*) AS pending_in_fork FROM adk.pending_interrupts WHERE session_id 
 SELECT count(*) AS run_states_in_fork FROM adk.run_states WHERE session_id = 'whole';
 SELECT count(*) AS long_running_ids_in_fork FROM adk.events
  WHERE session_id = 'whole' AND jsonb_array_length(coalesce(event_data -> 'long_running_tool_ids', '[]')) > 0;
--- no artifact is copied, and no byte
-SELECT count(*) AS fork_artifacts FROM adk.artifacts WHERE session_id = 'whole';
-SELECT (SELECT n FROM fk_artifact_bytes) = count(*) AS same_artifact_rows,
-       (SELECT bytes FROM fk_artifact_bytes) = sum(size) AS same_artifact_bytes FROM adk.artifacts;
+-- the session's artifact comes as a reference: the fork loads the same
+-- bytes, and no byte is stored twice
+SELECT filename, version, source_session_id, octet_length(data) AS own_bytes, size
+  FROM adk.artifacts WHERE app_name = 'fk_app' AND session_id = 'whole';
+SELECT adk_load_artifact('fk_app', 'u', 'whole', 'big.bin') = adk_load_artifact('fk_app', 'u', 'src', 'big.bin')
+       AS same_bytes;
+SELECT (SELECT bytes FROM fk_artifact_bytes) = sum(octet_length(data)) AS no_byte_copied FROM adk.artifacts;
 
 -- 2. Before an invocation: the events before its first one, and the state
 -- as it was there (the creation's keys, then inv-1's delta); the user's
@@ -116,6 +120,23 @@ SELECT expect_error($$SELECT adk_fork_session('fk_app', 'u', 'src', NULL, '')$$)
 SELECT expect_error($$SELECT adk_fork_session('fk_app', 'u', NULL)$$);
 -- a generated id
 SELECT length(adk_fork_session('fk_app', 'u', 'src')) AS generated_id_length;
+
+-- Artifacts: a fork before the artifact was saved has none; a fork of a
+-- fork references the row that holds the bytes; when that row goes (its
+-- artifact or session deleted), each reference gets its own copy first.
+SELECT count(*) AS artifacts_before2 FROM adk.artifacts WHERE app_name = 'fk_app' AND session_id = 'before2';
+SELECT adk_fork_session('fk_app', 'u', 'whole', new_session_id => 'whole2');
+SELECT session_id, source_session_id, octet_length(data) AS own_bytes
+  FROM adk.artifacts WHERE app_name = 'fk_app' AND filename = 'big.bin' AND length(session_id) < 20 ORDER BY session_id;
+SELECT adk_delete_artifact('fk_app', 'u', 'src', 'big.bin') AS deleted;
+SELECT session_id, source_session_id, octet_length(data) = size AS own_bytes
+  FROM adk.artifacts WHERE app_name = 'fk_app' AND filename = 'big.bin' AND length(session_id) < 20 ORDER BY session_id;
+SELECT adk_load_artifact('fk_app', 'u', 'whole2', 'big.bin') = decode(repeat('ab', 50000), 'hex') AS still_loads;
+SELECT adk_fork_session('fk_app', 'u', 'whole2', new_session_id => 'whole3');
+SELECT adk_delete_session('fk_app', 'u', 'whole2');
+SELECT session_id, source_session_id, octet_length(data) = size AS own_bytes
+  FROM adk.artifacts WHERE app_name = 'fk_app' AND filename = 'big.bin' AND length(session_id) < 20 ORDER BY session_id;
+SELECT adk_load_artifact('fk_app', 'u', 'whole3', 'big.bin') = decode(repeat('ab', 50000), 'hex') AS still_loads;
 
 -- Tenancy: a role forks only its own sessions (into its own), and nobody
 -- calls the body directly.

@@ -39,7 +39,7 @@ SELECT e.app_name,
        e.event_data ->> 'branch' AS branch,
        e.event_data -> 'long_running_tool_ids' AS long_running_tool_ids,
        e.id AS event_id
-  FROM adk.events e;
+  FROM adk.live_events e;
 
 COMMENT ON VIEW adk.event_log IS
-    'Events flattened for reading: seq, time, author, role, text, function calls and responses, errors, the event id.';
+    'Events flattened for reading (not the rewound ones): seq, time, author, role, text, function calls and responses, errors, the event id.';

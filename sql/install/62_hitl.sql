@@ -59,7 +59,8 @@ COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confir
 COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids the user has answered (in any invocation), in call order';
 
 -- The rows of one invocation (or of every invocation of the session when
--- p_invocation is NULL), computed from the session's events.
+-- p_invocation is NULL), computed from the session's live events (not
+-- the rewound ones: 12_rewound.sql).
 CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
                                        p_invocation text DEFAULT NULL,
                                        p_new jsonb DEFAULT NULL)
@@ -82,7 +83,7 @@ BEGIN
     ), ev AS (
         SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
                e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
-          FROM adk.events e
+          FROM adk.live_events e
          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
            AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
            -- an event a caller appended where it may not speak for the
@@ -103,7 +104,7 @@ BEGIN
         -- function responses the user sent, in any invocation
         SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
           FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
-                  FROM adk.events e
+                  FROM adk.live_events e
                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                    AND e.event_data ->> 'author' = 'user'
                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
@@ -308,7 +309,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
        AND NOT EXISTS (
            SELECT 1 FROM pg_catalog.unnest(p_ids) u(id)
             WHERE NOT EXISTS (
-                  SELECT 1 FROM adk.events e
+                  SELECT 1 FROM adk.live_events e
                    CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
                    WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
                      AND e.session_id OPERATOR(pg_catalog.=) p_session
@@ -317,7 +318,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                      AND p #>> '{function_call,id}' OPERATOR(pg_catalog.=) u.id
                      AND p #>> '{function_call,name}' OPERATOR(pg_catalog.=) 'adk_request_confirmation'
                      AND EXISTS (
-                         SELECT 1 FROM adk.events a
+                         SELECT 1 FROM adk.live_events a
                           CROSS JOIN LATERAL adk._parts(a.event_data -> 'content') q
                           WHERE a.app_name OPERATOR(pg_catalog.=) p_app AND a.user_id OPERATOR(pg_catalog.=) p_user
                             AND a.session_id OPERATOR(pg_catalog.=) p_session

@@ -195,7 +195,7 @@ BEGIN
      WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
      ORDER BY c.to_seq DESC LIMIT 1;
     last_to := coalesce(last_to, 0);
-    FOR r IN SELECT e.seq, e.invocation_id FROM adk.events e
+    FOR r IN SELECT e.seq, e.invocation_id FROM adk.live_events e
               WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                 AND NOT coalesce(e.event_data -> 'actions' ? 'compaction', false)
               ORDER BY e.seq DESC
@@ -225,7 +225,7 @@ CREATE FUNCTION adk._tail_retention_end(p_app text, p_user text, p_session text,
 RETURNS bigint
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    RETURN (SELECT e.seq FROM adk.events e
+    RETURN (SELECT e.seq FROM adk.live_events e
              WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                AND NOT coalesce(e.event_data -> 'actions' ? 'compaction', false)
              ORDER BY e.seq DESC OFFSET keep LIMIT 1);
@@ -241,6 +241,9 @@ LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     SELECT c.seq, c.to_seq INTO seq, to_seq FROM adk.compactions c
      WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session AND c.from_seq = 1
+       AND NOT EXISTS (SELECT 1 FROM adk.sessions r
+                        WHERE r.app_name = p_app AND r.user_id = p_user AND r.id = p_session
+                          AND r.rewound @> c.seq)
      ORDER BY c.to_seq DESC LIMIT 1;
 END
 $$;
@@ -263,7 +266,7 @@ BEGIN
            p ? 'function_response'
              AND jsonb_typeof(e.event_data #> '{actions,requested_tool_confirmations}') = 'object'
              AND (e.event_data #> '{actions,requested_tool_confirmations}') ? (p #>> '{function_response,id}')
-      FROM adk.events e,
+      FROM adk.live_events e,
            LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(e.event_data #> '{content,parts}') = 'array'
                                              THEN e.event_data #> '{content,parts}' ELSE '[]' END) p
      WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
@@ -352,7 +355,7 @@ BEGIN
                'prior_summary', prior,
                'transcript', string_agg(adk._transcript_line(e.event_data), '' ORDER BY e.seq))
       INTO result
-      FROM adk.events e
+      FROM adk.live_events e
      WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
        AND e.seq BETWEEN lo AND t;
     SELECT result || jsonb_build_object('start_timestamp', (e.event_data -> 'timestamp'))
@@ -416,7 +419,7 @@ BEGIN
             DETAIL = format('The plan has seen seq %s; the session ends at seq %s.', seen, last),
             HINT = 'Pass the result of adk_compaction_read() unchanged.';
     END IF;
-    SELECT md5(string_agg(e.id, ',' ORDER BY e.seq)) INTO d FROM adk.events e
+    SELECT md5(string_agg(e.id, ',' ORDER BY e.seq)) INTO d FROM adk.live_events e
      WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
        AND e.seq BETWEEN lo AND t;
     IF d IS DISTINCT FROM plan ->> 'digest' THEN
@@ -569,6 +572,8 @@ $$;
 -- they cover, each at the position of the first event it covers.  Reads
 -- the summaries that reach past the newest rolling summary and the events
 -- after the covered prefix, by index range scans, not the whole history.
+-- Rewound events (adk.live_events) and the summaries a rewind rewound are
+-- left out; so are they from what a summary is made of.
 -- ---------------------------------------------------------------------
 
 CREATE FUNCTION adk._prompt_events(p_app text, p_user text, p_session text)
@@ -577,13 +582,17 @@ LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     root_to bigint;
     base bigint;
+    rw int8multirange;
 BEGIN
+    SELECT s.rewound INTO rw FROM adk.sessions s
+     WHERE s.app_name = p_app AND s.user_id = p_user AND s.id = p_session;
     SELECT r.to_seq INTO root_to FROM adk._root_compaction(p_app, p_user, p_session) r;
     SELECT c.covered_to INTO base FROM adk.compactions c
      WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+       AND NOT coalesce(rw @> c.seq, false)
      ORDER BY c.seq DESC LIMIT 1;
     IF base IS NULL THEN
-        RETURN QUERY SELECT e.event_data FROM adk.events e
+        RETURN QUERY SELECT e.event_data FROM adk.live_events e
                       WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                       ORDER BY e.seq;
         RETURN;
@@ -593,6 +602,7 @@ BEGIN
         SELECT c.seq, c.from_seq, c.to_seq FROM adk.compactions c
          WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
            AND c.to_seq >= coalesce(root_to, 0)
+           AND NOT coalesce(rw @> c.seq, false)
     ), kept AS (
         SELECT s.* FROM s
          WHERE NOT EXISTS (SELECT 1 FROM s o
@@ -612,7 +622,7 @@ BEGIN
                    AND e.seq = k.seq) AS event_data
           FROM kept k
         UNION ALL
-        SELECT e.seq, 1, e.seq, e.event_data FROM adk.events e
+        SELECT e.seq, 1, e.seq, e.event_data FROM adk.live_events e
          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
            AND e.seq > base
            AND NOT EXISTS (SELECT 1 FROM kept k WHERE e.seq BETWEEN k.from_seq AND k.to_seq)

@@ -26,11 +26,15 @@ CREATE TABLE adk.artifacts (
     sha256        bytea NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     invocation_id text,
+    -- a fork's reference (87_lifecycle.sql): the bytes are those of this
+    -- filename and version in that session of the same app and user
+    source_session_id text,
     CONSTRAINT artifacts_pkey PRIMARY KEY (app_name, user_id, session_id, filename, version),
     CONSTRAINT artifacts_scope CHECK ((session_id = '') = starts_with(filename, 'user:'))
 );
 COMMENT ON TABLE adk.artifacts IS 'ADK artifacts: versioned blobs per (app, user, session, filename); user: filenames are per user (session_id '''')';
 COMMENT ON COLUMN adk.artifacts.invocation_id IS 'the invocation that saved this version (NULL when saved outside a run)';
+COMMENT ON COLUMN adk.artifacts.source_session_id IS 'a fork''s reference: the session whose row of this filename and version holds the bytes (data is then empty); NULL: the row holds its bytes';
 
 -- lz4 when the server was built with it (Debian's is); pglz otherwise.
 DO $lz4$
@@ -178,7 +182,12 @@ BEGIN
     IF version OPERATOR(pg_catalog.<) 0 THEN
         RAISE EXCEPTION 'artifact version must not be negative' USING ERRCODE = '22023';
     END IF;
-    SELECT a.data INTO result FROM adk.artifacts a
+    SELECT coalesce(h.data, a.data) INTO result
+      FROM adk.artifacts a
+      LEFT JOIN adk.artifacts h      -- a fork's reference: the holder's bytes
+        ON h.app_name OPERATOR(pg_catalog.=) a.app_name AND h.user_id OPERATOR(pg_catalog.=) a.user_id
+       AND h.session_id OPERATOR(pg_catalog.=) a.source_session_id
+       AND h.filename OPERATOR(pg_catalog.=) a.filename AND h.version OPERATOR(pg_catalog.=) a.version
      WHERE a.app_name OPERATOR(pg_catalog.=) $1 AND a.user_id OPERATOR(pg_catalog.=) $2
        AND a.session_id OPERATOR(pg_catalog.=) adk._artifact_scope($3, $4)
        AND a.filename OPERATOR(pg_catalog.=) $4
@@ -229,6 +238,23 @@ $$;
 COMMENT ON FUNCTION adk_list_artifact_versions(text, text, text, text) IS
     'The versions of an artifact, ascending (none when it does not exist).';
 
+-- Before a session's artifacts (of one filename, or all when p_filename is
+-- NULL) are deleted: the forks' references to them get their own copy of
+-- the bytes -- the only time a fork's artifact is copied.
+CREATE FUNCTION adk._artifact_unshare(p_app text, p_user text, p_session text, p_filename text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.artifacts r
+       SET data = h.data, source_session_id = NULL
+      FROM adk.artifacts h
+     WHERE h.app_name = p_app AND h.user_id = p_user AND h.session_id = p_session
+       AND (p_filename IS NULL OR h.filename = p_filename)
+       AND r.app_name = h.app_name AND r.user_id = h.user_id AND r.source_session_id = h.session_id
+       AND r.filename = h.filename AND r.version = h.version;
+END
+$$;
+
 CREATE FUNCTION adk_delete_artifact(app_name text, user_id text, session_id text, filename text)
 RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -239,6 +265,7 @@ BEGIN
     PERFORM adk._check_id('user id', user_id);
     PERFORM adk._check_id('session id', session_id);
     PERFORM adk._check_filename(filename);
+    PERFORM adk._artifact_unshare($1, $2, adk._artifact_scope($3, $4), $4);
     DELETE FROM adk.artifacts a
      WHERE a.app_name OPERATOR(pg_catalog.=) $1 AND a.user_id OPERATOR(pg_catalog.=) $2
        AND a.session_id OPERATOR(pg_catalog.=) adk._artifact_scope($3, $4)
@@ -254,6 +281,7 @@ COMMENT ON FUNCTION adk_delete_artifact(text, text, text, text) IS
 CREATE FUNCTION adk._sessions_delete_artifacts() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM adk._artifact_unshare(OLD.app_name, OLD.user_id, OLD.id, NULL);
     DELETE FROM adk.artifacts a
      WHERE a.app_name OPERATOR(pg_catalog.=) OLD.app_name
        AND a.user_id OPERATOR(pg_catalog.=) OLD.user_id

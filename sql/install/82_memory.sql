@@ -90,14 +90,14 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
        AND coalesce(p.part OPERATOR(pg_catalog.->) 'thought', 'false') OPERATOR(pg_catalog.<>) 'true'
 $$;
 
--- The events with text of a session (of one invocation when given) that
--- are not in memory yet, in order: what adding them adds.
+-- The live events with text of a session (of one invocation when given)
+-- that are not in memory yet, in order: what adding them adds.
 CREATE FUNCTION adk._memory_pending(app_name text, user_id text, session_id text,
                                     invocation_id text DEFAULT NULL)
 RETURNS TABLE (event_id text, text text)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT e.id, t.text
-      FROM adk.events e
+      FROM adk.live_events e
      CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
      WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
        AND e.session_id OPERATOR(pg_catalog.=) $3

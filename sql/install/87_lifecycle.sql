@@ -531,10 +531,8 @@ $$;
 -- The source's row is locked FOR SHARE first: a run in flight on it holds
 -- the row, so the fork waits for it to end and then copies all of it, and
 -- a run starting meanwhile waits for the fork.  Live events are those no
--- rewind event before the fork point hides (an event with
--- actions.rewind_before_invocation_id hides every event from the first one
--- of that invocation up to itself, itself included), as another runtime
--- writes them.  Calls open at the fork point -- a function call no live
+-- rewind event before the fork point rewinds (adk._rewound, ADK's rule:
+-- 89_rewind.sql), whichever runtime wrote it.  Calls open at the fork point -- a function call no live
 -- event answers, or a long-running call no user answered -- are left out
 -- (their call and response parts; an event with nothing left goes), so
 -- the fork never starts with a pending interrupt.  The copies keep their
@@ -544,8 +542,9 @@ $$;
 -- are).  The state is the source's (no fork point), or its unprefixed
 -- keys that no event ever set plus the last value each live event before
 -- the fork point set.  The compactions of the copied range come along,
--- renumbered.  Artifacts are not copied: user: artifacts are the user's
--- and shared anyway; session artifacts stay with the source.
+-- renumbered.  The session artifacts saved before the fork point come
+-- as references (adk.artifacts.source_session_id), no byte copied; user:
+-- artifacts are the user's and shared anyway.
 CREATE FUNCTION adk._fork_session(p_app text, p_user text, p_source text,
                                   p_before text, p_new text)
 RETURNS text
@@ -591,22 +590,12 @@ BEGIN
         END IF;
     END IF;
 
-    -- the live events before the fork point
-    WITH ev AS (
-        SELECT e.seq, e.invocation_id, e.event_data #>> '{actions,rewind_before_invocation_id}' AS rewinds_to
-          FROM adk.events e
-         WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
-           AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.<) cut),
-    hidden AS (
-        SELECT r.seq AS upto,
-               (SELECT pg_catalog.min(x.seq) FROM ev x
-                 WHERE x.invocation_id OPERATOR(pg_catalog.=) r.rewinds_to) AS from_seq
-          FROM ev r WHERE r.rewinds_to IS NOT NULL)
-    SELECT coalesce(pg_catalog.array_agg(ev.seq ORDER BY ev.seq), '{}') INTO live
-      FROM ev
-     WHERE NOT EXISTS (SELECT 1 FROM hidden h
-                        WHERE ev.seq OPERATOR(pg_catalog.<=) h.upto
-                          AND ev.seq OPERATOR(pg_catalog.>=) coalesce(h.from_seq, h.upto));
+    -- the live events before the fork point (89_rewind.sql: adk._rewound)
+    SELECT coalesce(pg_catalog.array_agg(e.seq ORDER BY e.seq), '{}') INTO live
+      FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.<) cut
+       AND NOT (adk._rewound(p_app, p_user, p_source, cut) OPERATOR(pg_catalog.@>) e.seq);
 
     -- calls open at the fork point
     WITH parts AS (
@@ -698,6 +687,22 @@ BEGIN
      WHERE x.from_seq OPERATOR(pg_catalog.<=) x.to_seq
        AND x.to_seq OPERATOR(pg_catalog.<=) x.seen_seq
        AND x.seen_seq OPERATOR(pg_catalog.<) x.seq;
+
+    -- the session artifacts as they were at the fork point (the versions
+    -- saved before its first event; all of them without one), as
+    -- references to the rows that hold their bytes: nothing is copied
+    INSERT INTO adk.artifacts (app_name, user_id, session_id, filename, version, data, mime_type,
+                               size, sha256, created_at, invocation_id, source_session_id)
+    SELECT a.app_name, a.user_id, new_id, a.filename, a.version, '\x'::bytea, a.mime_type,
+           a.size, a.sha256, a.created_at, a.invocation_id, coalesce(a.source_session_id, a.session_id)
+      FROM adk.artifacts a
+     WHERE a.app_name OPERATOR(pg_catalog.=) p_app AND a.user_id OPERATOR(pg_catalog.=) p_user
+       AND a.session_id OPERATOR(pg_catalog.=) p_source
+       AND (p_before IS NULL
+            OR a.created_at OPERATOR(pg_catalog.<)
+               (SELECT e."timestamp" FROM adk.events e
+                 WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+                   AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.=) cut));
 
     UPDATE adk.sessions s
        SET last_seq = pg_catalog.cardinality(kept),

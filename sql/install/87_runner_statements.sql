@@ -205,7 +205,11 @@ RETURNS TABLE (r_data bytea, r_mime_type text)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
-    SELECT a.data, a.mime_type FROM adk.artifacts a
+    SELECT coalesce(h.data, a.data), a.mime_type
+      FROM adk.artifacts a
+      LEFT JOIN adk.artifacts h      -- a fork's reference: the holder's bytes
+        ON h.app_name = a.app_name AND h.user_id = a.user_id AND h.session_id = a.source_session_id
+       AND h.filename = a.filename AND h.version = a.version
      WHERE a.app_name = p_app AND a.user_id = p_user
        AND a.session_id = adk._artifact_scope(p_session, p_filename)
        AND a.filename = p_filename

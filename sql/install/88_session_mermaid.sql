@@ -110,7 +110,7 @@ BEGIN
             body := body OPERATOR(pg_catalog.||) pg_catalog.format('Note over u,%s: compaction: %s', alias ->> agent,
                         adk._mermaid_text(ev.d #>> '{actions,compaction,compacted_content,parts,0,text}'));
         END IF;
-        IF ev.d -> 'actions' ? 'rewind_before_invocation_id' THEN
+        IF (ev.d #>> '{actions,rewind_before_invocation_id}') IS NOT NULL THEN
             body := body OPERATOR(pg_catalog.||) pg_catalog.format('Note over u,%s: rewind before invocation %s', alias ->> agent,
                         adk._mermaid_text(ev.d #>> '{actions,rewind_before_invocation_id}'));
         END IF;

@@ -6,6 +6,189 @@
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
 
+-- sql/install/12_rewound.sql: which events a rewind rewound
+-- ---------------------------------------------------------------------
+-- Rewind (docs/sessions-lifecycle.md, "Rewind and edit"), as ADK Python's
+-- Runner.rewind_async writes it: a rewind event -- author "user", a new
+-- invocation id, actions.rewind_before_invocation_id, a state delta that
+-- restores the session's own keys, an artifact delta that restores its
+-- artifacts -- and nothing deleted.  The events from the first event of
+-- the rewound invocation up to the rewind event are then "rewound": every
+-- reader of the history skips them.
+--
+-- Which events are rewound (of those before p_before_seq, for a fork) is
+-- ADK's rule (its _apply_rewinds): walk the
+-- session back from the newest event; a rewind event jumps the walk to
+-- the first event of the invocation it names (to itself alone when there
+-- is none before it), and everything it jumped over is rewound -- also
+-- rewind events, so rewinding a rewind brings back what it had rewound.
+-- (A rewind event is one whose rewind_before_invocation_id is a string:
+-- writers that store every field of ADK's EventActions store it as null
+-- on every other event.)  The result is kept on the session row, adk.sessions.rewound (the seqs
+-- of rewound events as one multirange), recomputed by a trigger whenever
+-- a rewind event is inserted, by whichever writer: ADK Python's rewind
+-- events are honoured as ours are.  Readers use adk.live_events.  (Here,
+-- before the readers; adk_rewind itself is in 89_rewind.sql.)
+-- ---------------------------------------------------------------------
+ALTER TABLE adk.sessions ADD COLUMN rewound int8multirange NOT NULL DEFAULT '{}';
+COMMENT ON COLUMN adk.sessions.rewound IS
+    'the seqs of the session''s rewound events (rewind events included), which every reader of its history skips';
+
+CREATE FUNCTION adk._rewound(p_app text, p_user text, p_session text,
+                             p_before_seq bigint DEFAULT NULL) RETURNS int8multirange
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+    result int8multirange := '{}';
+    floor bigint := 9223372036854775807;
+    first_seq bigint;
+BEGIN
+    FOR r IN SELECT e.seq, e.event_data #>> '{actions,rewind_before_invocation_id}' AS target
+               FROM adk.events e
+              WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                AND (e.event_data #>> '{actions,rewind_before_invocation_id}') IS NOT NULL
+                AND e.seq < coalesce(p_before_seq, 9223372036854775807)
+              ORDER BY e.seq DESC
+    LOOP
+        CONTINUE WHEN r.seq >= floor;    -- inside a range already jumped over
+        SELECT min(e.seq) INTO first_seq FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.invocation_id = r.target AND e.seq < r.seq;
+        first_seq := coalesce(first_seq, r.seq);
+        result := result + int8multirange(int8range(first_seq, r.seq, '[]'));
+        floor := first_seq;
+    END LOOP;
+    RETURN result;
+END
+$$;
+
+CREATE FUNCTION adk._events_after_rewind() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.sessions s
+       SET rewound = adk._rewound(NEW.app_name, NEW.user_id, NEW.session_id)
+     WHERE s.app_name = NEW.app_name AND s.user_id = NEW.user_id AND s.id = NEW.session_id;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER adk_events_after_rewind
+    AFTER INSERT ON adk.events
+    FOR EACH ROW
+    WHEN ((NEW.event_data #>> '{actions,rewind_before_invocation_id}') IS NOT NULL)
+    EXECUTE FUNCTION adk._events_after_rewind();
+
+-- The events every reader of a history reads: not the rewound ones.
+-- (Queried for one session, the planner reads its session row once.)
+CREATE VIEW adk.live_events WITH (security_invoker = true) AS
+SELECT e.*
+  FROM adk.events e
+  JOIN adk.sessions s
+    ON s.app_name OPERATOR(pg_catalog.=) e.app_name
+   AND s.user_id OPERATOR(pg_catalog.=) e.user_id
+   AND s.id OPERATOR(pg_catalog.=) e.session_id
+ WHERE NOT (s.rewound OPERATOR(pg_catalog.@>) e.seq);
+COMMENT ON VIEW adk.live_events IS
+    'adk.events without the rewound events (adk.sessions.rewound): the history as prompts, compaction, routing and memory read it';
+REVOKE ALL ON FUNCTION adk._rewound(text, text, text, bigint), adk._events_after_rewind() FROM PUBLIC;
+GRANT SELECT ON adk.live_events TO adk_user;
+
+-- sql/install/80_artifacts.sql: a fork's artifacts are references to the
+-- rows that hold their bytes (adk.artifacts.source_session_id)
+ALTER TABLE adk.artifacts ADD COLUMN source_session_id text;
+COMMENT ON COLUMN adk.artifacts.source_session_id IS 'a fork''s reference: the session whose row of this filename and version holds the bytes (data is then empty); NULL: the row holds its bytes';
+-- Before a session's artifacts (of one filename, or all when p_filename is
+-- NULL) are deleted: the forks' references to them get their own copy of
+-- the bytes -- the only time a fork's artifact is copied.
+CREATE FUNCTION adk._artifact_unshare(p_app text, p_user text, p_session text, p_filename text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.artifacts r
+       SET data = h.data, source_session_id = NULL
+      FROM adk.artifacts h
+     WHERE h.app_name = p_app AND h.user_id = p_user AND h.session_id = p_session
+       AND (p_filename IS NULL OR h.filename = p_filename)
+       AND r.app_name = h.app_name AND r.user_id = h.user_id AND r.source_session_id = h.session_id
+       AND r.filename = h.filename AND r.version = h.version;
+END
+$$;
+REVOKE ALL ON FUNCTION adk._artifact_unshare(text, text, text, text) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION adk_load_artifact(app_name text, user_id text, session_id text,
+                                  filename text, version integer DEFAULT NULL)
+RETURNS bytea
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    result bytea;
+BEGIN
+    PERFORM adk._check_id('app name', app_name);
+    PERFORM adk._check_id('user id', user_id);
+    PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._tenancy_check(app_name, user_id);
+    PERFORM adk._check_filename(filename);
+    IF version OPERATOR(pg_catalog.<) 0 THEN
+        RAISE EXCEPTION 'artifact version must not be negative' USING ERRCODE = '22023';
+    END IF;
+    SELECT coalesce(h.data, a.data) INTO result
+      FROM adk.artifacts a
+      LEFT JOIN adk.artifacts h      -- a fork's reference: the holder's bytes
+        ON h.app_name OPERATOR(pg_catalog.=) a.app_name AND h.user_id OPERATOR(pg_catalog.=) a.user_id
+       AND h.session_id OPERATOR(pg_catalog.=) a.source_session_id
+       AND h.filename OPERATOR(pg_catalog.=) a.filename AND h.version OPERATOR(pg_catalog.=) a.version
+     WHERE a.app_name OPERATOR(pg_catalog.=) $1 AND a.user_id OPERATOR(pg_catalog.=) $2
+       AND a.session_id OPERATOR(pg_catalog.=) adk._artifact_scope($3, $4)
+       AND a.filename OPERATOR(pg_catalog.=) $4
+       AND ($5 IS NULL OR a.version OPERATOR(pg_catalog.=) $5)
+     ORDER BY a.version DESC LIMIT 1;
+    RETURN result;
+END
+$$;
+CREATE OR REPLACE FUNCTION adk._delete_artifact(app_name text, user_id text, session_id text, filename text)
+RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM adk._check_id('app name', app_name);
+    PERFORM adk._check_id('user id', user_id);
+    PERFORM adk._check_id('session id', session_id);
+    PERFORM adk._check_filename(filename);
+    PERFORM adk._artifact_unshare($1, $2, adk._artifact_scope($3, $4), $4);
+    DELETE FROM adk.artifacts a
+     WHERE a.app_name OPERATOR(pg_catalog.=) $1 AND a.user_id OPERATOR(pg_catalog.=) $2
+       AND a.session_id OPERATOR(pg_catalog.=) adk._artifact_scope($3, $4)
+       AND a.filename OPERATOR(pg_catalog.=) $4;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+CREATE OR REPLACE FUNCTION adk._sessions_delete_artifacts() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM adk._artifact_unshare(OLD.app_name, OLD.user_id, OLD.id, NULL);
+    DELETE FROM adk.artifacts a
+     WHERE a.app_name OPERATOR(pg_catalog.=) OLD.app_name
+       AND a.user_id OPERATOR(pg_catalog.=) OLD.user_id
+       AND a.session_id OPERATOR(pg_catalog.=) OLD.id;
+    RETURN OLD;
+END
+$$;
+CREATE OR REPLACE FUNCTION adk._artifact_latest(p_app text, p_user text, p_session text, p_filename text)
+RETURNS TABLE (r_data bytea, r_mime_type text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT coalesce(h.data, a.data), a.mime_type
+      FROM adk.artifacts a
+      LEFT JOIN adk.artifacts h      -- a fork's reference: the holder's bytes
+        ON h.app_name = a.app_name AND h.user_id = a.user_id AND h.session_id = a.source_session_id
+       AND h.filename = a.filename AND h.version = a.version
+     WHERE a.app_name = p_app AND a.user_id = p_user
+       AND a.session_id = adk._artifact_scope(p_session, p_filename)
+       AND a.filename = p_filename
+     ORDER BY a.version DESC LIMIT 1;
+END
+$$;
+
 -- sql/install/87_lifecycle.sql: session retention and erasure
 ALTER TABLE adk.apps
     ADD COLUMN session_idle_ttl interval
@@ -542,10 +725,8 @@ $$;
 -- The source's row is locked FOR SHARE first: a run in flight on it holds
 -- the row, so the fork waits for it to end and then copies all of it, and
 -- a run starting meanwhile waits for the fork.  Live events are those no
--- rewind event before the fork point hides (an event with
--- actions.rewind_before_invocation_id hides every event from the first one
--- of that invocation up to itself, itself included), as another runtime
--- writes them.  Calls open at the fork point -- a function call no live
+-- rewind event before the fork point rewinds (adk._rewound, ADK's rule:
+-- 89_rewind.sql), whichever runtime wrote it.  Calls open at the fork point -- a function call no live
 -- event answers, or a long-running call no user answered -- are left out
 -- (their call and response parts; an event with nothing left goes), so
 -- the fork never starts with a pending interrupt.  The copies keep their
@@ -555,8 +736,9 @@ $$;
 -- are).  The state is the source's (no fork point), or its unprefixed
 -- keys that no event ever set plus the last value each live event before
 -- the fork point set.  The compactions of the copied range come along,
--- renumbered.  Artifacts are not copied: user: artifacts are the user's
--- and shared anyway; session artifacts stay with the source.
+-- renumbered.  The session artifacts saved before the fork point come
+-- as references (adk.artifacts.source_session_id), no byte copied; user:
+-- artifacts are the user's and shared anyway.
 CREATE FUNCTION adk._fork_session(p_app text, p_user text, p_source text,
                                   p_before text, p_new text)
 RETURNS text
@@ -602,22 +784,12 @@ BEGIN
         END IF;
     END IF;
 
-    -- the live events before the fork point
-    WITH ev AS (
-        SELECT e.seq, e.invocation_id, e.event_data #>> '{actions,rewind_before_invocation_id}' AS rewinds_to
-          FROM adk.events e
-         WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
-           AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.<) cut),
-    hidden AS (
-        SELECT r.seq AS upto,
-               (SELECT pg_catalog.min(x.seq) FROM ev x
-                 WHERE x.invocation_id OPERATOR(pg_catalog.=) r.rewinds_to) AS from_seq
-          FROM ev r WHERE r.rewinds_to IS NOT NULL)
-    SELECT coalesce(pg_catalog.array_agg(ev.seq ORDER BY ev.seq), '{}') INTO live
-      FROM ev
-     WHERE NOT EXISTS (SELECT 1 FROM hidden h
-                        WHERE ev.seq OPERATOR(pg_catalog.<=) h.upto
-                          AND ev.seq OPERATOR(pg_catalog.>=) coalesce(h.from_seq, h.upto));
+    -- the live events before the fork point (89_rewind.sql: adk._rewound)
+    SELECT coalesce(pg_catalog.array_agg(e.seq ORDER BY e.seq), '{}') INTO live
+      FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.<) cut
+       AND NOT (adk._rewound(p_app, p_user, p_source, cut) OPERATOR(pg_catalog.@>) e.seq);
 
     -- calls open at the fork point
     WITH parts AS (
@@ -709,6 +881,22 @@ BEGIN
      WHERE x.from_seq OPERATOR(pg_catalog.<=) x.to_seq
        AND x.to_seq OPERATOR(pg_catalog.<=) x.seen_seq
        AND x.seen_seq OPERATOR(pg_catalog.<) x.seq;
+
+    -- the session artifacts as they were at the fork point (the versions
+    -- saved before its first event; all of them without one), as
+    -- references to the rows that hold their bytes: nothing is copied
+    INSERT INTO adk.artifacts (app_name, user_id, session_id, filename, version, data, mime_type,
+                               size, sha256, created_at, invocation_id, source_session_id)
+    SELECT a.app_name, a.user_id, new_id, a.filename, a.version, '\x'::bytea, a.mime_type,
+           a.size, a.sha256, a.created_at, a.invocation_id, coalesce(a.source_session_id, a.session_id)
+      FROM adk.artifacts a
+     WHERE a.app_name OPERATOR(pg_catalog.=) p_app AND a.user_id OPERATOR(pg_catalog.=) p_user
+       AND a.session_id OPERATOR(pg_catalog.=) p_source
+       AND (p_before IS NULL
+            OR a.created_at OPERATOR(pg_catalog.<)
+               (SELECT e."timestamp" FROM adk.events e
+                 WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+                   AND e.session_id OPERATOR(pg_catalog.=) p_source AND e.seq OPERATOR(pg_catalog.=) cut));
 
     UPDATE adk.sessions s
        SET last_seq = pg_catalog.cardinality(kept),
@@ -846,7 +1034,7 @@ BEGIN
             body := body OPERATOR(pg_catalog.||) pg_catalog.format('Note over u,%s: compaction: %s', alias ->> agent,
                         adk._mermaid_text(ev.d #>> '{actions,compaction,compacted_content,parts,0,text}'));
         END IF;
-        IF ev.d -> 'actions' ? 'rewind_before_invocation_id' THEN
+        IF (ev.d #>> '{actions,rewind_before_invocation_id}') IS NOT NULL THEN
             body := body OPERATOR(pg_catalog.||) pg_catalog.format('Note over u,%s: rewind before invocation %s', alias ->> agent,
                         adk._mermaid_text(ev.d #>> '{actions,rewind_before_invocation_id}'));
         END IF;
@@ -914,3 +1102,643 @@ REVOKE ALL ON FUNCTION adk._mermaid_text(text, integer), adk._mermaid_who(jsonb,
                        adk_session_mermaid(text, text, text, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION adk._mermaid_text(text, integer), adk._mermaid_who(jsonb, text[], text),
                           adk_session_mermaid(text, text, text, bigint) TO adk_user;
+
+-- the readers of a history skip rewound events (adk.live_events)
+CREATE OR REPLACE VIEW adk.event_log WITH (security_invoker = true) AS
+SELECT e.app_name,
+       e.user_id,
+       e.session_id,
+       e.seq,
+       e."timestamp" AS time,
+       e.invocation_id,
+       e.event_data ->> 'author' AS author,
+       e.event_data #>> '{content,role}' AS role,
+       (SELECT string_agg(p ->> 'text', '')
+          FROM adk._parts(e.event_data -> 'content') p
+         WHERE p ? 'text') AS text,
+       (SELECT string_agg(format('%s(%s)', p #>> '{function_call,name}',
+                                 coalesce(p #> '{function_call,args}', '{}'::jsonb)), '; ')
+          FROM adk._parts(e.event_data -> 'content') p
+         WHERE p ? 'function_call') AS function_calls,
+       (SELECT string_agg(format('%s -> %s', p #>> '{function_response,name}',
+                                 p #> '{function_response,response}'), '; ')
+          FROM adk._parts(e.event_data -> 'content') p
+         WHERE p ? 'function_response') AS function_responses,
+       nullif(concat_ws(': ', e.event_data ->> 'error_code',
+                        e.event_data ->> 'error_message'), '') AS error,
+       nullif(e.event_data #> '{actions,state_delta}', '{}'::jsonb) AS state_delta,
+       e.event_data ->> 'branch' AS branch,
+       e.event_data -> 'long_running_tool_ids' AS long_running_tool_ids,
+       e.id AS event_id
+  FROM adk.live_events e;
+COMMENT ON VIEW adk.event_log IS
+    'Events flattened for reading (not the rewound ones): seq, time, author, role, text, function calls and responses, errors, the event id.';
+
+CREATE OR REPLACE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
+          FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.author AS agent, ev.seq, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.live_events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
+    ), interrupts AS (
+        SELECT c.invocation_id, c.agent, c.seq, c.ord, c.id,
+               (SELECT a.ts FROM answers a
+                 WHERE a.id = c.id AND a.seq > c.seq
+                 ORDER BY a.seq LIMIT 1) AS answered_at
+          FROM calls c
+    ), nodes AS (
+        SELECT i.invocation_id, i.agent,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NULL),
+                        '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer
+          FROM interrupts i
+         GROUP BY i.invocation_id, i.agent
+    )
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, p_app || '/' || n.agent,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                ELSE 'completed' END,
+           n.pending, n.answered, n.agent,
+           greatest(last.ts, n.last_answer)
+      FROM nodes n
+     CROSS JOIN LATERAL (SELECT ev.d, ev.ts FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.author = n.agent
+                          ORDER BY ev.seq DESC LIMIT 1) last;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._repeated_confirmation(p_app text, p_user text, p_session text, p_ids text[])
+RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pg_catalog.cardinality(p_ids) OPERATOR(pg_catalog.>) 0
+       AND NOT EXISTS (
+           SELECT 1 FROM pg_catalog.unnest(p_ids) u(id)
+            WHERE NOT EXISTS (
+                  SELECT 1 FROM adk.live_events e
+                   CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                   WHERE e.app_name OPERATOR(pg_catalog.=) p_app AND e.user_id OPERATOR(pg_catalog.=) p_user
+                     AND e.session_id OPERATOR(pg_catalog.=) p_session
+                     AND e.event_data -> 'long_running_tool_ids' OPERATOR(pg_catalog.?) u.id
+                     AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                     AND p #>> '{function_call,id}' OPERATOR(pg_catalog.=) u.id
+                     AND p #>> '{function_call,name}' OPERATOR(pg_catalog.=) 'adk_request_confirmation'
+                     AND EXISTS (
+                         SELECT 1 FROM adk.live_events a
+                          CROSS JOIN LATERAL adk._parts(a.event_data -> 'content') q
+                          WHERE a.app_name OPERATOR(pg_catalog.=) p_app AND a.user_id OPERATOR(pg_catalog.=) p_user
+                            AND a.session_id OPERATOR(pg_catalog.=) p_session
+                            AND a.seq OPERATOR(pg_catalog.>) e.seq
+                            AND a.event_data ->> 'author' OPERATOR(pg_catalog.=) 'user'
+                            AND a.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                            AND q #>> '{function_response,id}' OPERATOR(pg_catalog.=) u.id)))
+$$;
+
+CREATE OR REPLACE FUNCTION adk._sliding_window_range(p_app text, p_user text, p_session text,
+                                          every integer, overlap integer,
+                                          OUT from_seq bigint, OUT to_seq bigint)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    last_to bigint;
+    r record;
+    ids text[] := '{}';
+    new_count integer := 0;
+    last_seq bigint;
+    lo bigint;
+BEGIN
+    SELECT c.to_seq INTO last_to FROM adk.compactions c
+     WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+     ORDER BY c.to_seq DESC LIMIT 1;
+    last_to := coalesce(last_to, 0);
+    FOR r IN SELECT e.seq, e.invocation_id FROM adk.live_events e
+              WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                AND NOT coalesce(e.event_data -> 'actions' ? 'compaction', false)
+              ORDER BY e.seq DESC
+    LOOP
+        last_seq := coalesce(last_seq, r.seq);
+        IF NOT r.invocation_id = ANY (ids) THEN
+            IF r.seq > last_to THEN
+                new_count := new_count + 1;
+            ELSIF new_count < every OR cardinality(ids) >= new_count + overlap THEN
+                EXIT;
+            END IF;
+            ids := ids || r.invocation_id;
+        END IF;
+        lo := r.seq;
+    END LOOP;
+    IF new_count >= every AND every > 0 THEN
+        from_seq := lo;
+        to_seq := last_seq;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._tail_retention_end(p_app text, p_user text, p_session text, keep integer)
+RETURNS bigint
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT e.seq FROM adk.live_events e
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND NOT coalesce(e.event_data -> 'actions' ? 'compaction', false)
+             ORDER BY e.seq DESC OFFSET keep LIMIT 1);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._root_compaction(p_app text, p_user text, p_session text,
+                                     OUT seq bigint, OUT to_seq bigint)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    SELECT c.seq, c.to_seq INTO seq, to_seq FROM adk.compactions c
+     WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session AND c.from_seq = 1
+       AND NOT EXISTS (SELECT 1 FROM adk.sessions r
+                        WHERE r.app_name = p_app AND r.user_id = p_user AND r.id = p_session
+                          AND r.rewound @> c.seq)
+     ORDER BY c.to_seq DESC LIMIT 1;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._compaction_parts(p_app text, p_user text, p_session text, lo bigint, hi bigint)
+RETURNS TABLE (seq bigint, author text, is_call boolean, call_id text, long_running boolean,
+               placeholder boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT e.seq, e.event_data ->> 'author', p ? 'function_call',
+           coalesce(p #>> '{function_call,id}', p #>> '{function_response,id}'),
+           p ? 'function_call' AND (coalesce(e.event_data -> 'long_running_tool_ids', '[]') ? (p #>> '{function_call,id}')
+                                    OR p #>> '{function_call,name}' = 'adk_request_confirmation'),
+           p ? 'function_response'
+             AND jsonb_typeof(e.event_data #> '{actions,requested_tool_confirmations}') = 'object'
+             AND (e.event_data #> '{actions,requested_tool_confirmations}') ? (p #>> '{function_response,id}')
+      FROM adk.live_events e,
+           LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(e.event_data #> '{content,parts}') = 'array'
+                                             THEN e.event_data #> '{content,parts}' ELSE '[]' END) p
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+       AND e.seq BETWEEN lo AND hi
+       AND (p ? 'function_call' OR p ? 'function_response');
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._compaction_read(p_app text, p_user text, p_session text,
+                                     p_from bigint, p_to bigint, p_rolling boolean)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    seen bigint;
+    f bigint := greatest(coalesce(p_from, 1), 1);
+    t bigint;
+    lo bigint;
+    root_to bigint := 0;
+    root_seq bigint;
+    prior text;
+    x bigint;
+    parts record;
+    result jsonb;
+BEGIN
+    SELECT s.last_seq INTO seen FROM adk.sessions s
+     WHERE s.app_name = p_app AND s.user_id = p_user AND s.id = p_session;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'session "%" does not exist for app "%" and user "%"', p_session, p_app, p_user
+            USING ERRCODE = '42704';
+    END IF;
+    t := least(coalesce(p_to, seen), seen);
+    IF p_rolling THEN
+        f := 1;
+        SELECT r.seq, r.to_seq INTO root_seq, root_to FROM adk._root_compaction(p_app, p_user, p_session) r;
+        root_to := coalesce(root_to, 0);
+        IF root_seq IS NOT NULL THEN
+            SELECT string_agg(p ->> 'text', E'\n') INTO prior
+              FROM adk.events e,
+                   LATERAL jsonb_array_elements(e.event_data #> '{actions,compaction,compacted_content,parts}') p
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.seq = root_seq AND p ? 'text';
+        END IF;
+    END IF;
+    lo := greatest(f, root_to + 1);
+
+    LOOP
+        EXIT WHEN t < lo;
+        -- the first call in the range not answered inside it: stop before it
+        SELECT min(c.seq) INTO x FROM adk._compaction_parts(p_app, p_user, p_session, lo, t) c
+         WHERE c.is_call AND NOT EXISTS (
+               SELECT 1 FROM adk._compaction_parts(p_app, p_user, p_session, c.seq + 1, t) r
+                WHERE NOT r.is_call AND r.call_id = c.call_id AND NOT r.placeholder
+                  AND (NOT c.long_running OR r.author = 'user'));
+        IF x IS NOT NULL THEN
+            t := x - 1;
+            CONTINUE;
+        END IF;
+        -- the last response in the range whose call is before it: start after it
+        SELECT max(r.seq) INTO x FROM adk._compaction_parts(p_app, p_user, p_session, lo, t) r
+         WHERE NOT r.is_call AND NOT EXISTS (
+               SELECT 1 FROM adk._compaction_parts(p_app, p_user, p_session, lo, r.seq) c
+                WHERE c.is_call AND c.call_id = r.call_id AND c.seq < r.seq);
+        IF x IS NOT NULL AND NOT p_rolling THEN
+            f := x + 1;
+            lo := greatest(lo, f);
+            CONTINUE;
+        END IF;
+        EXIT;
+    END LOOP;
+    IF t < lo THEN
+        RETURN NULL;
+    END IF;
+
+    SELECT jsonb_build_object(
+               'from_seq', f, 'to_seq', t, 'read_from', lo, 'seen_seq', seen,
+               'digest', md5(string_agg(e.id, ',' ORDER BY e.seq)),
+               'prior_summary', prior,
+               'transcript', string_agg(adk._transcript_line(e.event_data), '' ORDER BY e.seq))
+      INTO result
+      FROM adk.live_events e
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+       AND e.seq BETWEEN lo AND t;
+    SELECT result || jsonb_build_object('start_timestamp', (e.event_data -> 'timestamp'))
+      INTO result FROM adk.events e
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session AND e.seq = f;
+    SELECT result || jsonb_build_object('end_timestamp', (e.event_data -> 'timestamp'))
+      INTO result FROM adk.events e
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session AND e.seq = t;
+    RETURN result;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._compaction_check(p_app text, p_user text, p_session text, plan jsonb)
+RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f bigint := (plan ->> 'from_seq')::bigint;
+    t bigint := (plan ->> 'to_seq')::bigint;
+    lo bigint := (plan ->> 'read_from')::bigint;
+    seen bigint := (plan ->> 'seen_seq')::bigint;
+    d text;
+    c record;
+    last bigint;
+    again jsonb;
+BEGIN
+    IF f IS NULL OR t IS NULL OR lo IS NULL OR seen IS NULL OR plan ->> 'digest' IS NULL
+       OR f < 1 OR f > t OR lo < f OR lo > t OR t > seen OR (lo > f AND f <> 1) THEN
+        RAISE EXCEPTION 'invalid compaction plan' USING ERRCODE = '22023',
+            HINT = 'Pass the result of adk_compaction_read() unchanged.';
+    END IF;
+    SELECT s.last_seq INTO last FROM adk.sessions s
+      WHERE s.app_name = p_app AND s.user_id = p_user AND s.id = p_session FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'the session no longer exists';
+    END IF;
+    IF seen > last THEN
+        RAISE EXCEPTION 'invalid compaction plan' USING ERRCODE = '22023',
+            DETAIL = format('The plan has seen seq %s; the session ends at seq %s.', seen, last),
+            HINT = 'Pass the result of adk_compaction_read() unchanged.';
+    END IF;
+    SELECT md5(string_agg(e.id, ',' ORDER BY e.seq)) INTO d FROM adk.live_events e
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+       AND e.seq BETWEEN lo AND t;
+    IF d IS DISTINCT FROM plan ->> 'digest' THEN
+        RETURN format('the events of seq %s..%s changed after they were summarized', lo, t);
+    END IF;
+    SELECT x.seq, x.from_seq, x.to_seq INTO c FROM adk.compactions x
+     WHERE x.app_name = p_app AND x.user_id = p_user AND x.session_id = p_session
+       AND x.seq > seen AND x.from_seq <= t AND x.to_seq >= f
+     ORDER BY x.seq LIMIT 1;
+    IF FOUND THEN
+        RETURN format('seq %s..%s overlaps the compaction at seq %s (seq %s..%s), appended after the summarizer read its events',
+                      f, t, c.seq, c.from_seq, c.to_seq);
+    END IF;
+    -- The whole range, not only the events read: the digest is no secret
+    -- (anyone who may read the events can compute it), so the plan must be
+    -- what adk._compaction_read gives for its range now -- the same seq
+    -- f..t, never splitting a call from its response, and seq f..lo-1
+    -- covered by the compaction a rolling summary starts from.
+    IF lo = f THEN
+        again := adk._compaction_read(p_app, p_user, p_session, f, t, false);
+    END IF;
+    IF f = 1 AND (again IS NULL OR (again ->> 'from_seq')::bigint <> f
+                  OR (again ->> 'read_from')::bigint <> lo) THEN
+        again := adk._compaction_read(p_app, p_user, p_session, NULL, t, true);
+    END IF;
+    IF again IS NULL OR (again ->> 'from_seq')::bigint <> f OR (again ->> 'to_seq')::bigint <> t
+       OR (again ->> 'read_from')::bigint <> lo OR again ->> 'digest' <> plan ->> 'digest' THEN
+        RETURN format('seq %s..%s (events read from seq %s) is not a range adk_compaction_read() gives',
+                      f, t, lo);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._prompt_events(p_app text, p_user text, p_session text)
+RETURNS TABLE (event_data jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    root_to bigint;
+    base bigint;
+    rw int8multirange;
+BEGIN
+    SELECT s.rewound INTO rw FROM adk.sessions s
+     WHERE s.app_name = p_app AND s.user_id = p_user AND s.id = p_session;
+    SELECT r.to_seq INTO root_to FROM adk._root_compaction(p_app, p_user, p_session) r;
+    SELECT c.covered_to INTO base FROM adk.compactions c
+     WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+       AND NOT coalesce(rw @> c.seq, false)
+     ORDER BY c.seq DESC LIMIT 1;
+    IF base IS NULL THEN
+        RETURN QUERY SELECT e.event_data FROM adk.live_events e
+                      WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                      ORDER BY e.seq;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    WITH s AS (
+        SELECT c.seq, c.from_seq, c.to_seq FROM adk.compactions c
+         WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+           AND c.to_seq >= coalesce(root_to, 0)
+           AND NOT coalesce(rw @> c.seq, false)
+    ), kept AS (
+        SELECT s.* FROM s
+         WHERE NOT EXISTS (SELECT 1 FROM s o
+                            WHERE o.from_seq <= s.from_seq AND o.to_seq >= s.to_seq
+                              AND (o.from_seq < s.from_seq OR o.to_seq > s.to_seq OR o.seq > s.seq))
+    )
+    SELECT x.event_data FROM (
+        -- one index lookup per summary (a scalar subquery: never a join
+        -- that could scan the session's events)
+        SELECT k.from_seq AS pos, 0 AS ord, k.seq AS tie,
+               (SELECT jsonb_build_object('id', e.id, 'invocation_id', e.invocation_id, 'author', 'user',
+                                          'timestamp', e.event_data -> 'timestamp',
+                                          'content', coalesce(e.event_data #> '{actions,compaction,compacted_content}',
+                                                              e.event_data -> 'content'))
+                  FROM adk.events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.seq = k.seq) AS event_data
+          FROM kept k
+        UNION ALL
+        SELECT e.seq, 1, e.seq, e.event_data FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.seq > base
+           AND NOT EXISTS (SELECT 1 FROM kept k WHERE e.seq BETWEEN k.from_seq AND k.to_seq)
+           -- a compaction event with content of its own (ADK-JS's) is its summary
+           AND NOT EXISTS (SELECT 1 FROM adk.compactions c
+                            WHERE c.app_name = p_app AND c.user_id = p_user
+                              AND c.session_id = p_session AND c.seq = e.seq)
+    ) x
+    ORDER BY x.pos, x.ord, x.tie;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._memory_pending(app_name text, user_id text, session_id text,
+                                    invocation_id text DEFAULT NULL)
+RETURNS TABLE (event_id text, text text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT e.id, t.text
+      FROM adk.live_events e
+     CROSS JOIN LATERAL (SELECT adk._event_text(e.event_data) AS text) t
+     WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+       AND e.session_id OPERATOR(pg_catalog.=) $3
+       AND ($4 IS NULL OR e.invocation_id OPERATOR(pg_catalog.=) $4)
+       AND t.text IS NOT NULL
+       AND coalesce(e.event_data OPERATOR(pg_catalog.->) 'partial', 'false') OPERATOR(pg_catalog.<>) 'true'
+       AND NOT EXISTS (SELECT 1 FROM adk.memory m
+                        WHERE m.app_name OPERATOR(pg_catalog.=) $1 AND m.user_id OPERATOR(pg_catalog.=) $2
+                          AND m.session_id OPERATOR(pg_catalog.=) $3 AND m.event_id OPERATOR(pg_catalog.=) e.id)
+     ORDER BY e.seq
+$$;
+
+-- sql/install/89_rewind.sql: adk_rewind and adk_edit_message
+-- ---------------------------------------------------------------------
+-- Rewind and edit (docs/sessions-lifecycle.md, "Rewind and edit"): the
+-- writers.  What a rewind event does to the history: 12_rewound.sql.
+-- ---------------------------------------------------------------------
+-- adk_rewind(app, user, session, before_invocation_id) checks the ids and
+-- the caller's tenancy as the caller, then runs adk._rewind as the owner
+-- of schema adk (src/store/lifecycle.c), which: locks the session row;
+-- refuses while a run of the session is running; makes a state delta
+-- that sets each session key (not app:, user: or temp:) back to its value
+-- before the invocation's first event (null for a key that did not exist
+-- then); and an artifact delta that gives each session artifact changed
+-- since then a new version equal to the old one (an empty one when it did
+-- not exist then), as ADK Python does; appends the rewind event; and
+-- cancels a run paused in the rewound range.  Returns the rewind event as
+-- stored.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION adk._rewind(p_app text, p_user text, p_session text, p_before text)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    cur jsonb;
+    at_point jsonb := '{}';
+    delta jsonb := '{}';
+    versions_then jsonb := '{}';
+    versions_now jsonb := '{}';
+    art_delta jsonb := '{}';
+    first_seq bigint;
+    r record;
+    k text;
+    v jsonb;
+    old_version integer;
+    new_version integer;
+    rewind_id text := 'e-' OPERATOR(pg_catalog.||) pg_catalog.gen_random_uuid()::text;
+    stored jsonb;
+BEGIN
+    PERFORM adk._check_id('session id', p_session);
+    IF p_before IS NULL THEN
+        RAISE EXCEPTION 'before_invocation_id must not be null' USING ERRCODE = '22004';
+    END IF;
+    SELECT s.state INTO cur FROM adk.sessions s
+     WHERE s.app_name OPERATOR(pg_catalog.=) $1 AND s.user_id OPERATOR(pg_catalog.=) $2
+       AND s.id OPERATOR(pg_catalog.=) $3
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM adk._session_not_found($1, $2, $3);
+    END IF;
+    IF EXISTS (SELECT 1 FROM adk.invocations i
+                WHERE i.app_name OPERATOR(pg_catalog.=) $1 AND i.user_id OPERATOR(pg_catalog.=) $2
+                  AND i.session_id OPERATOR(pg_catalog.=) $3
+                  AND i.status OPERATOR(pg_catalog.=) 'running') THEN
+        RAISE EXCEPTION 'session "%" has a running invocation', $3 USING ERRCODE = '55006',
+            HINT = 'Rewind after the run ends (adk_wait), or cancel it (adk_cancel).';
+    END IF;
+    -- the first event of the invocation (ADK: the first event with that
+    -- invocation id, rewound or not -- so a rewind can be rewound)
+    SELECT min(e.seq) INTO first_seq FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+       AND e.session_id OPERATOR(pg_catalog.=) $3
+       AND e.invocation_id OPERATOR(pg_catalog.=) $4;
+    IF first_seq IS NULL THEN
+        RAISE EXCEPTION 'invocation "%" is not in session "%"', $4, $3 USING ERRCODE = '42704',
+            HINT = 'adk.event_log lists the session''s invocations.';
+    END IF;
+
+    -- the state and the artifact versions before that event, and now
+    FOR r IN SELECT e.seq, e.event_data -> 'actions' AS a FROM adk.events e
+              WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+                AND e.session_id OPERATOR(pg_catalog.=) $3
+              ORDER BY e.seq
+    LOOP
+        IF r.seq OPERATOR(pg_catalog.<) first_seq THEN
+            FOR k, v IN SELECT * FROM pg_catalog.jsonb_each(coalesce(r.a -> 'state_delta', '{}')) LOOP
+                CONTINUE WHEN k ^@ 'app:' OR k ^@ 'user:' OR k ^@ 'temp:';
+                IF v OPERATOR(pg_catalog.=) 'null'::jsonb THEN
+                    at_point := at_point OPERATOR(pg_catalog.-) k;
+                ELSE
+                    at_point := at_point OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, v);
+                END IF;
+            END LOOP;
+            versions_then := versions_then OPERATOR(pg_catalog.||) coalesce(r.a -> 'artifact_delta', '{}');
+        END IF;
+        versions_now := versions_now OPERATOR(pg_catalog.||) coalesce(r.a -> 'artifact_delta', '{}');
+    END LOOP;
+    cur := coalesce(cur, '{}');
+    FOR k, v IN SELECT * FROM pg_catalog.jsonb_each(at_point) LOOP
+        IF cur -> k IS DISTINCT FROM v THEN
+            delta := delta OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, v);
+        END IF;
+    END LOOP;
+    FOR k IN SELECT pg_catalog.jsonb_object_keys(cur) LOOP
+        CONTINUE WHEN k ^@ 'app:' OR k ^@ 'user:' OR k ^@ 'temp:' OR at_point ? k;
+        IF cur -> k OPERATOR(pg_catalog.<>) 'null'::jsonb THEN
+            delta := delta OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, NULL::jsonb);
+        END IF;
+    END LOOP;
+    FOR k, v IN SELECT * FROM pg_catalog.jsonb_each(versions_now) LOOP
+        CONTINUE WHEN k ^@ 'user:' OR versions_then -> k IS NOT DISTINCT FROM v;
+        old_version := (versions_then ->> k)::integer;
+        IF old_version IS NULL THEN
+            new_version := @extschema@.adk_save_artifact($1, $2, $3, k, '\x'::bytea, 'application/octet-stream');
+        ELSE
+            SELECT @extschema@.adk_save_artifact($1, $2, $3, k, coalesce(h.data, a.data), a.mime_type)
+              INTO new_version
+              FROM adk.artifacts a
+              LEFT JOIN adk.artifacts h      -- a fork's reference: the holder's bytes
+                ON h.app_name OPERATOR(pg_catalog.=) a.app_name AND h.user_id OPERATOR(pg_catalog.=) a.user_id
+               AND h.session_id OPERATOR(pg_catalog.=) a.source_session_id
+               AND h.filename OPERATOR(pg_catalog.=) a.filename AND h.version OPERATOR(pg_catalog.=) a.version
+             WHERE a.app_name OPERATOR(pg_catalog.=) $1 AND a.user_id OPERATOR(pg_catalog.=) $2
+               AND a.session_id OPERATOR(pg_catalog.=) $3 AND a.filename OPERATOR(pg_catalog.=) k
+               AND a.version OPERATOR(pg_catalog.=) old_version;
+            IF new_version IS NULL THEN
+                new_version := @extschema@.adk_save_artifact($1, $2, $3, k, '\x'::bytea, 'application/octet-stream');
+            END IF;
+        END IF;
+        art_delta := art_delta OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, new_version);
+    END LOOP;
+
+    stored := @extschema@.adk_append_event($1, $2, $3, pg_catalog.jsonb_build_object(
+        'invocation_id', rewind_id,
+        'author', 'user',
+        'actions', pg_catalog.jsonb_build_object(
+            'rewind_before_invocation_id', $4,
+            'state_delta', delta,
+            'artifact_delta', art_delta)));
+
+    -- a run paused in the rewound range waits no more
+    UPDATE adk.run_states rs
+       SET status = 'cancelled', interrupt_ids = '{}', updated_at = pg_catalog.clock_timestamp()
+     WHERE rs.app_name OPERATOR(pg_catalog.=) $1 AND rs.user_id OPERATOR(pg_catalog.=) $2
+       AND rs.session_id OPERATOR(pg_catalog.=) $3 AND rs.status OPERATOR(pg_catalog.=) 'waiting'
+       AND rs.invocation_id IN (SELECT e.invocation_id FROM adk.events e
+                                 WHERE e.app_name OPERATOR(pg_catalog.=) $1
+                                   AND e.user_id OPERATOR(pg_catalog.=) $2
+                                   AND e.session_id OPERATOR(pg_catalog.=) $3
+                                   AND e.seq OPERATOR(pg_catalog.>=) first_seq);
+    UPDATE adk.invocations i SET status = 'cancelled', ended_at = pg_catalog.clock_timestamp()
+     WHERE i.app_name OPERATOR(pg_catalog.=) $1 AND i.user_id OPERATOR(pg_catalog.=) $2
+       AND i.session_id OPERATOR(pg_catalog.=) $3 AND i.status OPERATOR(pg_catalog.=) 'waiting'
+       AND i.invocation_id IN (SELECT e.invocation_id FROM adk.events e
+                                WHERE e.app_name OPERATOR(pg_catalog.=) $1
+                                  AND e.user_id OPERATOR(pg_catalog.=) $2
+                                  AND e.session_id OPERATOR(pg_catalog.=) $3
+                                  AND e.seq OPERATOR(pg_catalog.>=) first_seq);
+    RETURN stored;
+END
+$$;
+CREATE FUNCTION adk_rewind(app_name text, user_id text, session_id text,
+                           before_invocation_id text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'adk_rewind_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION adk_rewind(text, text, text, text) IS
+    'Rewind a session to before an invocation, as ADK Python does: appends a rewind event restoring session state and session artifacts; the rewound events stay stored and every reader of the history skips them. Refused while a run of the session is running.';
+
+-- adk_edit_message: rewind before the invocation, then run the new message
+-- in its place.
+CREATE FUNCTION adk_edit_message(app_name text, user_id text, session_id text,
+                                 invocation_id text, new_message text,
+                                 options jsonb DEFAULT NULL)
+RETURNS SETOF adk.run_event
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM adk.events e
+                    WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+                      AND e.session_id OPERATOR(pg_catalog.=) $3
+                      AND e.invocation_id OPERATOR(pg_catalog.=) $4) THEN
+        PERFORM @extschema@.adk_rewind($1, $2, $3, $4);      -- its error: not found
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM adk.events e
+                    WHERE e.app_name OPERATOR(pg_catalog.=) $1 AND e.user_id OPERATOR(pg_catalog.=) $2
+                      AND e.session_id OPERATOR(pg_catalog.=) $3
+                      AND e.invocation_id OPERATOR(pg_catalog.=) $4
+                      AND (e.event_data OPERATOR(pg_catalog.->>) 'author') OPERATOR(pg_catalog.=) 'user'
+                      AND (e.event_data #> '{content,parts}') IS NOT NULL) THEN
+        RAISE EXCEPTION 'invocation "%" has no user message to edit', $4 USING ERRCODE = '22023',
+            HINT = 'Edit an invocation that a user message started; adk_rewind rewinds any.';
+    END IF;
+    PERFORM @extschema@.adk_rewind($1, $2, $3, $4);
+    RETURN QUERY SELECT * FROM @extschema@.adk_run($1, $2, $3, $5, NULL::jsonb, $6);
+END
+$$;
+COMMENT ON FUNCTION adk_edit_message(text, text, text, text, text, jsonb) IS
+    'Edit a user message: rewind the session to before its invocation, then run new_message; returns adk_run''s rows.';
+REVOKE ALL ON FUNCTION adk._rewind(text, text, text, text),
+                       adk_rewind(text, text, text, text),
+                       adk_edit_message(text, text, text, text, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk_rewind(text, text, text, text),
+                          adk_edit_message(text, text, text, text, text, jsonb) TO adk_user;

@@ -1,16 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * lifecycle.c
- *	  The session lifecycle's writers that name a user: adk_purge_user and
- *	  adk_fork_session.
+ *	  The session lifecycle's writers that name a user: adk_purge_user,
+ *	  adk_fork_session and adk_rewind.
  *
  * The bodies are SQL (adk._purge_user and adk._fork_session in
- * sql/install/87_lifecycle.sql) and write tables only the owner of schema
- * adk writes.  As for adk_create_session (tenancy.c), the identities and
- * the tenancy are checked here as the caller -- a SECURITY DEFINER
- * function could not see who called it -- and the body then runs as the
- * owner, with search_path pinned.  Called directly, a body runs as the
- * caller, who may not write the store.
+ * sql/install/87_lifecycle.sql, adk._rewind in 89_rewind.sql) and write
+ * tables only the owner of schema adk writes.  As for adk_create_session
+ * (tenancy.c), the identities and the tenancy are checked here as the
+ * caller -- a SECURITY DEFINER function could not see who called it -- and
+ * the body then runs as the owner, with search_path pinned.  Called
+ * directly, a body runs as the caller, who may not write the store.
  *
  * IDENTIFICATION
  *	  src/store/lifecycle.c
@@ -31,6 +31,7 @@
 
 PG_FUNCTION_INFO_V1(adk_purge_user_sql);
 PG_FUNCTION_INFO_V1(adk_fork_session_sql);
+PG_FUNCTION_INFO_V1(adk_rewind_sql);
 
 /*
  * Check the app and user id (arguments 0 and 1) and the caller's tenancy
@@ -109,6 +110,23 @@ adk_fork_session_sql(PG_FUNCTION_ARGS)
 
 	d = checked_owner_select(fcinfo, "SELECT adk._fork_session($1, $2, $3, $4, $5)", 5, types,
 							 &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(d);
+}
+
+/*
+ * adk_rewind(app, user_id, session_id, before_invocation_id) RETURNS jsonb
+ * (sql/install/89_rewind.sql)
+ */
+Datum
+adk_rewind_sql(PG_FUNCTION_ARGS)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	bool		isnull;
+	Datum		d;
+
+	d = checked_owner_select(fcinfo, "SELECT adk._rewind($1, $2, $3, $4)", 4, types, &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(d);

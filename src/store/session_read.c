@@ -222,7 +222,7 @@ adk_session_history(const char *app, const char *user, const char *session,
 						 3, types, args, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the session's events");
 	}
-	else if (adk_spi_exec("SELECT event_data, seq FROM adk.events"
+	else if (adk_spi_exec("SELECT event_data, seq FROM adk.live_events"
 						  " WHERE app_name OPERATOR(pg_catalog.=) $1"
 						  "   AND user_id OPERATOR(pg_catalog.=) $2"
 						  "   AND session_id OPERATOR(pg_catalog.=) $3"
@@ -329,7 +329,7 @@ adk_session_call_event(const char *app, const char *user, const char *session,
 	args[3] = CStringGetTextDatum(jw_finish_text(&w));
 	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
-					 "  FROM adk.events"
+					 "  FROM adk.live_events"
 					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
 					 "   AND user_id OPERATOR(pg_catalog.=) $2"
 					 "   AND session_id OPERATOR(pg_catalog.=) $3"
@@ -372,7 +372,7 @@ adk_session_recent_authors(const char *app, const char *user,
 
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
+	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.live_events"
 					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
 					 "   AND user_id OPERATOR(pg_catalog.=) $2"
 					 "   AND session_id OPERATOR(pg_catalog.=) $3"
@@ -432,7 +432,7 @@ adk_session_prompt_tokens(const char *app, const char *user,
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
-					 "  FROM adk.events e"
+					 "  FROM adk.live_events e"
 					 " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
 					 "   AND e.user_id OPERATOR(pg_catalog.=) $2"
 					 "   AND e.session_id OPERATOR(pg_catalog.=) $3"
