@@ -991,17 +991,13 @@ BEGIN
     END IF;
     FOR ev IN
         SELECT e.seq, e.invocation_id, e.event_data AS d, e.event_data ->> 'author' AS author,
-               (SELECT n.author FROM adk.event_log n
-                 WHERE n.app_name OPERATOR(pg_catalog.=) e.app_name
-                   AND n.user_id OPERATOR(pg_catalog.=) e.user_id
-                   AND n.session_id OPERATOR(pg_catalog.=) e.session_id
-                   AND n.invocation_id OPERATOR(pg_catalog.=) e.invocation_id
-                   AND n.seq OPERATOR(pg_catalog.>) e.seq
-                   AND n.author OPERATOR(pg_catalog.<>) 'user'
-                 ORDER BY n.seq LIMIT 1) AS next_agent,
+               e.next_author AS next_agent,
                c.model, c.latency_ms, c.input_tokens, c.output_tokens
           FROM (SELECT x.*, pg_catalog.row_number() OVER (
-                              PARTITION BY x.invocation_id, x.event_data -> 'content' ORDER BY x.seq) AS nth
+                              PARTITION BY x.invocation_id, x.event_data -> 'content' ORDER BY x.seq) AS nth,
+                       -- who speaks next in the invocation (a user event's addressee)
+                       pg_catalog.lead(x.event_data ->> 'author') OVER (
+                              PARTITION BY x.invocation_id ORDER BY x.seq) AS next_author
                   FROM adk.events x
                  WHERE x.app_name OPERATOR(pg_catalog.=) $1
                    AND x.user_id OPERATOR(pg_catalog.=) $2
@@ -1026,7 +1022,7 @@ BEGIN
             last_agent := ev.author;
         END IF;
         agent := coalesce(CASE WHEN ev.author OPERATOR(pg_catalog.<>) 'user' THEN ev.author END,
-                          ev.next_agent, last_agent, 'agent');
+                          nullif(ev.next_agent, 'user'), last_agent, 'agent');
         SELECT * INTO alias, decl FROM adk._mermaid_who(alias, decl, agent);
         paused := coalesce(ev.d -> 'long_running_tool_ids', '[]');
 
