@@ -88,9 +88,11 @@ BEGIN
     -- shards (citus.enable_unsafe_triggers is what allows that)
     PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
     -- events already stored are copied into the shards as they are: the
-    -- trigger that places new events is off while they are (the lock this
+    -- triggers that place new events and apply rewinds are off while they
+    -- are (adk.sessions.rewound is copied with the sessions; the lock this
     -- takes holds off other writers until commit)
     ALTER TABLE adk.events DISABLE TRIGGER adk_events_before_insert;
+    ALTER TABLE adk.events DISABLE TRIGGER adk_events_after_rewind;
     FOR l IN SELECT * FROM adk._citus_layout() LOOP
         CONTINUE WHEN EXISTS (SELECT FROM adk._citus_tables() t WHERE t.rel OPERATOR(pg_catalog.=) l.rel);
         IF l.kind OPERATOR(pg_catalog.=) 'reference' THEN
@@ -107,6 +109,7 @@ BEGIN
         EXECUTE 'SELECT pg_catalog.truncate_local_data_after_distributing_table($1)' USING l.rel;
     END LOOP;
     ALTER TABLE adk.events ENABLE TRIGGER adk_events_before_insert;
+    ALTER TABLE adk.events ENABLE TRIGGER adk_events_after_rewind;
 END
 $$;
 COMMENT ON FUNCTION adk_distribute() IS

@@ -1738,3 +1738,53 @@ REVOKE ALL ON FUNCTION adk._rewind(text, text, text, text),
                        adk_edit_message(text, text, text, text, text, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION adk_rewind(text, text, text, text),
                           adk_edit_message(text, text, text, text, text, jsonb) TO adk_user;
+
+-- sql/install/95_citus.sql: adk_distribute copies rewind events without
+-- their trigger too
+CREATE OR REPLACE FUNCTION adk_distribute() RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l record;
+    bad text;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension x WHERE x.extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'Citus is not installed in this database'
+            USING ERRCODE = '0A000',
+                  HINT = 'CREATE EXTENSION citus, add the worker nodes, then SELECT adk_distribute().';
+    END IF;
+    SELECT pg_catalog.string_agg(t.rel::pg_catalog.text, ', ') INTO bad
+      FROM adk._citus_tables() t WHERE NOT t.supported;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'Citus manages % in a layout adk_runner does not support', bad
+            USING ERRCODE = '0A000',
+                  DETAIL = 'Sessions must be distributed by id, events, run states and compactions by session_id colocated with them, app and user state as reference tables, everything else kept on the coordinator.',
+                  HINT = 'SELECT adk_undistribute(), then SELECT adk_distribute().';
+    END IF;
+    -- our triggers run on the shards; each reaches only its own colocated
+    -- shards (citus.enable_unsafe_triggers is what allows that)
+    PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
+    -- events already stored are copied into the shards as they are: the
+    -- triggers that place new events and apply rewinds are off while they
+    -- are (adk.sessions.rewound is copied with the sessions; the lock this
+    -- takes holds off other writers until commit)
+    ALTER TABLE adk.events DISABLE TRIGGER adk_events_before_insert;
+    ALTER TABLE adk.events DISABLE TRIGGER adk_events_after_rewind;
+    FOR l IN SELECT * FROM adk._citus_layout() LOOP
+        CONTINUE WHEN EXISTS (SELECT FROM adk._citus_tables() t WHERE t.rel OPERATOR(pg_catalog.=) l.rel);
+        IF l.kind OPERATOR(pg_catalog.=) 'reference' THEN
+            EXECUTE 'SELECT pg_catalog.create_reference_table($1)' USING l.rel;
+        ELSIF l.rel OPERATOR(pg_catalog.=) 'adk.sessions'::pg_catalog.regclass THEN
+            EXECUTE 'SELECT pg_catalog.create_distributed_table($1, $2, colocate_with => ''none'')'
+                USING l.rel, l.dist_column;
+        ELSE
+            EXECUTE 'SELECT pg_catalog.create_distributed_table($1, $2, colocate_with => ''adk.sessions'')'
+                USING l.rel, l.dist_column;
+        END IF;
+        -- the rows are in the shards now: empty the coordinator's own copy
+        -- (adk_undistribute() puts them back from the shards)
+        EXECUTE 'SELECT pg_catalog.truncate_local_data_after_distributing_table($1)' USING l.rel;
+    END LOOP;
+    ALTER TABLE adk.events ENABLE TRIGGER adk_events_before_insert;
+    ALTER TABLE adk.events ENABLE TRIGGER adk_events_after_rewind;
+END
+$$;
