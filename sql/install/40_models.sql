@@ -108,6 +108,17 @@ BEGIN
                     USING ERRCODE = '22023',
                     HINT = 'Give the largest request body in bytes the model may be sent; adk.max_request_bytes still applies when it is smaller.';
             END IF;
+        ELSIF k = 'fallback_on' THEN
+            -- which failures of this model go on to its fallbacks
+            -- (model/fallback.c): HTTP statuses, status classes, error codes
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (
+                   SELECT 1 FROM jsonb_array_elements(v) e
+                    WHERE jsonb_typeof(e) <> 'string'
+                       OR e #>> '{}' !~ '^([1-5][0-9][0-9]|[1-5]xx|[A-Z][A-Z0-9_]*)$') THEN
+                RAISE EXCEPTION 'model option "fallback_on" must be an array of HTTP statuses, status classes or error codes'
+                    USING ERRCODE = '22023',
+                    HINT = 'For example ["429", "5xx", "TIMEOUT"] (the default), or [] to never fall back.';
+            END IF;
         ELSIF k = 'headers' THEN
             NULL;   -- checked below, by the rules every call's config is held to
         ELSIF k = 'system_instruction' THEN
@@ -116,7 +127,7 @@ BEGIN
             END IF;
         ELSE
             RAISE EXCEPTION 'unknown model option "%"', k USING ERRCODE = '22023',
-                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers.';
+                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers, fallback_on.';
         END IF;
     END LOOP;
     -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)
