@@ -29,7 +29,6 @@ SELECT expect_error($$SELECT adk_define_fallbacks('fb_rate', ARRAY['fb_rate'])$$
 SELECT expect_error($$SELECT adk_define_fallbacks('fb_rate', ARRAY['fb_ok', 'fb_ok'])$$);
 SELECT expect_error($$SELECT adk_define_fallbacks('fb_rate', ARRAY['fb_ok', NULL])$$);
 SELECT expect_error($$SELECT adk_define_fallbacks('fb_nope', ARRAY['fb_ok'])$$);
-SELECT expect_error($$UPDATE adk.models SET fallbacks = NULL WHERE name = 'fb_ok'$$);
 -- a cycle, direct or through another model's fallbacks
 SELECT expect_error($$SELECT adk_define_fallbacks('fb_ok', ARRAY['fb_rate'])$$);
 SELECT adk_define_fallbacks('fb_ok', ARRAY['fb_ok2']);
@@ -176,6 +175,6 @@ DELETE FROM adk.budgets WHERE app_name = 'fb_app';
 DELETE FROM adk.apps WHERE name LIKE 'fb\_%';
 DELETE FROM adk.agents WHERE name LIKE 'fb\_%';
 DELETE FROM adk.tools WHERE name = 'fb_echo';
-UPDATE adk.models SET fallbacks = '{}' WHERE name LIKE 'fb\_%';
+UPDATE adk.models SET fallbacks = NULL WHERE name LIKE 'fb\_%';
 DELETE FROM adk.models WHERE name LIKE 'fb\_%';
 DROP FUNCTION fb_echo(text);

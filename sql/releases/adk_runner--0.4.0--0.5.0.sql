@@ -6,16 +6,20 @@
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
 
+
 -- Fallback models and the circuit breaker (sql/install/88_fallbacks.sql):
--- the fallback_on model option, adk.models.fallbacks, the ledger's
--- fallback_attempt and fallback_from, adk_define_fallbacks,
--- adk.model_breakers.
+-- the fallback_on model option and the fallbacks' checks in the models'
+-- triggers, adk.models.fallbacks, the ledger's fallback_attempt and
+-- fallback_from, adk_define_fallbacks, adk.model_breakers.
 CREATE OR REPLACE FUNCTION adk._models_check_options() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     k text;
     v jsonb;
     problem text;
+    f text;
+    users text;
+    cycle text[];
 BEGIN
     IF NEW.name IS NULL OR NEW.name = '' THEN
         RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
@@ -99,6 +103,59 @@ BEGIN
     END LOOP;
     -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)
     PERFORM adk._check_call_options(NEW.options);
+    -- fallbacks (88_fallbacks.sql): models that exist, never the model
+    -- itself or one twice, no cycle; a model another one falls back to
+    -- keeps its name.  Under the definitions lock, as the agent graph's
+    -- checks (50_definitions.sql); while a dump is restored only existence
+    -- is not checked.
+    IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
+        PERFORM adk._lock_definitions();
+        users := adk._name_list('model', 'models',
+                                ARRAY(SELECT m.name FROM adk.models m
+                                       WHERE OLD.name = ANY (m.fallbacks) AND m.name <> OLD.name));
+        IF users IS NOT NULL THEN
+            RAISE EXCEPTION 'model "%" is a fallback of %', OLD.name, users USING ERRCODE = '23503',
+                HINT = 'Remove it from their fallbacks first (adk_define_fallbacks).';
+        END IF;
+    END IF;
+    IF cardinality(NEW.fallbacks) > 0 THEN
+        PERFORM adk._lock_definitions();
+        IF array_ndims(NEW.fallbacks) <> 1 OR array_lower(NEW.fallbacks, 1) <> 1 THEN
+            RAISE EXCEPTION 'fallbacks of model "%" must be a one-dimensional array', NEW.name USING ERRCODE = '22023';
+        END IF;
+        FOREACH f IN ARRAY NEW.fallbacks LOOP
+            IF f IS NULL OR f = '' THEN
+                RAISE EXCEPTION 'fallbacks of model "%" must not contain null or empty names', NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+            IF f = NEW.name THEN
+                RAISE EXCEPTION 'model "%" cannot fall back to itself', NEW.name USING ERRCODE = '22023';
+            END IF;
+            IF cardinality(array_positions(NEW.fallbacks, f)) > 1 THEN
+                RAISE EXCEPTION 'model "%" lists fallback "%" twice', NEW.name, f USING ERRCODE = '22023';
+            END IF;
+            IF adk._check_references() AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = f) THEN
+                RAISE EXCEPTION 'fallback model "%" of model "%" does not exist', f, NEW.name
+                    USING ERRCODE = '42704', HINT = 'Define it first with adk_define_model().';
+            END IF;
+        END LOOP;
+        -- a path from one of the fallbacks back to this model is a cycle
+        WITH RECURSIVE walk(name, path) AS (
+            SELECT x.f, ARRAY[NEW.name, x.f] FROM unnest(NEW.fallbacks) AS x(f)
+            UNION ALL
+            SELECT x.f, w.path || x.f
+              FROM walk w
+              JOIN adk.models m ON m.name = w.name AND w.name <> NEW.name
+             CROSS JOIN LATERAL unnest(m.fallbacks) AS x(f)
+             WHERE NOT (x.f = ANY (w.path[2:]))
+        )
+        SELECT w.path INTO cycle FROM walk w WHERE w.name = NEW.name LIMIT 1;
+        IF cycle IS NOT NULL THEN
+            RAISE EXCEPTION 'fallbacks of model "%" would make a cycle: %', NEW.name,
+                array_to_string(cycle, ' -> ') USING ERRCODE = '22023',
+                HINT = 'A model''s fallbacks are followed depth first; no model may lead back to one before it.';
+        END IF;
+    END IF;
     -- an INSERT keeps the updated_at it carries (a restored row its own)
     IF TG_OP = 'UPDATE' THEN
         NEW.updated_at := now();
@@ -106,9 +163,35 @@ BEGIN
     RETURN NEW;
 END
 $$;
-ALTER TABLE adk.models ADD COLUMN fallbacks text[] NOT NULL DEFAULT '{}';
+CREATE OR REPLACE FUNCTION adk._models_before_delete() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    users text;
+BEGIN
+    users := adk._name_list('agent', 'agents',
+                            ARRAY(SELECT a.name FROM adk.agents a WHERE a.model = OLD.name));
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'model "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
+            HINT = 'Give those agents another model first.';
+    END IF;
+    -- nor by other models, as a fallback (88_fallbacks.sql)
+    PERFORM adk._lock_definitions();
+    users := adk._name_list('model', 'models',
+                            ARRAY(SELECT m.name FROM adk.models m
+                                   WHERE OLD.name = ANY (m.fallbacks) AND m.name <> OLD.name));
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'model "%" is a fallback of %', OLD.name, users USING ERRCODE = '23503',
+            HINT = 'Remove it from their fallbacks first (adk_define_fallbacks).';
+    END IF;
+    RETURN OLD;
+END
+$$;
+-- Checked by the models' triggers (40_models.sql, 50_definitions.sql).
+-- NULL, not an empty array, when there are none: no default to keep in
+-- every backend's relation cache.
+ALTER TABLE adk.models ADD COLUMN fallbacks text[];
 COMMENT ON COLUMN adk.models.fallbacks IS
-    'Models tried in order when this one fails with a failure its fallback_on option lists (default 429, 5xx, TIMEOUT); each fallback''s own fallbacks follow it (depth first, each model once)';
+    'Models tried in order when this one fails with a failure its fallback_on option lists (default 429, 5xx, TIMEOUT); each fallback''s own fallbacks follow it (depth first, each model once); NULL: none';
 
 ALTER TABLE adk.model_calls
     ADD COLUMN fallback_attempt integer NOT NULL DEFAULT 0,
@@ -118,82 +201,11 @@ COMMENT ON COLUMN adk.model_calls.fallback_attempt IS
 COMMENT ON COLUMN adk.model_calls.fallback_from IS
     'The model this attempt fell back from (it failed, or its circuit breaker was open); NULL for the first attempt';
 
--- Fallbacks name models that exist, never the model itself or one twice,
--- and never make a cycle; a model another one falls back to cannot be
--- deleted or renamed.  Under the definitions lock, as the agent graph's
--- checks (50_definitions.sql); while a dump is restored
--- (adk._check_references() false) only existence is not checked.
-CREATE FUNCTION adk._models_check_fallbacks() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    f text;
-    users text;
-    cycle text[];
-BEGIN
-    PERFORM adk._lock_definitions();
-    IF TG_OP IN ('UPDATE', 'DELETE') AND (TG_OP = 'DELETE' OR NEW.name IS DISTINCT FROM OLD.name) THEN
-        users := adk._name_list('model', 'models',
-                                ARRAY(SELECT m.name FROM adk.models m
-                                       WHERE OLD.name = ANY (m.fallbacks) AND m.name <> OLD.name));
-        IF users IS NOT NULL THEN
-            RAISE EXCEPTION 'model "%" is a fallback of %', OLD.name, users USING ERRCODE = '23503',
-                HINT = 'Remove it from their fallbacks first (adk_define_fallbacks).';
-        END IF;
-    END IF;
-    IF TG_OP = 'DELETE' THEN
-        RETURN OLD;
-    END IF;
-    IF NEW.fallbacks IS NULL THEN
-        RAISE EXCEPTION 'fallbacks of model "%" must not be null', NEW.name USING ERRCODE = '22004',
-            HINT = 'An empty array means no fallbacks.';
-    END IF;
-    IF cardinality(NEW.fallbacks) > 0 AND (array_ndims(NEW.fallbacks) <> 1 OR array_lower(NEW.fallbacks, 1) <> 1) THEN
-        RAISE EXCEPTION 'fallbacks of model "%" must be a one-dimensional array', NEW.name USING ERRCODE = '22023';
-    END IF;
-    FOREACH f IN ARRAY NEW.fallbacks LOOP
-        IF f IS NULL OR f = '' THEN
-            RAISE EXCEPTION 'fallbacks of model "%" must not contain null or empty names', NEW.name
-                USING ERRCODE = '22023';
-        END IF;
-        IF f = NEW.name THEN
-            RAISE EXCEPTION 'model "%" cannot fall back to itself', NEW.name USING ERRCODE = '22023';
-        END IF;
-        IF cardinality(array_positions(NEW.fallbacks, f)) > 1 THEN
-            RAISE EXCEPTION 'model "%" lists fallback "%" twice', NEW.name, f USING ERRCODE = '22023';
-        END IF;
-        IF adk._check_references() AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = f) THEN
-            RAISE EXCEPTION 'fallback model "%" of model "%" does not exist', f, NEW.name
-                USING ERRCODE = '42704', HINT = 'Define it first with adk_define_model().';
-        END IF;
-    END LOOP;
-    -- a path from one of the fallbacks back to this model is a cycle
-    WITH RECURSIVE walk(name, path) AS (
-        SELECT x.f, ARRAY[NEW.name, x.f] FROM unnest(NEW.fallbacks) AS x(f)
-        UNION ALL
-        SELECT x.f, w.path || x.f
-          FROM walk w
-          JOIN adk.models m ON m.name = w.name AND w.name <> NEW.name
-         CROSS JOIN LATERAL unnest(m.fallbacks) AS x(f)
-         WHERE NOT (x.f = ANY (w.path[2:]))
-    )
-    SELECT w.path INTO cycle FROM walk w WHERE w.name = NEW.name LIMIT 1;
-    IF cycle IS NOT NULL THEN
-        RAISE EXCEPTION 'fallbacks of model "%" would make a cycle: %', NEW.name,
-            array_to_string(cycle, ' -> ') USING ERRCODE = '22023',
-            HINT = 'A model''s fallbacks are followed depth first; no model may lead back to one before it.';
-    END IF;
-    RETURN NEW;
-END
-$$;
-CREATE TRIGGER adk_models_check_fallbacks
-    BEFORE INSERT OR UPDATE OR DELETE ON adk.models
-    FOR EACH ROW EXECUTE FUNCTION adk._models_check_fallbacks();
-
 CREATE FUNCTION adk_define_fallbacks(model text, fallbacks text[])
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    UPDATE adk.models m SET fallbacks = coalesce($2, '{}') WHERE m.name = $1;
+    UPDATE adk.models m SET fallbacks = CASE WHEN cardinality($2) > 0 THEN $2 END WHERE m.name = $1;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = '42704',
             HINT = 'Define it first with adk_define_model().';
@@ -218,7 +230,6 @@ COMMENT ON VIEW adk.model_breakers IS
 GRANT SELECT ON adk.model_breakers TO adk_user;
 
 -- as 90_privileges.sql grants them in a fresh install
-REVOKE ALL ON FUNCTION adk._models_check_fallbacks() FROM PUBLIC;
 REVOKE ALL ON FUNCTION adk._model_breakers() FROM PUBLIC;
 REVOKE ALL ON FUNCTION adk_define_fallbacks(text, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION adk_define_fallbacks(text, text[]) TO adk_admin;
