@@ -39,6 +39,7 @@ OBJS = \
 	src/model/llm_stream.o \
 	src/model/model_def.o \
 	src/model/msg_cache.o \
+	src/model/fallback.o \
 	src/model/settings.o \
 	src/model/request_jsonb.o \
 	src/model/request_memo.o \
@@ -71,6 +72,7 @@ OBJS = \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \
+	src/shared/breaker.o \
 	src/shared/registry.o \
 	src/shared/shmem.o \
 	src/shared/spent.o \

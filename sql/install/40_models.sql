@@ -49,6 +49,9 @@ DECLARE
     k text;
     v jsonb;
     problem text;
+    f text;
+    users text;
+    cycle text[];
 BEGIN
     IF NEW.name IS NULL OR NEW.name = '' THEN
         RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
@@ -108,6 +111,17 @@ BEGIN
                     USING ERRCODE = '22023',
                     HINT = 'Give the largest request body in bytes the model may be sent; adk.max_request_bytes still applies when it is smaller.';
             END IF;
+        ELSIF k = 'fallback_on' THEN
+            -- which failures of this model go on to its fallbacks
+            -- (model/fallback.c): HTTP statuses, status classes, error codes
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (
+                   SELECT 1 FROM jsonb_array_elements(v) e
+                    WHERE jsonb_typeof(e) <> 'string'
+                       OR e #>> '{}' !~ '^([1-5][0-9][0-9]|[1-5]xx|[A-Z][A-Z0-9_]*)$') THEN
+                RAISE EXCEPTION 'model option "fallback_on" must be an array of HTTP statuses, status classes or error codes'
+                    USING ERRCODE = '22023',
+                    HINT = 'For example ["429", "5xx", "TIMEOUT"] (the default), or [] to never fall back.';
+            END IF;
         ELSIF k = 'headers' THEN
             NULL;   -- checked below, by the rules every call's config is held to
         ELSIF k = 'system_instruction' THEN
@@ -116,11 +130,64 @@ BEGIN
             END IF;
         ELSE
             RAISE EXCEPTION 'unknown model option "%"', k USING ERRCODE = '22023',
-                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers.';
+                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers, fallback_on.';
         END IF;
     END LOOP;
     -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)
     PERFORM adk._check_call_options(NEW.options);
+    -- fallbacks (88_fallbacks.sql): models that exist, never the model
+    -- itself or one twice, no cycle; a model another one falls back to
+    -- keeps its name.  Under the definitions lock, as the agent graph's
+    -- checks (50_definitions.sql); while a dump is restored only existence
+    -- is not checked.
+    IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
+        PERFORM adk._lock_definitions();
+        users := adk._name_list('model', 'models',
+                                ARRAY(SELECT m.name FROM adk.models m
+                                       WHERE OLD.name = ANY (m.fallbacks) AND m.name <> OLD.name));
+        IF users IS NOT NULL THEN
+            RAISE EXCEPTION 'model "%" is a fallback of %', OLD.name, users USING ERRCODE = '23503',
+                HINT = 'Remove it from their fallbacks first (adk_define_fallbacks).';
+        END IF;
+    END IF;
+    IF cardinality(NEW.fallbacks) > 0 THEN
+        PERFORM adk._lock_definitions();
+        IF array_ndims(NEW.fallbacks) <> 1 OR array_lower(NEW.fallbacks, 1) <> 1 THEN
+            RAISE EXCEPTION 'fallbacks of model "%" must be a one-dimensional array', NEW.name USING ERRCODE = '22023';
+        END IF;
+        FOREACH f IN ARRAY NEW.fallbacks LOOP
+            IF f IS NULL OR f = '' THEN
+                RAISE EXCEPTION 'fallbacks of model "%" must not contain null or empty names', NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+            IF f = NEW.name THEN
+                RAISE EXCEPTION 'model "%" cannot fall back to itself', NEW.name USING ERRCODE = '22023';
+            END IF;
+            IF cardinality(array_positions(NEW.fallbacks, f)) > 1 THEN
+                RAISE EXCEPTION 'model "%" lists fallback "%" twice', NEW.name, f USING ERRCODE = '22023';
+            END IF;
+            IF adk._check_references() AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = f) THEN
+                RAISE EXCEPTION 'fallback model "%" of model "%" does not exist', f, NEW.name
+                    USING ERRCODE = '42704', HINT = 'Define it first with adk_define_model().';
+            END IF;
+        END LOOP;
+        -- a path from one of the fallbacks back to this model is a cycle
+        WITH RECURSIVE walk(name, path) AS (
+            SELECT x.f, ARRAY[NEW.name, x.f] FROM unnest(NEW.fallbacks) AS x(f)
+            UNION ALL
+            SELECT x.f, w.path || x.f
+              FROM walk w
+              JOIN adk.models m ON m.name = w.name AND w.name <> NEW.name
+             CROSS JOIN LATERAL unnest(m.fallbacks) AS x(f)
+             WHERE NOT (x.f = ANY (w.path[2:]))
+        )
+        SELECT w.path INTO cycle FROM walk w WHERE w.name = NEW.name LIMIT 1;
+        IF cycle IS NOT NULL THEN
+            RAISE EXCEPTION 'fallbacks of model "%" would make a cycle: %', NEW.name,
+                array_to_string(cycle, ' -> ') USING ERRCODE = '22023',
+                HINT = 'A model''s fallbacks are followed depth first; no model may lead back to one before it.';
+        END IF;
+    END IF;
     -- an INSERT keeps the updated_at it carries (a restored row its own)
     IF TG_OP = 'UPDATE' THEN
         NEW.updated_at := now();

@@ -1083,7 +1083,8 @@ CREATE TRIGGER adk_plugins_after_truncate
 
 -- definitions survive pg_dump
 -- A model still named by agents cannot be deleted (the foreign key would
--- refuse too; this says which agents, as for tools and plugins).
+-- refuse too; this says which agents, as for tools and plugins), nor one
+-- another model falls back to.
 CREATE FUNCTION adk._models_before_delete() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -1094,6 +1095,15 @@ BEGIN
     IF users IS NOT NULL THEN
         RAISE EXCEPTION 'model "%" is still used by %', OLD.name, users USING ERRCODE = '23503',
             HINT = 'Give those agents another model first.';
+    END IF;
+    -- nor by other models, as a fallback (88_fallbacks.sql)
+    PERFORM adk._lock_definitions();
+    users := adk._name_list('model', 'models',
+                            ARRAY(SELECT m.name FROM adk.models m
+                                   WHERE OLD.name = ANY (m.fallbacks) AND m.name <> OLD.name));
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'model "%" is a fallback of %', OLD.name, users USING ERRCODE = '23503',
+            HINT = 'Remove it from their fallbacks first (adk_define_fallbacks).';
     END IF;
     RETURN OLD;
 END

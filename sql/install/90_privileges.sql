@@ -21,7 +21,7 @@ GRANT SELECT ON adk.sessions, adk.events, adk.app_states, adk.user_states,
 -- the table whole.
 GRANT SELECT ON adk.model_calls TO adk_user;
 GRANT SELECT (name, provider, endpoint, model, api_key_env, api_key_secret,
-              created_at, updated_at, price)
+              created_at, updated_at, price, fallbacks)
    ON adk.models TO adk_user;
 GRANT SELECT, INSERT, UPDATE, DELETE ON adk.models TO adk_admin;
 CREATE VIEW adk.model_definitions AS
@@ -31,7 +31,7 @@ SELECT m.name, m.provider, m.endpoint, m.model, m.api_key_env, m.api_key_secret,
                  (SELECT COALESCE(pg_catalog.jsonb_object_agg(h.key, pg_catalog.to_jsonb('[REDACTED]'::text)), '{}'::jsonb)
                     FROM pg_catalog.jsonb_each(m.options OPERATOR(pg_catalog.->) 'headers') h))
             ELSE m.options END AS options,
-       m.price, m.created_at, m.updated_at
+       m.price, m.created_at, m.updated_at, m.fallbacks
   FROM adk.models m;
 COMMENT ON VIEW adk.model_definitions IS
     'adk.models with the values of options.headers shown as [REDACTED] (adk_user may not read adk.models.options; adk_admin reads the table).';

@@ -27,6 +27,7 @@
 
 #include <limits.h>
 
+#include "access/xact.h"
 #define json_object pg_json_object_sqlfn
 #include "utils/builtins.h"
 #undef json_object
@@ -41,6 +42,7 @@
 #include "common/json_bridge.h"
 #include "common/jsonb_util.h"
 #include "common/trace_context.h"
+#include "model/fallback.h"
 #include "model/generate.h"
 #include "model/guard.h"
 #include "model/http.h"
@@ -49,6 +51,7 @@
 #include "model/model_def.h"
 #include "model/msg_cache.h"
 #include "model/request_memo.h"
+#include "shared/breaker.h"
 
 int			adk_max_response_bytes = 8 * 1024 * 1024;
 int			adk_max_request_bytes = 20 * 1024 * 1024;
@@ -69,6 +72,7 @@ typedef struct StreamState
 	AdkRedactHold hold;
 	instr_time	start;			/* the request was sent */
 	double		first_chunk_ms; /* time to the first body chunk; < 0: none yet */
+	int			handed;			/* partials handed on so far */
 } StreamState;
 
 /*
@@ -102,6 +106,30 @@ struct AdkModelCall
 	bool		traced;			/* trace: the span the request joins */
 	AdkTraceCurrent trace;
 	MemoryContextCallback cb;
+
+	/*
+	 * Fallback models (fallback.c): the chain of models the call may try
+	 * (chain[0] the model called; NULL: it has no fallbacks), the one now
+	 * tried (def is a copy of chain[at]), how many went before it
+	 * (attempt), the one it fell back from, and why the first went on.
+	 * What the next request is built of is kept (copies) while a model is
+	 * left to try, and so are the failed attempts' ledger rows, written
+	 * when the call finishes.
+	 */
+	AdkModelDef *chain;
+	int			nchain;
+	int			at;
+	int			attempt;
+	const char *fallback_from;
+	const char *first_error;
+	bool		settled;		/* the answer is final: no model is tried
+								 * after it */
+	Jsonb	   *keep_contents;
+	Jsonb	   *keep_tools;
+	Jsonb	   *keep_config;
+	AdkPartialFn on_partial;
+	void	   *arg;
+	List	   *failed;			/* AdkModelCallRecord *, in order */
 };
 
 static bool has_header(struct json_object *extra, const char *name);
@@ -118,6 +146,14 @@ static void start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
 					   Jsonb *options, AdkPartialFn on_partial, void *arg,
 					   AdkRequestMemo *memo);
 static Jsonb *finish_call(AdkModelCall *c);
+static void make_result(AdkModelCall *c);
+static void fill_record(AdkModelCall *c, AdkModelCallRecord *rec);
+static void start_attempt(AdkModelCall *c, Jsonb *contents, Jsonb *tools,
+						  Jsonb *config, AdkRequestMemo *memo);
+static bool next_model(AdkModelCall *c, bool skip_open);
+static bool fail_over(AdkModelCall *c);
+static void go_on(AdkModelCall *c);
+static void settle(AdkModelCall *c);
 static int	request_limit(AdkModelCall *c, const char **name);
 static void refuse_request(AdkModelCall *c, size_t len, int limit,
 						   const char *name);
@@ -195,7 +231,6 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 	MemoryContext cxt;
 	MemoryContext old;
 	AdkModelCall *c;
-	Jsonb	   *options;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "adk_runner model call",
 								ALLOCSET_SMALL_SIZES);
@@ -218,20 +253,29 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 			c->traced = true;
 		}
 	}
+	c->on_partial = on_partial;
+	c->arg = arg;
 	PG_TRY();
 	{
 		adk_load_model(model, &c->def);
-		options = config ? adk_jsonb_concat(c->def.options, config) : c->def.options;
-		if (config != NULL)
+		if (c->def.nfallbacks > 0)
 		{
-			/* the caller's transport options, by the rules of adk.models */
-			c->config = adk_jsonb_to_jsonc(config, "config");
-			adk_check_call_options(c->config, "config option");
-			merge_headers(c, c->config);
-			json_object_put(c->config);
-			c->config = NULL;
+			/*
+			 * What the next model's request is built of, should this one
+			 * fail: one more copy of the contents while the call lasts
+			 */
+			c->chain = adk_fallback_chain(&c->def, &c->nchain);
+			c->keep_contents = DatumGetJsonbPCopy(JsonbPGetDatum(contents));
+			c->keep_tools = tools ? DatumGetJsonbPCopy(JsonbPGetDatum(tools)) : NULL;
+			c->keep_config = config ? DatumGetJsonbPCopy(JsonbPGetDatum(config)) : NULL;
+			/* a model whose circuit breaker is open is gone past */
+			if (c->nchain > 1 && adk_breaker_is_open(c->def.name))
+			{
+				c->first_error = "CIRCUIT_OPEN";
+				(void) next_model(c, true);
+			}
 		}
-		start_call(c, contents, tools, options, on_partial, arg, memo);
+		start_attempt(c, contents, tools, config, memo);
 	}
 	PG_CATCH();
 	{
@@ -245,12 +289,189 @@ adk_model_start(const char *model, Jsonb *contents, Jsonb *tools,
 }
 
 /*
- * Whether the call's answer (or its failure) is in.
+ * Whether the call's answer (or its failure) is in.  A failure that goes
+ * on to a fallback model starts that model's request here: the call is
+ * not ready then.
  */
 bool
-adk_model_call_ready(const AdkModelCall *c)
+adk_model_call_ready(AdkModelCall *c)
 {
-	return c->transfer == NULL || adk_http_done(c->transfer);
+	MemoryContext old;
+	bool		went_on;
+
+	for (;;)
+	{
+		if (c->settled)
+			return true;
+		if (c->transfer != NULL && !adk_http_done(c->transfer))
+			return false;
+		old = MemoryContextSwitchTo(c->cxt);
+		went_on = fail_over(c);
+		if (!went_on)
+			settle(c);
+		MemoryContextSwitchTo(old);
+		if (!went_on)
+			return true;
+	}
+}
+
+/*
+ * Build the request of c->def and start it: the model's options merged
+ * with the call's config (headers: the model's win), through memo if not
+ * NULL.  In the call's memory.
+ */
+static void
+start_attempt(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *config,
+			  AdkRequestMemo *memo)
+{
+	Jsonb	   *options;
+
+	options = config ? adk_jsonb_concat(c->def.options, config) : c->def.options;
+	if (config != NULL)
+	{
+		/* the caller's transport options, by the rules of adk.models */
+		c->config = adk_jsonb_to_jsonc(config, "config");
+		adk_check_call_options(c->config, "config option");
+		merge_headers(c, c->config);
+		json_object_put(c->config);
+		c->config = NULL;
+	}
+	start_call(c, contents, tools, options, c->on_partial, c->arg, memo);
+}
+
+/*
+ * Make the next model of the chain c->def; with skip_open, one whose
+ * circuit breaker is open is gone past too, unless it is the last.  false
+ * when none is left.
+ */
+static bool
+next_model(AdkModelCall *c, bool skip_open)
+{
+	const char *from = c->def.name;
+
+	if (c->chain == NULL || c->at + 1 >= c->nchain)
+		return false;
+	c->at++;
+	while (skip_open && c->at + 1 < c->nchain &&
+		   adk_breaker_is_open(c->chain[c->at].name))
+		c->at++;
+	c->def = c->chain[c->at];
+	c->attempt++;
+	c->fallback_from = from;
+	return true;
+}
+
+/*
+ * The attempt that just ended failed in a way its model's fallback_on
+ * lists, and a model is left: its ledger row is kept for later, the
+ * failure counted against the model's breaker, and the next model's
+ * request started.  false otherwise (the answer is the call's).  In the
+ * call's memory.
+ *
+ * A streamed answer whose partials were handed on already does not go on:
+ * the caller has them (adk_run's partial rows, adk_generate_stream's), and
+ * another model's would repeat the text.
+ *
+ * This runs where the caller asks whether the call is ready: in a job
+ * worker, between the steps of its runs, outside any transaction.  So it
+ * reads no table (the chain was loaded when the call started), and an
+ * ERROR there (building the next request for another provider, say) ends
+ * the call with that error instead: only the call's memory and the
+ * backend's caches are touched, nothing transactional to undo.
+ */
+static bool
+fail_over(AdkModelCall *c)
+{
+	const char *code = c->resp.error_code;
+
+	if (c->chain == NULL || c->at + 1 >= c->nchain)
+		return false;
+	if (c->stream && (c->st.handed > 0 || c->st.pending != NIL))
+		return false;
+	if (c->transfer == NULL && code != NULL &&
+		strcmp(code, "REQUEST_TOO_LARGE") != 0)
+		return false;
+	if (!adk_fallback_fails_over(&c->def, c->resp.status, code))
+		return false;
+
+	adk_breaker_failure(c->def.name);
+	if (IsTransactionState())
+		go_on(c);
+	else
+	{
+		PG_TRY();
+		{
+			go_on(c);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(c->cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			if (c->result)
+				json_object_put(c->result);
+			c->result = NULL;
+			memset(&c->resp, 0, sizeof(c->resp));
+			c->resp.error_code = "INVALID_REQUEST";
+			c->resp.error_message = edata->message;
+			c->transfer = NULL;
+			c->at = c->nchain - 1;	/* no model is tried after this */
+		}
+		PG_END_TRY();
+	}
+	return true;
+}
+
+/*
+ * fail_over's work: keep the failed attempt's ledger row (written when the
+ * call finishes), then start the next model's request.  In the call's
+ * memory.
+ */
+static void
+go_on(AdkModelCall *c)
+{
+	AdkModelCallRecord *rec;
+
+	free(c->body);
+	c->body = NULL;
+	make_result(c);
+	rec = palloc0(sizeof(AdkModelCallRecord));
+	fill_record(c, rec);
+	c->failed = lappend(c->failed, rec);
+	c->result = NULL;			/* the record holds it */
+	c->ledger_request = NULL;
+	if (c->first_error == NULL)
+	{
+		struct json_object *e;
+
+		c->first_error = json_object_object_get_ex(rec->result, "error_code", &e) ?
+			pstrdup(json_object_get_string(e)) : psprintf("HTTP_%ld", c->resp.status);
+	}
+	if (c->st.stream)
+		llm_stream_free(c->st.stream);
+	c->st.stream = NULL;
+	memset(&c->st.hold, 0, sizeof(c->st.hold));
+	c->transfer = NULL;
+
+	(void) next_model(c, true);
+	start_attempt(c, c->keep_contents, c->keep_tools, c->keep_config, NULL);
+}
+
+/*
+ * The answer in is the call's: its model's breaker learns how it went.
+ */
+static void
+settle(AdkModelCall *c)
+{
+	c->settled = true;
+	if (c->chain == NULL)
+		return;
+	if (c->resp.error_code == NULL && c->resp.status >= 200 && c->resp.status < 300)
+		adk_breaker_success(c->def.name);
+	else if (adk_fallback_fails_over(&c->def, c->resp.status, c->resp.error_code))
+		adk_breaker_failure(c->def.name);
 }
 
 /*
@@ -264,7 +485,8 @@ adk_model_finish(AdkModelCall *c)
 	MemoryContext caller = CurrentMemoryContext;
 	Jsonb	   *volatile result = NULL;
 
-	Assert(adk_model_call_ready(c));
+	if (!adk_model_call_ready(c))
+		elog(ERROR, "model call finished before its answer came");
 	PG_TRY();
 	{
 		Jsonb	   *r;
@@ -777,20 +999,42 @@ verify_resumed(AdkModelCall *c, Jsonb *contents, const LlmRequestSpec *base,
 
 /*
  * The answer: parsed (or the stream finished), the key redacted, the
- * ledger row written.  In the call's memory.
+ * ledger rows written (the failed attempts' first, in order).  In the
+ * call's memory.
  */
 static Jsonb *
 finish_call(AdkModelCall *c)
 {
-	AdkModelDef *def = &c->def;
-	AdkHttpResponse *resp = &c->resp;
-	StreamState *st = &c->st;
 	AdkModelCallRecord rec;
-	bool		stream = c->stream;
+	ListCell   *lc;
 
 	/* the answer is in: the request's text is not needed any more */
 	free(c->body);
 	c->body = NULL;
+	make_result(c);
+	if (c->attempt > 0)
+		adk_fallback_annotate(c->result, c->chain[0].name, c->def.name,
+							  c->attempt, c->first_error);
+
+	foreach(lc, c->failed)
+		adk_ledger_record((AdkModelCallRecord *) lfirst(lc));
+	memset(&rec, 0, sizeof(rec));
+	fill_record(c, &rec);
+	adk_ledger_record(&rec);
+
+	return rec.result_jsonb;
+}
+
+/*
+ * c->result: the answer of the attempt that ended, the key redacted.
+ */
+static void
+make_result(AdkModelCall *c)
+{
+	AdkModelDef *def = &c->def;
+	AdkHttpResponse *resp = &c->resp;
+	StreamState *st = &c->st;
+	bool		stream = c->stream;
 
 	if (stream && resp->error_code != NULL && resp->got_body &&
 		strcmp(resp->error_code, "HTTP_CLIENT_ERROR") == 0)
@@ -826,34 +1070,44 @@ finish_call(AdkModelCall *c)
 				 errmsg("out of memory")));
 	/* the provider's answer enters here: no key gets past this point */
 	adk_redact_jsonc(c->result, def->api_key);
+}
 
-	memset(&rec, 0, sizeof(rec));
-	rec.model = def->name;
-	rec.provider = def->provider_name;
-	rec.url = c->url;
-	rec.stream = stream;
-	rec.http_status = resp->status;
-	rec.attempts = resp->attempts;
-	rec.latency_ms = resp->latency_ms;
-	rec.request = c->ledger_request;	/* NULL: not sent */
+/*
+ * rec: the ledger row of the attempt that ended (c->result made); it
+ * points into the call's memory and takes c->result.
+ */
+static void
+fill_record(AdkModelCall *c, AdkModelCallRecord *rec)
+{
+	AdkModelDef *def = &c->def;
+	AdkHttpResponse *resp = &c->resp;
+	bool		stream = c->stream;
+
+	rec->model = def->name;
+	rec->provider = def->provider_name;
+	rec->url = c->url;
+	rec->stream = stream;
+	rec->http_status = resp->status;
+	rec->attempts = resp->attempts;
+	rec->latency_ms = resp->latency_ms;
+	rec->request = c->ledger_request;	/* NULL: not sent */
 	/* the raw body of a complete HTTP response (streams: error bodies) */
 	if (resp->error_code == NULL && (!stream || resp->status >= 300))
 	{
-		rec.response_body = resp->body.data;
-		rec.response_len = resp->body.len;
+		rec->response_body = resp->body.data;
+		rec->response_len = resp->body.len;
 	}
-	rec.result = c->result;
-	rec.result_jsonb = adk_jsonc_to_jsonb(c->result);
-	rec.secret = def->api_key;
-	rec.provider_model = def->model;
-	rec.first_chunk_ms = stream ? st->first_chunk_ms : -1;
-	rec.app = c->app;
-	rec.user = c->user;
-	rec.invocation_id = c->invocation_id;
-	rec.trace = c->traced ? &c->trace : NULL;
-	adk_ledger_record(&rec);
-
-	return rec.result_jsonb;
+	rec->result = c->result;
+	rec->result_jsonb = adk_jsonc_to_jsonb(c->result);
+	rec->secret = def->api_key;
+	rec->provider_model = def->model;
+	rec->first_chunk_ms = stream ? c->st.first_chunk_ms : -1;
+	rec->app = c->app;
+	rec->user = c->user;
+	rec->invocation_id = c->invocation_id;
+	rec->trace = c->traced ? &c->trace : NULL;
+	rec->fallback_attempt = c->attempt;
+	rec->fallback_from = c->fallback_from;
 }
 
 static void
@@ -880,6 +1134,9 @@ free_call_objects(void *arg)
 		llm_stream_free(c->st.stream);
 	foreach(lc, c->st.pending)
 		json_object_put((struct json_object *) lfirst(lc));
+	foreach(lc, c->failed)
+		json_object_put(((AdkModelCallRecord *) lfirst(lc))->result);
+	c->failed = NIL;
 	c->contents = c->tools = c->config = c->result = c->request = NULL;
 	c->headers = NULL;
 	c->st.stream = NULL;
@@ -1062,6 +1319,9 @@ hand_on_partials(StreamState *st)
 		st->pending = list_delete_first(st->pending);
 		jb = partial_to_jsonb(st, p);
 		if (jb != NULL && st->on_partial)
+		{
+			st->handed++;
 			st->on_partial(jb, st->arg);
+		}
 	}
 }

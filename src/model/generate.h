@@ -71,7 +71,7 @@ extern AdkModelCall *adk_model_start(const char *model, Jsonb *contents,
 									 AdkPartialFn on_partial, void *arg,
 									 AdkRequestMemo *memo,
 									 const AdkCallFor *call_for);
-extern bool adk_model_call_ready(const AdkModelCall *c);
+extern bool adk_model_call_ready(AdkModelCall *c);
 extern Jsonb *adk_model_finish(AdkModelCall *c);
 extern void adk_model_abandon(AdkModelCall *c);
 extern Jsonb *adk_model_call(const char *model, Jsonb *contents, Jsonb *tools,

@@ -76,10 +76,11 @@ static SPIPlanPtr prepare_insert(Oid *types);
 	"INSERT INTO adk.model_calls AS c (model, provider, url, invocation_id, stream," \
 	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
 	" finish_reason, error_code, error_message, request, response, response_body," \
-	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id)" \
+	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id," \
+	" fallback_attempt, fallback_from)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
-	"  $18, $19, $20, $21, $22, $23)"
-#define NARGS 23
+	"  $18, $19, $20, $21, $22, $23, $24, $25)"
+#define NARGS 25
 
 /*
  * The row as inserted, without its bodies, as JSON (shared/spent.c hands
@@ -104,7 +105,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	Oid			types[NARGS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
 		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
 		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
-	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
 	bool		traced;
@@ -177,6 +178,10 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[22] = rec->user ? CStringGetTextDatum(rec->user) : (Datum) 0;
 	nulls[21] = rec->app ? ' ' : 'n';
 	nulls[22] = rec->user ? ' ' : 'n';
+	/* its place in the call's fallback chain (model/fallback.c) */
+	args[23] = Int32GetDatum(rec->fallback_attempt);
+	args[24] = rec->fallback_from ? CStringGetTextDatum(rec->fallback_from) : (Datum) 0;
+	nulls[24] = rec->fallback_from ? ' ' : 'n';
 
 	remember_call(rec);
 	adk_become_owner(&save);

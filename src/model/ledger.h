@@ -37,6 +37,8 @@ typedef struct AdkModelCallRecord
 	const char *user;			/* is made for; NULL: no session */
 	const char *invocation_id;	/* NULL: none */
 	const struct AdkTraceCurrent *trace;	/* the span it joined, or NULL */
+	int			fallback_attempt;	/* 0: the first model the call tried */
+	const char *fallback_from;	/* the model tried before, or NULL */
 } AdkModelCallRecord;
 
 /*

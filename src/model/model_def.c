@@ -67,6 +67,8 @@ typedef struct CachedModel
 	Jsonb	   *options;
 	char	   *key_env;		/* NULL: none */
 	char	   *api_key;		/* from adk.secrets; NULL: none */
+	int			nfallbacks;
+	char	  **fallbacks;		/* adk.models.fallbacks, in order */
 } CachedModel;
 
 #define MAX_CACHED_MODELS 64
@@ -84,10 +86,11 @@ static void parse_endpoint(const char *name, const char *endpoint,
 						   AdkEndpoint *ep);
 static bool env_host_allowed(const char *name, const AdkEndpoint *ep);
 static char *get_text(int col);
+static void read_fallbacks(CachedModel *m, int col);
 
 #define LOAD_SQL \
 	"SELECT m.provider, m.endpoint, m.model, m.options, m.api_key_env," \
-	"       m.api_key_secret, s.value, s.allowed_hosts" \
+	"       m.api_key_secret, s.value, s.allowed_hosts, m.fallbacks" \
 	"  FROM adk.models m" \
 	"  LEFT JOIN adk.secrets s ON s.name OPERATOR(pg_catalog.=) m.api_key_secret" \
 	" WHERE m.name OPERATOR(pg_catalog.=) $1"
@@ -100,6 +103,7 @@ adk_load_model(const char *name, AdkModelDef *def)
 {
 	CachedModel *m = NULL;
 	ListCell   *lc;
+	int			i;
 
 	foreach(lc, cache)
 	{
@@ -122,6 +126,10 @@ adk_load_model(const char *name, AdkModelDef *def)
 	def->options = (Jsonb *) palloc(VARSIZE(m->options));
 	memcpy(def->options, m->options, VARSIZE(m->options));
 	def->api_key = m->api_key ? pstrdup(m->api_key) : NULL;
+	def->nfallbacks = m->nfallbacks;
+	def->fallbacks = palloc(sizeof(char *) * (m->nfallbacks + 1));
+	for (i = 0; i < m->nfallbacks; i++)
+		def->fallbacks[i] = pstrdup(m->fallbacks[i]);
 
 	if (llm_provider_from_name(def->provider_name, &def->provider) != 0)
 		elog(ERROR, "unknown provider \"%s\"", def->provider_name);
@@ -240,6 +248,7 @@ read_model(const char *name)
 												  &isnull));
 	m->key_env = get_text(5);
 	m->api_key = get_text(7);
+	read_fallbacks(m, 9);
 	cache = lappend(cache, m);
 	MemoryContextSwitchTo(spi);
 	adk_owner_spi_end(&save);
@@ -320,6 +329,34 @@ get_text(int col)
 								  col, &isnull);
 
 	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/*
+ * m's fallbacks (adk.models.fallbacks, text[]) from column col of the row
+ * SPI read, in the current memory context; the models' trigger keeps them
+ * free of NULLs.
+ */
+static void
+read_fallbacks(CachedModel *m, int col)
+{
+	Datum		d;
+	bool		isnull;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
+	if (isnull)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	m->fallbacks = palloc(sizeof(char *) * (n + 1));
+	for (i = 0; i < n; i++)
+		if (!nulls[i])
+			m->fallbacks[m->nfallbacks++] = TextDatumGetCString(elems[i]);
+	pfree(elems);
+	pfree(nulls);
 }
 
 /*

@@ -25,6 +25,8 @@ typedef struct AdkModelDef
 	char	   *model;
 	Jsonb	   *options;
 	char	   *api_key;		/* NULL: send no key */
+	int			nfallbacks;
+	char	  **fallbacks;		/* the models it falls back to, in order */
 } AdkModelDef;
 
 /* GUC: environment variables a model may take its key from */

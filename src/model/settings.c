@@ -21,6 +21,7 @@
 #include "model/model_def.h"
 #include "model/msg_cache.h"
 #include "model/settings.h"
+#include "shared/breaker.h"
 
 /*
  * Called from _PG_init: the model layer's GUCs (each variable lives in the
@@ -121,5 +122,6 @@ adk_model_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	adk_breaker_init_gucs();
 	adk_http_init();
 }

@@ -6,7 +6,8 @@
  *
  * Everything in shared memory is guarded by one LWLock (tranche
  * "adk_runner"), except what rolled-back transactions spent (shared/spent.c,
- * its own struct and LWLock).  It is held only for a few loads and stores, and while
+ * its own struct and LWLock) and the models' circuit breakers
+ * (shared/breaker.c, likewise).  It is held only for a few loads and stores, and while
  * adk_cancel signals a backend, so that a run cannot end between the check
  * and the signal.
  *
@@ -22,6 +23,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 
+#include "shared/breaker.h"
 #include "shared/shared.h"
 #include "shared/spent.h"
 
@@ -68,6 +70,8 @@ workers_shmem_request(void)
 	RequestNamedLWLockTranche("adk_runner", 1);
 	RequestAddinShmemSpace(adk_spent_shmem_size());
 	RequestNamedLWLockTranche("adk_runner spent", 1);
+	RequestAddinShmemSpace(adk_breaker_shmem_size());
+	RequestNamedLWLockTranche("adk_runner breakers", 1);
 }
 
 static void
@@ -97,5 +101,6 @@ workers_shmem_startup(void)
 			 MAXALIGN(mul_size(MaxBackends, sizeof(AdkRunEntry))));
 	}
 	adk_spent_shmem_startup();
+	adk_breaker_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }

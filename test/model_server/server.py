@@ -58,7 +58,7 @@ BADUTF8_MARK = "@@BADUTF8@@"
 # Fault names, longest first so that "429-always" wins over "429".
 FAULTS = ["stream-error-empty", "stream-error", "huge-usage", "empty-finish", "redirect", "429-always",
           "reset-once", "hang-once", "overloaded", "malformed", "truncated", "oversized", "badutf8",
-          "key-error", "reset", "stall", "hang", "429", "500"]
+          "key-error", "reset", "stall", "hang", "429", "500", "400"]
 # In the last user text: replaced by the request's API key in the answer
 # (text and call arguments, names included), as a provider that echoes
 # the key would do.  /_last and /_requests keep the marker, not the key.
@@ -935,6 +935,10 @@ CANNED = {
                      "minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. "
                      "You can see the response headers for current usage. Please reduce the prompt length or "
                      "the maximum tokens requested, or try again later."}),
+    "400": (400, "invalid_request", {
+        "openai": "Invalid value for 'messages': the request was rejected.",
+        "gemini": "Invalid JSON payload received. The request was rejected.",
+        "anthropic": "messages: the request was rejected"}),
     "overloaded": (503, "overloaded", {
         "openai": "The server is overloaded or not ready yet.",
         "gemini": "The model is overloaded. Please try again later.",
@@ -1451,7 +1455,7 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(HANG_SECONDS)
             self.close_connection = True
             return "hang"
-        if fault in ("500", "429", "429-always", "overloaded") or (fault == "stream-error" and not conv.stream):
+        if fault in ("500", "400", "429", "429-always", "overloaded") or (fault == "stream-error" and not conv.stream):
             key = {"429-always": "429", "stream-error": "overloaded"}.get(fault, fault)
             st, kind, msgs = CANNED[key]
             if key == "overloaded" and provider == "anthropic":
