@@ -35,20 +35,32 @@
 #include "common/owner.h"
 #include "common/schema_version.h"
 
-void
-adk_become_owner(AdkOwnerSave *save)
+/*
+ * The owner of schema adk (the role that created the extension).
+ */
+Oid
+adk_schema_owner(void)
 {
 	Oid			nspid = get_namespace_oid("adk", false);
 	HeapTuple	tup;
 	Oid			owner;
 
-	/* the store is read and written as its schema is: no other version */
-	adk_require_schema();
 	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for schema %u", nspid);
 	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
 	ReleaseSysCache(tup);
+	return owner;
+}
+
+void
+adk_become_owner(AdkOwnerSave *save)
+{
+	Oid			owner;
+
+	/* the store is read and written as its schema is: no other version */
+	adk_require_schema();
+	owner = adk_schema_owner();
 
 	GetUserIdAndSecContext(&save->userid, &save->sec_context);
 	save->nestlevel = NewGUCNestLevel();

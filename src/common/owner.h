@@ -22,6 +22,7 @@ typedef struct AdkOwnerSave
 #define ADK_PINNED_SEARCH_PATH "pg_catalog, pg_temp"
 
 
+extern Oid	adk_schema_owner(void);
 extern void adk_become_owner(AdkOwnerSave *save);
 extern void adk_restore_user(AdkOwnerSave *save);
 extern void adk_owner_spi_begin(AdkOwnerSave *save);

@@ -88,12 +88,8 @@ static bool env_host_allowed(const char *name, const AdkEndpoint *ep);
 static char *get_text(int col);
 static void read_fallbacks(CachedModel *m, int col);
 
-#define LOAD_SQL \
-	"SELECT m.provider, m.endpoint, m.model, m.options, m.api_key_env," \
-	"       m.api_key_secret, s.value, s.allowed_hosts, m.fallbacks" \
-	"  FROM adk.models m" \
-	"  LEFT JOIN adk.secrets s ON s.name OPERATOR(pg_catalog.=) m.api_key_secret" \
-	" WHERE m.name OPERATOR(pg_catalog.=) $1"
+/* sql/install/88_store_statements.sql */
+#define LOAD_SQL "SELECT * FROM adk._model_definition($1)"
 
 /*
  * Read model "name" into def (palloc'd in the current context).

@@ -529,8 +529,7 @@ provider_of(const char *model)
 	if (model == NULL)
 		return NULL;
 	arg = CStringGetTextDatum(model);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT m.provider FROM adk.models m WHERE m.name OPERATOR(pg_catalog.=) $1",
 					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
@@ -538,8 +537,7 @@ provider_of(const char *model)
 
 		result = MemoryContextStrdup(caller, p);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 

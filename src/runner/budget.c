@@ -63,8 +63,7 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 	args[1] = CStringGetTextDatum(user);
 	args[2] = NameGetDatum(&role);
 	*taken_at = GetCurrentTimestamp();
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec(ANY_BUDGET_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not read the token budgets");
@@ -72,8 +71,7 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 									1, &isnull)))
 	{
 		*taken_at = NOT_TAKEN;
-		SPI_finish();
-		adk_restore_user(&save);
+		adk_owner_spi_end(&save);
 		return NULL;
 	}
 	if (SPI_execute_with_args("SELECT adk._budget_take($1, $2, $3)", 3, types, args, NULL,
@@ -82,8 +80,7 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 	v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (v != NULL)
 		refused = MemoryContextStrdup(caller, v);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return refused;
 }
 
@@ -104,13 +101,11 @@ adk_budget_charge_to(const char *app, const char *user, TimestampTz taken_at,
 	args[2] = NameGetDatum(&role);
 	args[3] = TimestampTzGetDatum(taken_at);
 	args[4] = Int64GetDatum(tokens);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (SPI_execute_with_args("SELECT adk._budget_charge($1, $2, $3, $4, $5)", 5, types, args,
 							  NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not charge the token budgets");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*

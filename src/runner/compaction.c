@@ -461,8 +461,7 @@ load_config(AdkRun *run)
 		return cfg;
 	}
 	args[0] = CStringGetTextDatum(run->app);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT * FROM adk._compaction_settings($1)",
 					 1, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
@@ -481,8 +480,7 @@ load_config(AdkRun *run)
 		cfg->summarizer = model ?
 			MemoryContextStrdup(GetMemoryChunkContext(run), model) : NULL;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	MemoryContextSwitchTo(caller);
 	if (cfg->enabled && cfg->summarizer == NULL)
 		ereport(ERROR,
@@ -506,8 +504,7 @@ adk_compaction_owner_query(const char *sql, int nargs, Oid *types,
 	Datum		result = (Datum) 0;
 
 	*isnull = true;
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec(sql, nargs, types, args, nulls, 1) < 0)
 		elog(ERROR, "could not run \"%s\"", sql);
 	if (SPI_tuptable != NULL && SPI_processed == 1)
@@ -521,8 +518,7 @@ adk_compaction_owner_query(const char *sql, int nargs, Oid *types,
 		if (!*isnull && !byval)
 			result = SPI_datumTransfer(result, false, len);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -845,12 +841,10 @@ record_problem(AdkRun *run, const char *what, const char *message)
 					run->session, run->app, run->invocation_id, text)));
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(text);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("UPDATE adk.invocations SET compaction_error = $2"
 					 " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
 					 2, types, args, NULL, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the compaction error");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }

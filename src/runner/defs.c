@@ -124,8 +124,7 @@ check_version(void)
 	char	   *xmin = NULL;
 	bool		isnull;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT version, xmin::pg_catalog.text FROM adk.definitions_version",
 					 0, NULL, NULL, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
@@ -150,8 +149,7 @@ check_version(void)
 		cached_version = version;
 		cached_xmin = xmin ? MemoryContextStrdup(cache_gen->cxt, xmin) : NULL;
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 static void
@@ -200,8 +198,7 @@ load_app(const char *app)
 	AdkRun		tmp;
 	ListCell   *lc;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT * FROM adk._app_definition($1)",
 					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.apps");
@@ -219,8 +216,7 @@ load_app(const char *app)
 	plugins = DatumGetArrayTypePCopy(SPI_getbinval(row, desc, 3, &isnull));
 	c->max_llm_calls = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
 	c->compaction = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 
 	c->plugins = adk_load_plugins(plugins);
 	memset(&tmp, 0, sizeof(tmp));
@@ -285,13 +281,11 @@ adk_load_agents(AdkRun *run, const char *root_name)
 
 		if (adk_find_agent(run, name) != NULL)
 			continue;
-		adk_become_owner(&save);
-		SPI_connect();
+		adk_owner_spi_begin(&save);
 		is_agent = adk_spi_exec("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
 								1, &type, &arg, NULL, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1;
-		SPI_finish();
-		adk_restore_user(&save);
+		adk_owner_spi_end(&save);
 		if (is_agent)
 			load_tree(run, name, false);
 	}
@@ -306,8 +300,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 	MemoryContext caller = CurrentMemoryContext;
 	uint64		i;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (main_tree &&
 		adk_spi_exec("SELECT adk._check_agent_tree($1)", 1, &type, &arg,
 					 NULL, 0) != SPI_OK_SELECT)
@@ -351,8 +344,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		run->defs.agents = lappend(run->defs.agents, a);
 		MemoryContextSwitchTo(spi);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 static char *
@@ -433,8 +425,7 @@ adk_load_tools(AdkAgent *agent)
 
 	if (agent->tools == NIL)
 		return NIL;
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	foreach(lc, agent->tools)
 	{
 		char	   *name = (char *) lfirst(lc);
@@ -463,8 +454,7 @@ adk_load_tools(AdkAgent *agent)
 		result = lappend(result, t);
 		MemoryContextSwitchTo(spi);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -489,8 +479,7 @@ adk_app_builtin_options(AdkRun *run)
 	Datum		arg = CStringGetTextDatum(run->app);
 	AdkOwnerSave save;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
 					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
@@ -501,7 +490,6 @@ adk_app_builtin_options(AdkRun *run)
 		o.add_to_memory = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
 													 SPI_tuptable->tupdesc, 2, &isnull));
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return o;
 }

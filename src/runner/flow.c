@@ -1218,17 +1218,7 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 		adk_span_agent_tool_end(run, *agent_span, error);
 		return error;
 	}
-	jw_init(&w);
-	jw_begin_object(&w);
-	if (instruction)
-	{
-		jw_key(&w, "system_instruction");
-		jw_string(&w, instruction);
-	}
-	jw_end_object(&w);
-	config = jw_finish(&w);
-	if (tool_agent->generate_config)
-		config = adk_jsonb_concat(tool_agent->generate_config, config);
+	config = adk_request_config(tool_agent, instruction);
 
 	run->out.llm_calls++;
 	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);

@@ -172,15 +172,13 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 	args[3] = CStringGetTextDatum(candidate);
 	args[4] = PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT));
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec(RESUME_SQL, 5, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check the session's pending interrupts");
 	matched = SPI_processed;
 	for (i = 0; i < SPI_processed; i++)
 		note_resumed(run, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, caller);
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 
 	if (matched == 0)
 	{
@@ -211,14 +209,12 @@ repeated_confirmation(AdkRun *run, Datum ids)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = ids;
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT adk._repeated_confirmation($1, $2, $3, $4)",
 					 4, types, args, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
 		repeated = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
 											  SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return repeated;
 }
 
@@ -651,14 +647,12 @@ refresh(AdkRun *run)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = CStringGetTextDatum(run->invocation_id);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec(REFRESH_SQL, 4, types, args, NULL, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not update adk.run_states");
 	pending = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 										  SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return isnull ? 0 : pending;
 }

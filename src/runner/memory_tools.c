@@ -236,8 +236,7 @@ adk_builtin_after_run(AdkRun *run, MemoryContext parent)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = CStringGetTextDatum(run->invocation_id);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT p.event_id, p.text FROM adk._memory_pending($1, $2, $3, $4) p",
 					 4, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the invocation's events for memory");
@@ -251,8 +250,7 @@ adk_builtin_after_run(AdkRun *run, MemoryContext parent)
 		w->event_ids[i] = MemoryContextStrdup(w->cxt, SPI_getvalue(row, SPI_tuptable->tupdesc, 1));
 		w->texts[i] = MemoryContextStrdup(w->cxt, SPI_getvalue(row, SPI_tuptable->tupdesc, 2));
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	MemoryContextSwitchTo(w->cxt);
 
 	if (w->n > 0 && w->model != NULL)
@@ -465,8 +463,7 @@ embedding_model(AdkRun *run, const char *query)
 
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = query ? CStringGetTextDatum(query) : (Datum) 0;
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT adk._memory_embedding_model($1, $2)",
 					 2, types, args, nulls, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
@@ -476,8 +473,7 @@ embedding_model(AdkRun *run, const char *query)
 		if (model != NULL)
 			result = MemoryContextStrdup(caller, model);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 
@@ -550,13 +546,11 @@ insert_entries(AdkRun *run, char **event_ids, int n, ArrayType *embeddings)
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT));
 	args[4] = PointerGetDatum(embeddings);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT adk._memory_insert($1, $2, $3, $4, $5)",
 					 5, types, args, nulls, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not add the invocation to memory");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*

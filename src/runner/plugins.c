@@ -68,8 +68,7 @@ adk_load_plugins(ArrayType *names)
 	if (n == 0)
 		return NIL;
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	for (i = 0; i < n; i++)
 	{
 		Datum		arg = elems[i];
@@ -101,8 +100,7 @@ adk_load_plugins(ArrayType *names)
 			MemoryContextSwitchTo(spi);
 		}
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	return result;
 }
 

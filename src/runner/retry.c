@@ -70,8 +70,7 @@ adk_retry_point(AdkRun *run, AdkRetryPoint *p)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = CStringGetTextDatum(run->invocation_id);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec(INVOCATION_EVENTS_SQL, 4, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the invocation's events");
 	for (i = 0; i < SPI_processed; i++)
@@ -95,8 +94,7 @@ adk_retry_point(AdkRun *run, AdkRetryPoint *p)
 			p->user_content = JsonbValueToJsonb(v); /* the oldest wins */
 		MemoryContextSwitchTo(spi);
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 	if (last == NULL)
 		return false;
 

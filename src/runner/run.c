@@ -691,13 +691,11 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 	args[3] = CStringGetTextDatum(run->session);
 	args[4] = CStringGetTextDatum(agent);
 	args[5] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT adk._invocation_start($1, $2, $3, $4, $5, $6)",
 					 6, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the invocation");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 static void
@@ -731,12 +729,10 @@ invocation_end(AdkRun *run)
 	else
 		nulls[5] = nulls[6] = 'n';
 	args[7] = Float8GetDatum(run->out.store_ms);
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	/* and the job of a queued run that paused and is resumed here */
 	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8)",
 					 8, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of the invocation");
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }

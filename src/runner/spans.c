@@ -1065,8 +1065,7 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 	args[15] = NameGetDatum(&role);
 	args[16] = BoolGetDatum(queued);
 
-	adk_become_owner(&save);
-	SPI_connect();
+	adk_owner_spi_begin(&save);
 	if (adk_spi_exec(INSERT_SQL, 17, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not insert into adk.spans");
 	if (adk_spans_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
@@ -1077,8 +1076,7 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 		if (adk_spi_exec(PURGE_SQL, 1, &ptype, &parg, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not purge adk.spans");
 	}
-	SPI_finish();
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*

@@ -7,13 +7,21 @@
  *	  latest events.
  *
  * Identities in, palloc'd copies out: each function takes the session's
- * app, user and session id, runs its fixed SQL (plans kept by
+ * app, user and session id, runs its statement (plans kept by
  * adk_spi_exec) as the owner of schema adk with the pinned search_path,
  * and returns what it read copied into the caller's memory context, so
  * nothing points into SPI's memory once it returns.  The policy of what a
  * read means -- which agent an input goes to, what a prompt keeps of the
  * history, how a placeholder is filled -- stays with the runner, which
  * calls down into this file; nothing here knows the runner.
+ *
+ * The statements are adk._session_* functions
+ * (sql/install/88_store_statements.sql), but for the reads every turn
+ * makes -- the row lock and its holder, the history, the recent authors
+ * -- which stay SELECTs of their own: through a function (which pins
+ * search_path in its SET clause, so the planner cannot inline it) each
+ * cost 35,000-50,000 more instructions, a turn 5% more (test/bench/
+ * README.md).
  *
  * IDENTIFICATION
  *	  src/store/session_read.c
@@ -175,15 +183,15 @@ adk_session_exists(const char *app, const char *user, const char *session)
 	Datum		args[3];
 	AdkOwnerSave save;
 	bool		exists;
+	bool		isnull;
 
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
-	exists = adk_spi_exec("SELECT 1 FROM adk.sessions s"
-						  " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-						  "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-						  "   AND s.id OPERATOR(pg_catalog.=) $3",
-						  3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1;
+	if (adk_spi_exec("SELECT adk._session_exists($1, $2, $3)",
+					 3, types, args, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read adk.sessions");
+	exists = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
 	adk_owner_spi_end(&save);
 	return exists;
 }
@@ -264,16 +272,7 @@ adk_session_state(const char *app, const char *user, const char *session)
 
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT s.state"
-					 " OPERATOR(pg_catalog.||) adk._prefixed(a.state, 'app:')"
-					 " OPERATOR(pg_catalog.||) adk._prefixed(u.state, 'user:')"
-					 " FROM adk.sessions s"
-					 " LEFT JOIN adk.app_states a ON a.app_name OPERATOR(pg_catalog.=) s.app_name"
-					 " LEFT JOIN adk.user_states u ON u.app_name OPERATOR(pg_catalog.=) s.app_name"
-					 "  AND u.user_id OPERATOR(pg_catalog.=) s.user_id"
-					 " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND s.id OPERATOR(pg_catalog.=) $3",
+	if (adk_spi_exec("SELECT adk._session_state($1, $2, $3)",
 					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 	{
@@ -328,15 +327,7 @@ adk_session_call_event(const char *app, const char *user, const char *session,
 	session_args(args, app, user, session);
 	args[3] = CStringGetTextDatum(jw_finish_text(&w));
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author', invocation_id"
-					 "  FROM adk.live_events"
-					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND session_id OPERATOR(pg_catalog.=) $3"
-					 "   AND event_data OPERATOR(pg_catalog.@>) $4::pg_catalog.jsonb"
-					 "   AND (event_data OPERATOR(pg_catalog.#>)"
-					 "        '{custom_metadata,adk_appended_by}'::pg_catalog.text[]) IS NULL"
-					 " ORDER BY seq DESC LIMIT 1",
+	if (adk_spi_exec("SELECT * FROM adk._session_call_event($1, $2, $3, $4::pg_catalog.jsonb)",
 					 4, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 	{
@@ -431,17 +422,7 @@ adk_session_prompt_tokens(const char *app, const char *user,
 
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT (e.event_data OPERATOR(pg_catalog.#>>) '{usage_metadata,prompt_token_count}')::pg_catalog.int8"
-					 "  FROM adk.live_events e"
-					 " WHERE e.app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND e.user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND e.session_id OPERATOR(pg_catalog.=) $3"
-					 "   AND e.event_data OPERATOR(pg_catalog.?) 'usage_metadata'"
-					 "   AND e.seq OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(c.seq) FROM adk.compactions c"
-					 "        WHERE c.app_name OPERATOR(pg_catalog.=) $1"
-					 "          AND c.user_id OPERATOR(pg_catalog.=) $2"
-					 "          AND c.session_id OPERATOR(pg_catalog.=) $3), 0)"
-					 " ORDER BY e.seq DESC LIMIT 1",
+	if (adk_spi_exec("SELECT adk._session_prompt_tokens($1, $2, $3)",
 					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 	{

@@ -34,7 +34,6 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -43,7 +42,6 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "common/ids.h"
@@ -88,7 +86,6 @@ static void xact_callback(XactEvent event, void *arg);
 static void subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 							 SubTransactionId parentSubid, void *arg);
 static Oid	role_oid(const char *name);
-static Oid	schema_owner(void);
 static bool is_gateway(void);
 static const char *claimed_user(void);
 static Datum owner_call(const char *sql, FunctionCallInfo fcinfo, int nargs,
@@ -147,21 +144,6 @@ static Oid
 role_oid(const char *name)
 {
 	return get_role_oid(name, true);
-}
-
-static Oid
-schema_owner(void)
-{
-	Oid			nspid = get_namespace_oid("adk", false);
-	HeapTuple	tup;
-	Oid			owner;
-
-	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for schema %u", nspid);
-	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
-	ReleaseSysCache(tup);
-	return owner;
 }
 
 /*
@@ -223,7 +205,7 @@ adk_tenancy_sees_all(void)
 		return true;
 	if (OidIsValid(admin) && has_privs_of_role(me, admin))
 		return true;
-	return has_privs_of_role(me, schema_owner());
+	return has_privs_of_role(me, adk_schema_owner());
 }
 
 static bool

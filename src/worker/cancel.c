@@ -185,13 +185,8 @@ cancel_queued(const char *where, int nargs, Datum *args, int *denied)
 														  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 
 		/* a job claimed meanwhile is no longer queued: left to signal_runs */
-		if (SPI_execute_with_args("UPDATE adk.jobs SET status = 'cancelled',"
-								  "  finished_at = pg_catalog.clock_timestamp(),"
-								  "  error = 'cancelled before it started'"
-								  " WHERE id OPERATOR(pg_catalog.=) ANY ($1)"
-								  "   AND status OPERATOR(pg_catalog.=) 'queued'"
-								  " RETURNING invocation_id, id",
-								  1, &type, &arr, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		if (SPI_execute_with_args("SELECT * FROM adk._jobs_cancel_queued($1)",
+								  1, &type, &arr, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not cancel jobs");
 		n = (int) SPI_processed;
 		for (i = 0; i < SPI_processed; i++)

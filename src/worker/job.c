@@ -869,28 +869,19 @@ lock_session(AdkJob *job)
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 	AdkOwnerSave save;
-	bool		ok = true;
+	bool		ok;
+	bool		isnull;
 
 	args[0] = CStringGetTextDatum(job->app);
 	args[1] = CStringGetTextDatum(job->user);
 	args[2] = CStringGetTextDatum(job->session);
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_with_args("SELECT 1 FROM adk.sessions"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE SKIP LOCKED",
-							  3, types, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args("SELECT adk._session_try_lock($1, $2, $3)",
+							  3, types, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
 		elog(ERROR, "could not lock the session");
-	if (SPI_processed == 0)
-	{
-		if (SPI_execute_with_args("SELECT 1 FROM adk.sessions"
-								  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-								  "   AND user_id OPERATOR(pg_catalog.=) $2"
-								  "   AND id OPERATOR(pg_catalog.=) $3",
-								  3, types, args, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the session");
-		ok = SPI_processed == 0;
-	}
+	ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									1, &isnull));
 	adk_owner_spi_end(&save);
 	return ok;
 }

@@ -262,16 +262,15 @@ recover_jobs(void)
 	int32	   *attempts;
 	int32	   *pids;
 	bool	   *last_attempt;
+	char	  **apps;
+	char	  **users;
 	char	  **sessions;
 	int64	   *live;
 	int			nlive = 0;
 	int			s;
 
 	adk_owner_spi_begin(&save);
-	if (SPI_execute("SELECT id, attempts, worker_pid, attempts OPERATOR(pg_catalog.>=) max_attempts,"
-					" pg_catalog.jsonb_build_array(app_name, user_id, session_id)::text"
-					" FROM adk.jobs"
-					" WHERE status OPERATOR(pg_catalog.=) 'running'", false, 0) != SPI_OK_SELECT)
+	if (SPI_execute("SELECT * FROM adk._jobs_running()", false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.jobs");
 	n = SPI_processed;
 	if (n == 0)
@@ -283,6 +282,8 @@ recover_jobs(void)
 	attempts = palloc(sizeof(int32) * n);
 	pids = palloc(sizeof(int32) * n);
 	last_attempt = palloc(sizeof(bool) * n);
+	apps = palloc(sizeof(char *) * n);
+	users = palloc(sizeof(char *) * n);
 	sessions = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 	{
@@ -296,7 +297,9 @@ recover_jobs(void)
 		if (isnull)
 			pids[i] = 0;
 		last_attempt[i] = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
-		sessions[i] = SPI_getvalue(row, desc, 5);
+		apps[i] = SPI_getvalue(row, desc, 5);
+		users[i] = SPI_getvalue(row, desc, 6);
+		sessions[i] = SPI_getvalue(row, desc, 7);
 	}
 
 	live = palloc(sizeof(int64) * adk_workers->nslots * (ADK_MAX_WORKER_CONCURRENCY + 1));
@@ -322,33 +325,30 @@ recover_jobs(void)
 
 	for (i = 0; i < n; i++)
 	{
-		Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
-		Datum		args[4];
+		Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+		Oid			lost_types[3] = {INT8OID, INT4OID, TEXTOID};
+		Datum		args[3];
 		bool		alive = false;
+		bool		isnull;
 		char	   *reason;
 
 		for (s = 0; s < nlive; s++)
 			alive = alive || live[s] == ids[i];
 		if (alive)
 			continue;
-		args[3] = CStringGetTextDatum(sessions[i]);
-		if (last_attempt[i] &&
-			(SPI_execute_with_args("SELECT 1 FROM adk.sessions s"
-								   " WHERE (s.app_name, s.user_id, s.id) OPERATOR(pg_catalog.=)"
-								   "  ($1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 0,"
-								   "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 1,"
-								   "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 2)"
-								   " FOR UPDATE SKIP LOCKED",
-								   1, &types[3], &args[3], NULL, false, 0) != SPI_OK_SELECT ||
-			 SPI_processed == 0) &&
-			SPI_execute_with_args("SELECT 1 FROM adk.sessions s"
-								  " WHERE (s.app_name, s.user_id, s.id) OPERATOR(pg_catalog.=)"
-								  "  ($1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 0,"
-								  "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 1,"
-								  "   $1::pg_catalog.jsonb OPERATOR(pg_catalog.->>) 2)",
-								  1, &types[3], &args[3], NULL, false, 0) == SPI_OK_SELECT &&
-			SPI_processed > 0)
-			continue;			/* its session is busy: a later round */
+		args[0] = CStringGetTextDatum(apps[i]);
+		args[1] = CStringGetTextDatum(users[i]);
+		args[2] = CStringGetTextDatum(sessions[i]);
+		if (last_attempt[i])
+		{
+			if (SPI_execute_with_args("SELECT adk._session_try_lock($1, $2, $3)",
+									  3, types, args, NULL, false, 1) != SPI_OK_SELECT ||
+				SPI_processed != 1)
+				elog(ERROR, "could not lock the session");
+			if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull)))
+				continue;		/* its session is busy: a later round */
+		}
 		if (first_round)
 			reason = psprintf("the server restarted while the job was running (worker pid %d)", pids[i]);
 		else
@@ -357,7 +357,7 @@ recover_jobs(void)
 		args[1] = Int32GetDatum(attempts[i]);
 		args[2] = CStringGetTextDatum(reason);
 		if (SPI_execute_with_args("SELECT * FROM adk._job_lost($1, $2, $3)",
-								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+								  3, lost_types, args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not recover adk.jobs");
 		if (SPI_processed == 1 &&
 			strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "failed") == 0)
@@ -392,18 +392,17 @@ lost_turn_closed(const char *invocation_id, const char *app, const char *user,
 	ResourceOwner owner = CurrentResourceOwner;
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[4];
+	bool		isnull;
 
 	args[0] = CStringGetTextDatum(app);
 	args[1] = CStringGetTextDatum(user);
 	args[2] = CStringGetTextDatum(session);
 	args[3] = CStringGetTextDatum(invocation_id);
-	if (SPI_execute_with_args("SELECT 1 FROM adk.events"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND session_id OPERATOR(pg_catalog.=) $3"
-							  "   AND invocation_id OPERATOR(pg_catalog.=) $4 LIMIT 1",
+	if (SPI_execute_with_args("SELECT adk._invocation_has_events($1, $2, $3, $4)",
 							  4, types, args, NULL, true, 1) != SPI_OK_SELECT ||
-		SPI_processed == 0)
+		SPI_processed != 1 ||
+		!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									1, &isnull)))
 		return;
 
 	BeginInternalSubTransaction(NULL);
@@ -453,6 +452,8 @@ purge_jobs(void)
 	AdkOwnerSave save;
 	Oid			type = INT4OID;
 	Datum		arg;
+	int64		purged;
+	bool		isnull;
 	long		every = Min(PURGE_EVERY_MS, Max(1000, adk_job_retention_s * 1000L));
 
 	if (adk_job_retention_s < 0 ||
@@ -461,14 +462,14 @@ purge_jobs(void)
 	last_purge = now;
 	arg = Int32GetDatum(adk_job_retention_s);
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_with_args("DELETE FROM adk.jobs"
-							  " WHERE finished_at OPERATOR(pg_catalog.<)"
-							  "  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-)"
-							  "   pg_catalog.make_interval(secs => $1))",
-							  1, &type, &arg, NULL, false, 0) != SPI_OK_DELETE)
+	if (SPI_execute_with_args("SELECT adk._jobs_purge($1)",
+							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
 		elog(ERROR, "could not purge adk.jobs");
-	if (SPI_processed > 0)
-		elog(DEBUG1, "adk_runner: purged %llu finished jobs", (unsigned long long) SPI_processed);
+	purged = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										 1, &isnull));
+	if (purged > 0)
+		elog(DEBUG1, "adk_runner: purged %lld finished jobs", (long long) purged);
 	adk_owner_spi_end(&save);
 }
 

@@ -53,6 +53,7 @@
 #include "utils/snapmgr.h"
 
 #include "common/owner.h"
+#include "common/schema_version.h"
 #include "model/endpoint.h"
 #include "model/http.h"
 #include "runner/spans.h"
@@ -274,7 +275,12 @@ export_round(bool *failed)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "adk_runner otlp exporter: reading spans");
-	if (OidIsValid(get_namespace_oid("adk", true)) &&
+	/*
+	 * Only against the schema of the library's own version: between a
+	 * package upgrade and ALTER EXTENSION UPDATE the spans stay queued, as
+	 * queued runs wait (docs/observability.md).
+	 */
+	if (adk_schema_state(NULL) == ADK_SCHEMA_MATCHES &&
 		OidIsValid(get_relname_relid("span_exports", get_namespace_oid("adk", true))))
 	{
 		Oid			types[1] = {TEXTOID};
@@ -413,15 +419,8 @@ record_result(int n, const char *error)
 	args[1] = error ? CStringGetTextDatum(error) : (Datum) 0;
 	nulls[1] = error ? ' ' : 'n';
 	SPI_connect();
-	if (SPI_execute_with_args(error == NULL ?
-							  "UPDATE adk.otlp_export_state"
-							  "   SET exported = exported OPERATOR(pg_catalog.+) $1,"
-							  "       batches = batches OPERATOR(pg_catalog.+) 1,"
-							  "       last_export_at = pg_catalog.now()" :
-							  "UPDATE adk.otlp_export_state"
-							  "   SET failures = failures OPERATOR(pg_catalog.+) 1,"
-							  "       last_error = $2, last_error_at = pg_catalog.now()",
-							  2, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_with_args("SELECT adk._otlp_record_export($1, $2)",
+							  2, types, args, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the export");
 	SPI_finish();
 }

@@ -66,10 +66,9 @@ struct RunInfo;
 static void wait_for_end(const char *invocation_id, Interval *timeout,
 						 bool woken, struct RunInfo *info);
 
+/* sql/install/88_store_statements.sql */
 #define INSERT_SQL \
-	"INSERT INTO adk.jobs (invocation_id, app_name, user_id, session_id, message," \
-	" state_delta, options, role_oid, role_name, source, max_attempts)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+	"SELECT adk._job_insert($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
 
 static SPIPlanPtr insert_plan = NULL;
 
@@ -186,7 +185,7 @@ adk_job_insert(const char *app, const char *user, const char *session,
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		SPI_keepplan(insert_plan);
 	}
-	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
+	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not insert into adk.jobs");
 	adk_owner_spi_end(&save);
 
