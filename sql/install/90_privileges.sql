@@ -66,7 +66,8 @@ DECLARE
         '_memory_config', '_artifact_names', '_artifact_latest'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
-        '_check_one_parent', '_check_references', '_check_tool_parameters', '_format_cycle',
+        '_check_one_parent', '_check_references', '_check_root_mode', '_check_task_placement',
+        '_check_tool_parameters', '_format_cycle',
         '_endpoint_problem', '_host_entry_problem',
         '_lock_definitions', '_name_list', '_reserved_tool_names'];
 BEGIN
