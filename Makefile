@@ -67,7 +67,9 @@ OBJS = \
 	src/runner/route.o \
 	src/runner/run.o \
 	src/runner/run_entry.o \
+	src/runner/schema_check.o \
 	src/runner/settings.o \
+	src/runner/single_turn.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/tools.o \

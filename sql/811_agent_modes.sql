@@ -67,10 +67,11 @@ SELECT mode FROM adk.agents WHERE name = 'modes_chat';
 SELECT seq, event_data ->> 'author' AS author, event_data #>> '{content,parts,0,text}' AS text
   FROM adk_run('modes_app', 'u', 'modes-1', 'hello') ORDER BY seq;
 
--- the runner does not delegate to task and single_turn agents yet: an app
--- whose tree reaches one (as a sub-agent or as an agent used as a tool)
--- is refused when defined, and a run refuses it if it got there later:
--- 0A000, nothing stored
+-- the runner does not delegate to task agents yet, nor run a single_turn
+-- agent other than as a sub-agent of an llm agent (812_single_turn): an
+-- app whose tree reaches one (as a sub-agent or as an agent used as a
+-- tool) is refused when defined, and a run refuses it if it got there
+-- later: 0A000, nothing stored
 SELECT expect_error($$SELECT adk_define_app('modes_app2', 'modes_coord')$$);
 SELECT adk_define_agent('modes_caller', model => 'local', tools => ARRAY['modes_once']);
 SELECT expect_error($$SELECT adk_define_app('modes_app2', 'modes_caller')$$);

@@ -85,14 +85,16 @@ RETURNS TABLE (r_name text, r_parent text, r_kind text, r_model text, r_instruct
                r_description text, r_tools text[], r_output_key text,
                r_disallow_transfer_to_parent boolean, r_disallow_transfer_to_peers boolean,
                r_max_iterations integer, r_include_contents_none boolean,
-               r_generate_config jsonb)
+               r_generate_config jsonb, r_mode text, r_input_schema jsonb,
+               r_output_schema jsonb)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
     SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction,
            a.description, a.tools, a.output_key, a.disallow_transfer_to_parent,
            a.disallow_transfer_to_peers, a.max_iterations,
-           a.include_contents = 'none', a.generate_config
+           a.include_contents = 'none', a.generate_config, a.mode,
+           a.input_schema, a.output_schema
       FROM adk._agent_tree(p_root) t JOIN adk.agents a ON a.name = t.name;
 END
 $$;

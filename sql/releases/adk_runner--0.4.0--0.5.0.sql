@@ -394,3 +394,102 @@ END
 $$;
 COMMENT ON FUNCTION adk._check_agent_tree(text) IS
     'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a mode the runner cannot run yet.';
+
+-- single_turn sub-agents run (docs/agent-modes.md): the runner reads each
+-- agent's mode and schemas (87_runner_statements.sql; a new result type,
+-- so the function is made again, as 90_privileges.sql's loop leaves it),
+-- and the tree check refuses only what does not run yet
+-- (50_definitions.sql)
+DROP FUNCTION adk._agent_definitions(text);
+CREATE FUNCTION adk._agent_definitions(p_root text)
+RETURNS TABLE (r_name text, r_parent text, r_kind text, r_model text, r_instruction text,
+               r_description text, r_tools text[], r_output_key text,
+               r_disallow_transfer_to_parent boolean, r_disallow_transfer_to_peers boolean,
+               r_max_iterations integer, r_include_contents_none boolean,
+               r_generate_config jsonb, r_mode text, r_input_schema jsonb,
+               r_output_schema jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction,
+           a.description, a.tools, a.output_key, a.disallow_transfer_to_parent,
+           a.disallow_transfer_to_peers, a.max_iterations,
+           a.include_contents = 'none', a.generate_config, a.mode,
+           a.input_schema, a.output_schema
+      FROM adk._agent_tree(p_root) t JOIN adk.agents a ON a.name = t.name;
+END
+$$;
+REVOKE ALL ON FUNCTION adk._agent_definitions(text) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION adk._check_agent_tree(root text) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    cycle text[];
+    r record;
+BEGIN
+    IF root IS NULL OR NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = root) THEN
+        RAISE EXCEPTION 'agent "%" does not exist', root USING ERRCODE = '42704';
+    END IF;
+    PERFORM adk._check_root_mode(root, NULL);
+    cycle := adk._agent_cycle(root);
+    IF cycle IS NOT NULL THEN
+        RAISE EXCEPTION 'agents form a cycle: %', adk._format_cycle(cycle) USING ERRCODE = '42P17',
+            DETAIL = CASE WHEN cycle[1] = root
+                          THEN format('Agent "%s" lists the root agent "%s".', cycle[cardinality(cycle) - 1], root)
+                          ELSE 'An agent cannot be its own ancestor, through sub_agents or through agents used as tools.' END;
+    END IF;
+    FOR r IN
+        WITH RECURSIVE reach (name) AS (
+            SELECT root
+            UNION
+            SELECT e FROM reach, unnest(adk._agent_edges(reach.name)) e
+        )
+        SELECT a.* FROM reach JOIN adk.agents a ON a.name = reach.name ORDER BY a.name
+    LOOP
+        PERFORM 1 FROM unnest(r.sub_agents) s WHERE NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = s);
+        IF FOUND THEN
+            RAISE EXCEPTION 'sub-agent "%" of agent "%" does not exist',
+                (SELECT s FROM unnest(r.sub_agents) s WHERE NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = s) LIMIT 1),
+                r.name USING ERRCODE = '42704';
+        END IF;
+        PERFORM 1 FROM unnest(r.tools) t
+         WHERE NOT (t = ANY (adk._builtin_tools())
+                    OR EXISTS (SELECT 1 FROM adk.tools x WHERE x.name = t)
+                    OR EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = t));
+        IF FOUND THEN
+            RAISE EXCEPTION 'tool "%" of agent "%" does not exist',
+                (SELECT t FROM unnest(r.tools) t
+                  WHERE NOT (t = ANY (adk._builtin_tools())
+                             OR EXISTS (SELECT 1 FROM adk.tools x WHERE x.name = t)
+                             OR EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = t)) LIMIT 1),
+                r.name USING ERRCODE = '42704';
+        END IF;
+        IF r.model IS NOT NULL AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = r.model) THEN
+            RAISE EXCEPTION 'model "%" of agent "%" does not exist', r.model, r.name USING ERRCODE = '42704';
+        END IF;
+        PERFORM adk._check_one_parent(r.name);
+        IF r.kind <> 'llm' AND cardinality(r.sub_agents) = 0 THEN
+            RAISE EXCEPTION '% agent "%" needs at least one sub-agent', r.kind, r.name USING ERRCODE = '22023';
+        END IF;
+        PERFORM adk._check_task_placement(r.name);
+        -- what the runner does not run yet (docs/agent-modes.md, "What runs
+        -- today"): task agents; a single_turn agent other than a sub-agent
+        -- of an llm coordinator (under a workflow agent, or used as a tool)
+        IF r.mode = 'task' THEN
+            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner cannot run yet', r.name, r.mode
+                USING ERRCODE = '0A000',
+                      DETAIL = format('It is under root agent "%s". Task agents can be defined and are checked, but no coordinator delegates to them yet.', root),
+                      HINT = 'Leave its mode NULL (chat) for now: a chat sub-agent is reached by transfer_to_agent.';
+        END IF;
+        IF r.mode = 'single_turn'
+           AND (NOT EXISTS (SELECT 1 FROM adk.agents p WHERE r.name = ANY (p.sub_agents) AND p.kind = 'llm')
+                OR EXISTS (SELECT 1 FROM adk.agents p WHERE r.name = ANY (p.tools))) THEN
+            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner runs only as a sub-agent of an llm agent', r.name, r.mode
+                USING ERRCODE = '0A000',
+                      DETAIL = format('It is under root agent "%s". A single_turn agent is run by the tool its llm coordinator gets for it; adk_runner does not run one as a node of a sequential, parallel or loop agent, nor as an agent used as a tool, yet.', root),
+                      HINT = 'Make it a sub-agent of an llm agent, or leave its mode NULL (chat).';
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION adk._check_agent_tree(text) IS
+    'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a mode the runner cannot run yet (task; single_turn other than under an llm agent).';

@@ -48,6 +48,7 @@ typedef enum FramePhase
 	F_LLM_WAIT,					/* ... its answer: the model event */
 	F_CALLS,					/* the model's calls */
 	F_CALLS_WAIT,				/* ... agent-tools' answers: the responses */
+	F_NODE,						/* ... a single_turn sub-agent runs first */
 	F_WORKFLOW,
 	F_PARALLEL,					/* the lanes of a parallel agent */
 	F_TRANSFERRED,
@@ -234,6 +235,8 @@ step_stack(AdkRun *run, List **stack)
 {
 	Frame	   *f;
 	AdkAgent   *transfer = NULL;
+	AdkAgent   *node = NULL;
+	const char *node_branch = NULL;
 	AdkRoundResult rr;
 
 	if (*stack == NIL)
@@ -271,6 +274,14 @@ step_stack(AdkRun *run, List **stack)
 			f->phase = rr == ROUND_CALLS ? F_CALLS : F_AFTER;
 			break;
 		case F_CALLS:
+			/* single_turn sub-agents run first, each a node (single_turn.c) */
+			if (adk_single_turn_next(run, f->agent, f->calls, &node,
+									 &node_branch))
+			{
+				f->phase = F_NODE;
+				push_frame(run, node, node_branch, f->span);
+				break;
+			}
 			rr = adk_llm_calls_start(run, f->agent, f->branch, f->tools,
 									 f->calls, &f->round, &transfer);
 			if (rr == ROUND_WAIT)
@@ -287,6 +298,10 @@ step_stack(AdkRun *run, List **stack)
 				break;			/* agent-tools started after their embedding */
 			f->round = NULL;
 			calls_result(run, f, rr, transfer);
+			break;
+		case F_NODE:
+			/* the node has finished: the next, or the calls */
+			f->phase = F_CALLS;
 			break;
 		case F_WORKFLOW:
 			step_workflow(run, f);

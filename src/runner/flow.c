@@ -82,13 +82,8 @@ typedef struct PartialCtx
 	const char *branch;
 } PartialCtx;
 
-/* One function call of a model response */
-typedef struct Call
-{
-	char	   *id;
-	char	   *name;
-	Jsonb	   *args;
-} Call;
+/* One function call of a model response (runner.h) */
+typedef AdkCall Call;
 
 /*
  * Half a round in flight: its memory (a context of its own under the
@@ -280,7 +275,8 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
-	contents = adk_build_contents(run, agent, branch);
+	contents = adk_node_contents(run, branch,
+								 adk_build_contents(run, agent, branch));
 	/* preload_memory's embedding (builtin_tools.c), tail retention's too */
 	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	round->compaction = adk_compaction_before_model(run, agent, branch,
@@ -375,7 +371,8 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (memory != NULL)
 			(void) adk_memory_finish(memory);
 		if (compaction != NULL && adk_compaction_finish(compaction))
-			contents = adk_build_contents(run, agent, branch);
+			contents = adk_node_contents(run, branch,
+										 adk_build_contents(run, agent, branch));
 		MemoryContextSwitchTo(caller);
 		return request_start(run, agent, branch, round->decls, round,
 							 contents, &again) == ROUND_WAIT ?
@@ -1073,16 +1070,24 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		jw_end_array(&w);
 	}
 
-	if (calls == NIL && agent->output_key && (text = response_text(response)) != NULL)
+	if (calls == NIL && (text = response_text(response)) != NULL)
 	{
-		jw_key(&w, "actions");
-		jw_begin_object(&w);
-		jw_key(&w, "state_delta");
-		jw_begin_object(&w);
-		jw_key(&w, agent->output_key);
-		jw_string(&w, text);
-		jw_end_object(&w);
-		jw_end_object(&w);
+		/* a single_turn node's output is its last answer (single_turn.c) */
+		adk_node_answer(run, agent, branch, text);
+		if (agent->output_key)
+		{
+			jw_key(&w, "actions");
+			jw_begin_object(&w);
+			jw_key(&w, "state_delta");
+			jw_begin_object(&w);
+			jw_key(&w, agent->output_key);
+			if (agent->output_schema != NULL)
+				jw_jsonb(&w, adk_agent_output_value(agent, text));
+			else
+				jw_string(&w, text);
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
 	}
 	jw_end_object(&w);
 	return jw_finish(&w);
@@ -1131,6 +1136,9 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		jw_end_object(&w);
 		return jw_finish(&w);
 	}
+	/* a single_turn sub-agent has run as a node (single_turn.c) */
+	if ((result = adk_single_turn_result(run, agent, call->id, call->name)) != NULL)
+		return result;
 	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
 		adk_agent_lists(agent, call->name))
 	{

@@ -123,12 +123,21 @@ adk_hist_event(Jsonb *ev, const char *branch)
 
 /*
  * ADK: an event without a branch, or whose branch is a prefix of ours.
+ * A single_turn node's branch ("agent@n", single_turn.c) is a world of its
+ * own: its events are in no other branch's prompt, and its prompt holds
+ * no event of another branch, nor unbranched ones.
  */
 static bool
 belongs_to_branch(Jsonb *event, const char *branch)
 {
 	JsonbValue *b = adk_jsonb_get(&event->root, "branch");
+	bool		node_event = b != NULL && b->type == jbvString &&
+		memchr(b->val.string.val, '@', b->val.string.len) != NULL;
 
+	if (adk_is_node_branch(branch) && (b == NULL || b->type != jbvString))
+		return false;
+	if (node_event && branch == NULL)
+		return false;
 	if (branch == NULL || b == NULL || b->type != jbvString)
 		return true;
 	return strlen(branch) >= (size_t) b->val.string.len &&

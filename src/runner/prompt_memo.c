@@ -104,6 +104,9 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 
 		MemoryContextSwitchTo(cache ? cache->cxt : caller);
 		h = adk_hist_event(row->event, branch);
+		/* a node's prompt: this invocation's events (single_turn.c) */
+		if (h != NULL && !adk_node_event_visible(run, branch, row->event))
+			h = NULL;
 		if (cache)
 		{
 			cache->last_seq = Max(cache->last_seq, row->seq);

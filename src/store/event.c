@@ -171,7 +171,7 @@ adk_event_check_fields(Jsonb *event)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("event field \"branch\" must be agent names joined by dots"),
-				 errdetail("Each name is letters, digits, \"_\" or \"-\" (or other printable non-ASCII characters); the branch has at most %d bytes.",
+				 errdetail("Each name is letters, digits, \"_\" or \"-\" (or other printable non-ASCII characters), and may end in \"@\" and a node's key (translator@1); the branch has at most %d bytes.",
 						   ADK_MAX_BRANCH_BYTES)));
 }
 
@@ -197,7 +197,8 @@ out_of_range(const char *what)
 }
 
 /*
- * ADK's branch: "root.child.grandchild".  Names are agent names; other
+ * ADK's branch: "root.child.grandchild".  A name may end in "@" and a
+ * node's key, as ADK-Go's node branches do ("translator@1").  Names are agent names; other
  * runtimes allow non-ASCII letters in them, so any printable non-ASCII
  * character passes, but no empty name, space, punctuation or control
  * character.
@@ -206,6 +207,7 @@ static bool
 branch_is_valid(const char *s, int len)
 {
 	int			seglen = 0;
+	bool		at_seen = false;
 	int			i;
 
 	if (len == 0 || len > ADK_MAX_BRANCH_BYTES ||
@@ -219,6 +221,16 @@ branch_is_valid(const char *s, int len)
 		{
 			if (seglen == 0)
 				return false;
+			seglen = 0;
+			at_seen = false;
+			continue;
+		}
+		if (c == '@')
+		{
+			/* a node of the name: "translator@1" (ADK-Go) */
+			if (seglen == 0 || at_seen)
+				return false;
+			at_seen = true;
 			seglen = 0;
 			continue;
 		}
