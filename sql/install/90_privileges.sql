@@ -10,7 +10,7 @@ REVOKE ALL ON SCHEMA adk FROM PUBLIC;
 GRANT USAGE ON SCHEMA adk TO adk_user;
 
 GRANT SELECT ON adk.sessions, adk.events, adk.app_states, adk.user_states,
-                adk.adk_internal_metadata, adk.event_log
+                adk.adk_internal_metadata, adk.event_log, adk.active_tasks
    TO adk_user;
 
 -- Definitions: adk_user reads models; adk_admin defines them.  Secrets

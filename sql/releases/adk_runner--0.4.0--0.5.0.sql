@@ -493,3 +493,31 @@ END
 $$;
 COMMENT ON FUNCTION adk._check_agent_tree(text) IS
     'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a mode the runner cannot run yet (task; single_turn other than under an llm agent).';
+
+-- Isolation scopes (docs/agent-modes.md): a session's scoped events
+-- through a partial index (10_session_tables.sql), and adk.active_tasks,
+-- the open scopes (30_event_log.sql), read as the querying role
+-- (85_tenancy.sql) by adk_user (90_privileges.sql)
+CREATE INDEX events_p0_isolation_scope_idx
+    ON adk.events_p0 (app_name, user_id, session_id, seq)
+    WHERE (event_data ->> 'isolation_scope') <> '';
+CREATE VIEW adk.active_tasks AS
+SELECT t.app_name, t.user_id, t.session_id, t.scope, t.agent, t.since_seq, t.last_seq
+  FROM (SELECT e.app_name, e.user_id, e.session_id,
+               e.event_data ->> 'isolation_scope' AS scope,
+               min(e.seq) AS since_seq,
+               max(e.seq) AS last_seq,
+               (array_agg(e.event_data ->> 'author' ORDER BY e.seq)
+                  FILTER (WHERE e.event_data ->> 'author' IS DISTINCT FROM 'user'))[1] AS agent,
+               (array_agg(jsonb_path_exists(e.event_data,
+                   '$.content.parts[*].function_response ? (@.name == "finish_task" && !exists(@.response.error))')
+                  ORDER BY e.seq DESC))[1] AS closed
+          FROM adk.events e
+         WHERE (e.event_data ->> 'isolation_scope') <> ''
+         GROUP BY e.app_name, e.user_id, e.session_id, e.event_data ->> 'isolation_scope') t
+ WHERE NOT t.closed;
+
+COMMENT ON VIEW adk.active_tasks IS
+    'Open isolation scopes (tasks) per session: scope (the delegating call id), agent, since_seq and last_seq; a scope closes with a successful finish_task response.';
+ALTER VIEW adk.active_tasks SET (security_invoker = true);
+GRANT SELECT ON adk.active_tasks TO adk_user;

@@ -22,13 +22,14 @@
 #include "runner/runner.h"
 
 static bool belongs_to_branch(Jsonb *event, const char *branch);
+static bool in_scope(Jsonb *event, const char *scope);
 static bool is_internal_request(JsonbContainer *parts);
 static bool part_call_id(JsonbValue *part, const char *kind, char **id);
 
 /*
  * ev as prompt assembly sees it, copied into the current memory context;
  * NULL when it has no place in a prompt for branch (no content, partial,
- * another branch, an internal request).
+ * another branch, another isolation scope, an internal request).
  */
 HistEvent *
 adk_hist_event(Jsonb *ev, const char *branch)
@@ -52,7 +53,7 @@ adk_hist_event(Jsonb *ev, const char *branch)
 	if ((content = adk_jsonb_get(&ev->root, "partial")) != NULL &&
 		content->type == jbvBool && content->val.boolean)
 		return NULL;
-	if (!belongs_to_branch(ev, branch))
+	if (!belongs_to_branch(ev, branch) || !in_scope(ev, NULL))
 		return NULL;
 	if (is_internal_request(parts->val.binary.data))
 		return NULL;
@@ -142,6 +143,24 @@ belongs_to_branch(Jsonb *event, const char *branch)
 		return true;
 	return strlen(branch) >= (size_t) b->val.string.len &&
 		strncmp(branch, b->val.string.val, b->val.string.len) == 0;
+}
+
+/*
+ * ADK's isolation scopes (docs/agent-modes.md): a prompt holds the events
+ * of its own scope only, exact match -- an unscoped agent's (scope NULL,
+ * every agent adk_runner runs today) only unscoped events.  A task
+ * agent's events, which carry the id of the call that delegated to it,
+ * are in no chat agent's prompt.
+ */
+static bool
+in_scope(Jsonb *event, const char *scope)
+{
+	JsonbValue *s = adk_jsonb_get(&event->root, "isolation_scope");
+
+	if (s == NULL || s->type != jbvString || s->val.string.len == 0)
+		return scope == NULL;
+	return scope != NULL && strlen(scope) == (size_t) s->val.string.len &&
+		memcmp(scope, s->val.string.val, s->val.string.len) == 0;
 }
 
 /*

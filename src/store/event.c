@@ -165,6 +165,13 @@ adk_event_check_fields(Jsonb *event)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("event field \"partial\" must be a boolean")));
 
+	/* ADK's isolation scope: the id of the call that delegated a task */
+	if ((v = adk_jsonb_get(ev, "isolation_scope")) != NULL &&
+		v->type != jbvNull && v->type != jbvString)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event field \"isolation_scope\" must be a string")));
+
 	if ((v = adk_jsonb_get(ev, "branch")) != NULL && v->type != jbvNull &&
 		(v->type != jbvString ||
 		 !branch_is_valid(v->val.string.val, v->val.string.len)))
