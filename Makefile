@@ -72,6 +72,7 @@ OBJS = \
 	src/runner/single_turn.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
+	src/runner/task_mode.o \
 	src/runner/tools.o \
 	src/shared/registry.o \
 	src/shared/shmem.o \

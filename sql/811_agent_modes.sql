@@ -67,12 +67,14 @@ SELECT mode FROM adk.agents WHERE name = 'modes_chat';
 SELECT seq, event_data ->> 'author' AS author, event_data #>> '{content,parts,0,text}' AS text
   FROM adk_run('modes_app', 'u', 'modes-1', 'hello') ORDER BY seq;
 
--- the runner does not delegate to task agents yet, nor run a single_turn
--- agent other than as a sub-agent of an llm agent (812_single_turn): an
--- app whose tree reaches one (as a sub-agent or as an agent used as a
--- tool) is refused when defined, and a run refuses it if it got there
--- later: 0A000, nothing stored
-SELECT expect_error($$SELECT adk_define_app('modes_app2', 'modes_coord')$$);
+-- a task or single_turn agent runs as a sub-agent of a chat llm
+-- coordinator (812_single_turn, 814_task_mode); the runner does not run
+-- one otherwise: an app whose tree reaches one as an agent used as a tool
+-- (or under a workflow agent) is refused when defined, and a run refuses
+-- it if it got there later: 0A000, nothing stored
+SELECT adk_define_app('modes_app2', 'modes_coord');
+SELECT adk_define_agent('modes_caller2', model => 'local', tools => ARRAY['modes_task']);
+SELECT expect_error($$SELECT adk_define_app('modes_app3', 'modes_caller2')$$);
 SELECT adk_define_agent('modes_caller', model => 'local', tools => ARRAY['modes_once']);
 SELECT expect_error($$SELECT adk_define_app('modes_app2', 'modes_caller')$$);
 SELECT adk_define_agent('modes_tool', model => 'local');
@@ -82,6 +84,6 @@ SELECT expect_error($$SELECT * FROM adk_run('modes_app', 'u', 'modes-1', 'again'
 SELECT count(*) AS events FROM adk.events WHERE session_id = 'modes-1';
 
 -- clean up
-DELETE FROM adk.apps WHERE name = 'modes_app';
+DELETE FROM adk.apps WHERE name IN ('modes_app', 'modes_app2');
 DELETE FROM adk.sessions WHERE app_name = 'modes_app';
 DELETE FROM adk.agents WHERE name LIKE 'modes%';

@@ -890,27 +890,23 @@ BEGIN
         END IF;
         PERFORM adk._check_task_placement(r.name);
         -- what the runner does not run yet (docs/agent-modes.md, "What runs
-        -- today"): task agents; a single_turn agent other than a sub-agent
-        -- of an llm coordinator (under a workflow agent, or used as a tool)
-        IF r.mode = 'task' THEN
-            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner cannot run yet', r.name, r.mode
-                USING ERRCODE = '0A000',
-                      DETAIL = format('It is under root agent "%s". Task agents can be defined and are checked, but no coordinator delegates to them yet.', root),
-                      HINT = 'Leave its mode NULL (chat) for now: a chat sub-agent is reached by transfer_to_agent.';
-        END IF;
-        IF r.mode = 'single_turn'
-           AND (NOT EXISTS (SELECT 1 FROM adk.agents p WHERE r.name = ANY (p.sub_agents) AND p.kind = 'llm')
+        -- today"): a task or single_turn agent other than a sub-agent of a
+        -- chat llm coordinator (used as a tool, or under a task agent)
+        IF r.mode IN ('task', 'single_turn')
+           AND (NOT EXISTS (SELECT 1 FROM adk.agents p
+                             WHERE r.name = ANY (p.sub_agents) AND p.kind = 'llm'
+                               AND coalesce(p.mode, 'chat') = 'chat')
                 OR EXISTS (SELECT 1 FROM adk.agents p WHERE r.name = ANY (p.tools))) THEN
-            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner runs only as a sub-agent of an llm agent', r.name, r.mode
+            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner runs only as a sub-agent of a chat llm agent', r.name, r.mode
                 USING ERRCODE = '0A000',
-                      DETAIL = format('It is under root agent "%s". A single_turn agent is run by the tool its llm coordinator gets for it; adk_runner does not run one as a node of a sequential, parallel or loop agent, nor as an agent used as a tool, yet.', root),
-                      HINT = 'Make it a sub-agent of an llm agent, or leave its mode NULL (chat).';
+                      DETAIL = format('It is under root agent "%s". A %s agent is run by the tool its chat coordinator gets for it; adk_runner does not run one as a node of a sequential, parallel or loop agent, under a task or single_turn agent, nor as an agent used as a tool, yet.', root, r.mode),
+                      HINT = 'Make it a sub-agent of a chat llm agent, or leave its mode NULL (chat).';
         END IF;
     END LOOP;
 END
 $$;
 COMMENT ON FUNCTION adk._check_agent_tree(text) IS
-    'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a mode the runner cannot run yet (task; single_turn other than under an llm agent).';
+    'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a task or single_turn agent other than a sub-agent of a chat llm agent, which the runner does not run yet.';
 
 -- The agent's model, else the nearest ancestor's (through sub_agents),
 -- else NULL.

@@ -99,6 +99,35 @@ BEGIN
 END
 $$;
 
+-- The session's open task (task_mode.c): the scope of adk.active_tasks
+-- with the newest event, and its agent.  No row: none.
+CREATE FUNCTION adk._active_task(p_app text, p_user text, p_session text)
+RETURNS TABLE (r_scope text, r_agent text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT t.scope, t.agent FROM adk.active_tasks t
+     WHERE t.app_name = p_app AND t.user_id = p_user AND t.session_id = p_session
+     ORDER BY t.last_seq DESC LIMIT 1;
+END
+$$;
+
+-- The arguments of the call that delegated a task (its id: the task's
+-- isolation scope), for a task resumed in a later invocation.
+CREATE FUNCTION adk._task_request(p_app text, p_user text, p_session text, p_call text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT p -> 'function_call' -> 'args'
+              FROM adk.events e, jsonb_array_elements(e.event_data -> 'content' -> 'parts') p
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.event_data @> jsonb_build_object('content', jsonb_build_object('parts',
+                       jsonb_build_array(jsonb_build_object('function_call', jsonb_build_object('id', p_call)))))
+               AND p -> 'function_call' ->> 'id' = p_call
+             ORDER BY e.seq DESC LIMIT 1);
+END
+$$;
+
 -- A tool's row as a run calls it.  No row: no such tool.
 CREATE FUNCTION adk._tool_definition(p_name text)
 RETURNS TABLE (r_function oid, r_description text, r_parameters jsonb, r_long_running boolean,

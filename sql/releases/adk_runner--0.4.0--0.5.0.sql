@@ -521,3 +521,108 @@ COMMENT ON VIEW adk.active_tasks IS
     'Open isolation scopes (tasks) per session: scope (the delegating call id), agent, since_seq and last_seq; a scope closes with a successful finish_task response.';
 ALTER VIEW adk.active_tasks SET (security_invoker = true);
 GRANT SELECT ON adk.active_tasks TO adk_user;
+
+-- Task agents run (task_mode.c): the session's open task, and the request
+-- of a task resumed in a later invocation (87_runner_statements.sql), as
+-- 90_privileges.sql's loop leaves them; the tree check no longer refuses
+-- task agents (50_definitions.sql)
+
+-- The session's open task (task_mode.c): the scope of adk.active_tasks
+-- with the newest event, and its agent.  No row: none.
+CREATE FUNCTION adk._active_task(p_app text, p_user text, p_session text)
+RETURNS TABLE (r_scope text, r_agent text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT t.scope, t.agent FROM adk.active_tasks t
+     WHERE t.app_name = p_app AND t.user_id = p_user AND t.session_id = p_session
+     ORDER BY t.last_seq DESC LIMIT 1;
+END
+$$;
+
+-- The arguments of the call that delegated a task (its id: the task's
+-- isolation scope), for a task resumed in a later invocation.
+CREATE FUNCTION adk._task_request(p_app text, p_user text, p_session text, p_call text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT p -> 'function_call' -> 'args'
+              FROM adk.events e, jsonb_array_elements(e.event_data -> 'content' -> 'parts') p
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.event_data @> jsonb_build_object('content', jsonb_build_object('parts',
+                       jsonb_build_array(jsonb_build_object('function_call', jsonb_build_object('id', p_call)))))
+               AND p -> 'function_call' ->> 'id' = p_call
+             ORDER BY e.seq DESC LIMIT 1);
+END
+$$;
+REVOKE ALL ON FUNCTION adk._active_task(text, text, text),
+    adk._task_request(text, text, text, text) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION adk._check_agent_tree(root text) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    cycle text[];
+    r record;
+BEGIN
+    IF root IS NULL OR NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = root) THEN
+        RAISE EXCEPTION 'agent "%" does not exist', root USING ERRCODE = '42704';
+    END IF;
+    PERFORM adk._check_root_mode(root, NULL);
+    cycle := adk._agent_cycle(root);
+    IF cycle IS NOT NULL THEN
+        RAISE EXCEPTION 'agents form a cycle: %', adk._format_cycle(cycle) USING ERRCODE = '42P17',
+            DETAIL = CASE WHEN cycle[1] = root
+                          THEN format('Agent "%s" lists the root agent "%s".', cycle[cardinality(cycle) - 1], root)
+                          ELSE 'An agent cannot be its own ancestor, through sub_agents or through agents used as tools.' END;
+    END IF;
+    FOR r IN
+        WITH RECURSIVE reach (name) AS (
+            SELECT root
+            UNION
+            SELECT e FROM reach, unnest(adk._agent_edges(reach.name)) e
+        )
+        SELECT a.* FROM reach JOIN adk.agents a ON a.name = reach.name ORDER BY a.name
+    LOOP
+        PERFORM 1 FROM unnest(r.sub_agents) s WHERE NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = s);
+        IF FOUND THEN
+            RAISE EXCEPTION 'sub-agent "%" of agent "%" does not exist',
+                (SELECT s FROM unnest(r.sub_agents) s WHERE NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = s) LIMIT 1),
+                r.name USING ERRCODE = '42704';
+        END IF;
+        PERFORM 1 FROM unnest(r.tools) t
+         WHERE NOT (t = ANY (adk._builtin_tools())
+                    OR EXISTS (SELECT 1 FROM adk.tools x WHERE x.name = t)
+                    OR EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = t));
+        IF FOUND THEN
+            RAISE EXCEPTION 'tool "%" of agent "%" does not exist',
+                (SELECT t FROM unnest(r.tools) t
+                  WHERE NOT (t = ANY (adk._builtin_tools())
+                             OR EXISTS (SELECT 1 FROM adk.tools x WHERE x.name = t)
+                             OR EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = t)) LIMIT 1),
+                r.name USING ERRCODE = '42704';
+        END IF;
+        IF r.model IS NOT NULL AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = r.model) THEN
+            RAISE EXCEPTION 'model "%" of agent "%" does not exist', r.model, r.name USING ERRCODE = '42704';
+        END IF;
+        PERFORM adk._check_one_parent(r.name);
+        IF r.kind <> 'llm' AND cardinality(r.sub_agents) = 0 THEN
+            RAISE EXCEPTION '% agent "%" needs at least one sub-agent', r.kind, r.name USING ERRCODE = '22023';
+        END IF;
+        PERFORM adk._check_task_placement(r.name);
+        -- what the runner does not run yet (docs/agent-modes.md, "What runs
+        -- today"): a task or single_turn agent other than a sub-agent of a
+        -- chat llm coordinator (used as a tool, or under a task agent)
+        IF r.mode IN ('task', 'single_turn')
+           AND (NOT EXISTS (SELECT 1 FROM adk.agents p
+                             WHERE r.name = ANY (p.sub_agents) AND p.kind = 'llm'
+                               AND coalesce(p.mode, 'chat') = 'chat')
+                OR EXISTS (SELECT 1 FROM adk.agents p WHERE r.name = ANY (p.tools))) THEN
+            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner runs only as a sub-agent of a chat llm agent', r.name, r.mode
+                USING ERRCODE = '0A000',
+                      DETAIL = format('It is under root agent "%s". A %s agent is run by the tool its chat coordinator gets for it; adk_runner does not run one as a node of a sequential, parallel or loop agent, under a task or single_turn agent, nor as an agent used as a tool, yet.', root, r.mode),
+                      HINT = 'Make it a sub-agent of a chat llm agent, or leave its mode NULL (chat).';
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION adk._check_agent_tree(text) IS
+    'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a task or single_turn agent other than a sub-agent of a chat llm agent, which the runner does not run yet.';

@@ -275,8 +275,8 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
-	contents = adk_node_contents(run, branch,
-								 adk_build_contents(run, agent, branch));
+	contents = adk_task_contents(run, adk_node_contents(run, branch,
+														adk_build_contents(run, agent, branch)));
 	/* preload_memory's embedding (builtin_tools.c), tail retention's too */
 	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	round->compaction = adk_compaction_before_model(run, agent, branch,
@@ -307,7 +307,7 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 	bool		started;
 
 	*round_out = NULL;
-	instruction = adk_build_instruction(run, agent);
+	instruction = adk_task_instruction(agent, adk_build_instruction(run, agent));
 	if (run->instruction_error != NULL)
 	{
 		/* ADK raises before the model call; here the run fails with it */
@@ -371,8 +371,9 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (memory != NULL)
 			(void) adk_memory_finish(memory);
 		if (compaction != NULL && adk_compaction_finish(compaction))
-			contents = adk_node_contents(run, branch,
-										 adk_build_contents(run, agent, branch));
+			contents = adk_task_contents(run,
+										 adk_node_contents(run, branch,
+														   adk_build_contents(run, agent, branch)));
 		MemoryContextSwitchTo(caller);
 		return request_start(run, agent, branch, round->decls, round,
 							 contents, &again) == ROUND_WAIT ?
@@ -568,6 +569,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	Jsonb	   *confirmations;
 	List	   *saved;
 	Size		room = (Size) adk_max_event_size_kb * 1024;
+	Jsonb	   *task_output;
 	int			i = 0;
 
 	/* the event's own fields, the content's, the actions' */
@@ -590,6 +592,12 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	saved = round->saved;
 	jw_end_array(&w);
 	jw_end_object(&w);
+	/* a successful finish_task's event carries the output (task_mode.c) */
+	if ((task_output = adk_task_output(run)) != NULL)
+	{
+		jw_key(&w, "output");
+		jw_jsonb(&w, task_output);
+	}
 	confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
 	if (transfer || escalate || confirmations || saved)
 	{
@@ -621,8 +629,8 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	}
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
-	if (run->out.end_invocation)
-		return ROUND_DONE;
+	if (run->out.end_invocation || task_output != NULL)
+		return ROUND_DONE;		/* ... or the task is done */
 	/* HITL (hitl.c): a long-running call or a confirmation request pauses */
 	if (adk_hitl_pause(run, agent, branch))
 		return ROUND_DONE;
@@ -1003,6 +1011,12 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		jw_key(&w, "branch");
 		jw_string(&w, branch);
 	}
+	if (run->scope)
+	{
+		/* a task agent's: its isolation scope (task_mode.c) */
+		jw_key(&w, "isolation_scope");
+		jw_string(&w, run->scope);
+	}
 	jw_key(&w, "content");
 	if (calls == NIL)
 		jw_value(&w, adk_jsonb_get(&response->root, "content"));
@@ -1136,6 +1150,9 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		jw_end_object(&w);
 		return jw_finish(&w);
 	}
+	/* finish_task, a task delegation refused (task_mode.c) */
+	if ((result = adk_task_call(run, agent, call->name, call->args)) != NULL)
+		return result;
 	/* a single_turn sub-agent has run as a node (single_turn.c) */
 	if ((result = adk_single_turn_result(run, agent, call->id, call->name)) != NULL)
 		return result;

@@ -32,7 +32,7 @@ static bool part_call_id(JsonbValue *part, const char *kind, char **id);
  * another branch, another isolation scope, an internal request).
  */
 HistEvent *
-adk_hist_event(Jsonb *ev, const char *branch)
+adk_hist_event(Jsonb *ev, const char *branch, const char *scope)
 {
 	JsonbValue *content;
 	JsonbValue *parts;
@@ -53,7 +53,7 @@ adk_hist_event(Jsonb *ev, const char *branch)
 	if ((content = adk_jsonb_get(&ev->root, "partial")) != NULL &&
 		content->type == jbvBool && content->val.boolean)
 		return NULL;
-	if (!belongs_to_branch(ev, branch) || !in_scope(ev, NULL))
+	if (!belongs_to_branch(ev, branch) || !in_scope(ev, scope))
 		return NULL;
 	if (is_internal_request(parts->val.binary.data))
 		return NULL;
@@ -147,10 +147,10 @@ belongs_to_branch(Jsonb *event, const char *branch)
 
 /*
  * ADK's isolation scopes (docs/agent-modes.md): a prompt holds the events
- * of its own scope only, exact match -- an unscoped agent's (scope NULL,
- * every agent adk_runner runs today) only unscoped events.  A task
- * agent's events, which carry the id of the call that delegated to it,
- * are in no chat agent's prompt.
+ * of its own scope only, exact match -- an unscoped agent's (scope NULL:
+ * every agent but a task agent) only unscoped events.  A task agent's
+ * events, which carry the id of the call that delegated to it, are in no
+ * chat agent's prompt, and its prompt holds nothing outside its task.
  */
 static bool
 in_scope(Jsonb *event, const char *scope)

@@ -68,6 +68,14 @@ adk_agent_for_input(AdkRun *run)
 			return a;
 	}
 
+	/* the session's open task: its agent goes on in its scope (task_mode.c) */
+	{
+		AdkAgent   *task = adk_task_active(run);
+
+		if (task != NULL && in_main_tree(run, task))
+			return task;
+	}
+
 	/* the newest author that may answer again (store/session_read.c) */
 	authors = adk_session_recent_authors(run->app, run->user, run->session);
 	foreach(lc, authors)

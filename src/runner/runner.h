@@ -240,6 +240,11 @@ typedef struct AdkRun
 	List	   *frames;
 	List	   *nodes;			/* single_turn.c: the sub-agents run as
 								 * nodes of this invocation */
+	List	   *tasks;			/* task_mode.c: the tasks it ran */
+	char	   *scope;			/* the isolation scope of the frame being
+								 * stepped: its events carry it */
+	char	   *first_scope;	/* route.c: the open task the user's
+								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
 	List	   *request_memos;	/* flow.c: a request memo per agent and
 								 * branch (model/generate.h) */
@@ -465,6 +470,19 @@ extern bool adk_node_event_visible(AdkRun *run, const char *branch,
 extern void adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
 							const char *text);
 extern Jsonb *adk_agent_output_value(AdkAgent *agent, const char *text);
+
+/* task_mode.c: task sub-agents, each in an isolation scope */
+extern bool adk_is_task(AdkAgent *agent);
+extern int	adk_task_declare(struct JsonWriter *w, AdkAgent *agent);
+extern bool adk_task_next(AdkRun *run, AdkAgent *coordinator, List **calls,
+						  AdkAgent **child, char **scope);
+extern Jsonb *adk_task_call(AdkRun *run, AdkAgent *agent, const char *name,
+							Jsonb *args);
+extern Jsonb *adk_task_output(AdkRun *run);
+extern bool adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope);
+extern char *adk_task_instruction(AdkAgent *agent, char *instruction);
+extern Jsonb *adk_task_contents(AdkRun *run, Jsonb *contents);
+extern AdkAgent *adk_task_active(AdkRun *run);
 
 /* schema_check.c: arguments against a task or single_turn agent's schema */
 extern char *adk_schema_check(Jsonb *schema, Jsonb *args);
