@@ -8,8 +8,14 @@
 
 CREATE FUNCTION tk_store(items text) RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('stored', items) $$;
 SELECT adk_define_tool('tk_store(text)'::regprocedure);
+-- a task agent's own tool: it finds the items, then says to finish
+CREATE FUNCTION tk_lookup(what text) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('items', what || ': apple, banana',
+                              'call_next', format('call finish_task(%s)', jsonb_build_object('result', 'found ' || what)))
+$$;
+SELECT adk_define_tool('tk_lookup(text)'::regprocedure);
 SELECT adk_define_agent('tk_fetcher', model => 'local', mode => 'task',
-                        description => 'Fetches items.');
+                        description => 'Fetches items.', tools => ARRAY['tk_lookup']);
 SELECT adk_define_agent('tk_booker', model => 'local', mode => 'task',
                         description => 'Books a room.',
                         output_schema => '{"type": "object", "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}}, "required": ["city"]}');
@@ -96,6 +102,21 @@ SELECT jsonb_array_length(request -> 'messages') AS messages,
 SELECT count(*) AS rows FROM adk_run('tk_app', 'u', 'tk-2', 'thanks');
 SELECT * FROM tk_events('tk-2', 11);
 
+-- task plus function tool (TestDelegation_08): the task agent's own tool
+-- runs in its scope, and the task finishes after it
+SELECT count(*) AS rows FROM adk_run('tk_app', 'u', 'tk-4', 'call tk_fetcher({"request": "call tk_lookup({\"what\": \"fruit\"})"})');
+SELECT * FROM tk_events('tk-4');
+
+-- two tasks in sequence (TestDelegation_02): the first task's output
+-- leads the coordinator to delegate the second (its call_next), each in
+-- its own scope; both calls answered once, both scopes closed
+SELECT count(*) AS rows
+  FROM adk_run('tk_app', 'u', 'tk-5', 'call tk_fetcher({"request": "call finish_task({\"result\": \"apples\", \"call_next\": \"call tk_booker({\\\"request\\\": \\\"call finish_task({\\\\\\\"city\\\\\\\": \\\\\\\"Rome\\\\\\\"})\\\"})\"})"})');
+SELECT * FROM tk_events('tk-5');
+SELECT count(DISTINCT event_data ->> 'isolation_scope') AS scopes,
+       (SELECT count(*) FROM adk.active_tasks WHERE app_name = 'tk_app' AND session_id = 'tk-5') AS open_tasks
+  FROM adk.events WHERE app_name = 'tk_app' AND session_id = 'tk-5' AND event_data ? 'isolation_scope';
+
 -- arguments that do not fit the task's input parameters: the call's error
 -- response, no task runs
 SELECT count(*) AS rows FROM adk_run('tk_app', 'u', 'tk-3', 'call tk_fetcher({"what": "apples"})');
@@ -106,5 +127,5 @@ DELETE FROM adk.apps WHERE name = 'tk_app';
 DELETE FROM adk.sessions WHERE app_name = 'tk_app';
 DELETE FROM adk.agents WHERE name = 'tk_coord';
 DELETE FROM adk.agents WHERE name LIKE 'tk\_%';
-DELETE FROM adk.tools WHERE name = 'tk_store';
-DROP FUNCTION tk_events(text, bigint), tk_store(text);
+DELETE FROM adk.tools WHERE name IN ('tk_store', 'tk_lookup');
+DROP FUNCTION tk_events(text, bigint), tk_store(text), tk_lookup(text);
