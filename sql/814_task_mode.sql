@@ -117,15 +117,34 @@ SELECT count(DISTINCT event_data ->> 'isolation_scope') AS scopes,
        (SELECT count(*) FROM adk.active_tasks WHERE app_name = 'tk_app' AND session_id = 'tk-5') AS open_tasks
   FROM adk.events WHERE app_name = 'tk_app' AND session_id = 'tk-5' AND event_data ? 'isolation_scope';
 
+-- chat chained through chat to task (TestDelegation_05): the root
+-- transfers to a chat sub-agent, which delegates to its own task agent;
+-- the task asks the user, the next message goes to it, and once it
+-- finished its coordinator -- the chat sub-agent -- goes on
+SELECT adk_define_agent('tk_ticket', model => 'local', mode => 'task', description => 'Opens a ticket.');
+SELECT adk_define_agent('tk_support', model => 'local', description => 'Technical support.',
+                        sub_agents => ARRAY['tk_ticket']);
+SELECT adk_define_agent('tk_front', model => 'local', sub_agents => ARRAY['tk_support']);
+SELECT adk_define_app('tk_app2', 'tk_front');
+SELECT count(*) AS rows FROM adk_run('tk_app2', 'u', 'tk-6', 'transfer to tk_support');
+SELECT count(*) AS rows FROM adk_run('tk_app2', 'u', 'tk-6', 'call tk_ticket({"request": "Which printer?"})');
+SELECT count(*) AS rows FROM adk_run('tk_app2', 'u', 'tk-6', 'call finish_task({"result": "printer 7"})');
+SELECT seq, event_data ->> 'author' AS author, event_data ? 'isolation_scope' AS scoped,
+       coalesce(event_data #>> '{content,parts,0,text}',
+                'call ' || (event_data #>> '{content,parts,0,function_call,name}'),
+                'response ' || (event_data #>> '{content,parts,0,function_response,name}')) AS part
+  FROM adk.events WHERE app_name = 'tk_app2' AND session_id = 'tk-6' ORDER BY seq;
+
 -- arguments that do not fit the task's input parameters: the call's error
 -- response, no task runs
 SELECT count(*) AS rows FROM adk_run('tk_app', 'u', 'tk-3', 'call tk_fetcher({"what": "apples"})');
 SELECT * FROM tk_events('tk-3');
 
 -- clean up
-DELETE FROM adk.apps WHERE name = 'tk_app';
-DELETE FROM adk.sessions WHERE app_name = 'tk_app';
-DELETE FROM adk.agents WHERE name = 'tk_coord';
+DELETE FROM adk.apps WHERE name IN ('tk_app', 'tk_app2');
+DELETE FROM adk.sessions WHERE app_name IN ('tk_app', 'tk_app2');
+DELETE FROM adk.agents WHERE name IN ('tk_coord', 'tk_front');
+DELETE FROM adk.agents WHERE name = 'tk_support';
 DELETE FROM adk.agents WHERE name LIKE 'tk\_%';
 DELETE FROM adk.tools WHERE name IN ('tk_store', 'tk_lookup');
 DROP FUNCTION tk_events(text, bigint), tk_store(text), tk_lookup(text);
