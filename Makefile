@@ -68,9 +68,12 @@ OBJS = \
 	src/runner/route.o \
 	src/runner/run.o \
 	src/runner/run_entry.o \
+	src/runner/schema_check.o \
 	src/runner/settings.o \
+	src/runner/single_turn.o \
 	src/runner/spans.o \
 	src/runner/subxact.o \
+	src/runner/task_mode.o \
 	src/runner/tools.o \
 	src/shared/breaker.o \
 	src/shared/registry.o \

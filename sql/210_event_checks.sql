@@ -87,6 +87,12 @@ SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author":
 SELECT expect_error($q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data)
 VALUES ('t21-b1', 't21_app', 'u', 'ts', '', now(), '{"author": "user", "branch": ".root"}')$q$);
 SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "branch": "root_agent.sub-agent_2"}') ->> 'branch' AS branch;
+-- a name may end in "@" and a node's key (ADK-Go's node branches), once
+SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "branch": "translator@1"}') ->> 'branch' AS branch;
+SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "branch": "coord.task@call_X-1"}') ->> 'branch' AS branch;
+SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "branch": "translator@"}')$q$);
+SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "branch": "@1"}')$q$);
+SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "branch": "a@1@2"}')$q$);
 -- scoped state keys need a name after the prefix
 SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "actions": {"state_delta": {"app:": 1}}}')$q$);
 SELECT expect_error($q$SELECT adk_append_event('t21_app', 'u', 'ts', '{"author": "user", "actions": {"state_delta": {"user:": 1}}}')$q$);

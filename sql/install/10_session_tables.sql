@@ -78,6 +78,11 @@ CREATE TABLE adk.events_p0 PARTITION OF adk.events
 -- unique, so no two events of a session can share a seq
 CREATE UNIQUE INDEX events_p0_session_seq_idx
     ON adk.events_p0 (app_name, user_id, session_id, seq);
+-- a session's events in an isolation scope (a task's: adk.active_tasks,
+-- 30_event_log.sql), in order; the others are not in it
+CREATE INDEX events_p0_isolation_scope_idx
+    ON adk.events_p0 (app_name, user_id, session_id, seq)
+    WHERE (event_data ->> 'isolation_scope') <> '';
 -- No foreign key to sessions: the insert trigger below already finds and
 -- locks the session row of every new event (so an event can never outlive
 -- a concurrent delete of its session), and a foreign key's own check would

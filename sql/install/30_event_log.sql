@@ -43,3 +43,34 @@ SELECT e.app_name,
 
 COMMENT ON VIEW adk.event_log IS
     'Events flattened for reading (not the rewound ones): seq, time, author, role, text, function calls and responses, errors, the event id.';
+
+-- ---------------------------------------------------------------------
+-- adk.active_tasks: the open isolation scopes of each session
+-- (docs/agent-modes.md).  A task agent's events carry isolation_scope,
+-- the id of the call that delegated to it (ADK's field, whoever wrote
+-- them); its scope is open until a successful finish_task response (one
+-- without "error") is its newest event -- ADK-Go's
+-- findActiveTaskIsolationScope: walking back, the first scoped event not
+-- closed by such a response (rewound events do not count: adk.live_events).
+-- agent is the scope's first author other
+-- than the user; since_seq its first event, last_seq its newest.  The
+-- session's active task is the open scope with the newest last_seq.
+-- ---------------------------------------------------------------------
+CREATE VIEW adk.active_tasks AS
+SELECT t.app_name, t.user_id, t.session_id, t.scope, t.agent, t.since_seq, t.last_seq
+  FROM (SELECT e.app_name, e.user_id, e.session_id,
+               e.event_data ->> 'isolation_scope' AS scope,
+               min(e.seq) AS since_seq,
+               max(e.seq) AS last_seq,
+               (array_agg(e.event_data ->> 'author' ORDER BY e.seq)
+                  FILTER (WHERE e.event_data ->> 'author' IS DISTINCT FROM 'user'))[1] AS agent,
+               (array_agg(jsonb_path_exists(e.event_data,
+                   '$.content.parts[*].function_response ? (@.name == "finish_task" && !exists(@.response.error))')
+                  ORDER BY e.seq DESC))[1] AS closed
+          FROM adk.live_events e
+         WHERE (e.event_data ->> 'isolation_scope') <> ''
+         GROUP BY e.app_name, e.user_id, e.session_id, e.event_data ->> 'isolation_scope') t
+ WHERE NOT t.closed;
+
+COMMENT ON VIEW adk.active_tasks IS
+    'Open isolation scopes (tasks) per session: scope (the delegating call id), agent, since_seq and last_seq; a scope closes with a successful finish_task response.';

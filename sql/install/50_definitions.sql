@@ -390,9 +390,12 @@ CREATE TABLE adk.agents (
     include_contents            text NOT NULL DEFAULT 'default' CHECK (include_contents IN ('default', 'none')),
     generate_config             jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(generate_config) = 'object'),
     created_at                  timestamptz NOT NULL DEFAULT now(),
-    updated_at                  timestamptz NOT NULL DEFAULT now()
+    updated_at                  timestamptz NOT NULL DEFAULT now(),
+    mode                        text CHECK (mode IN ('chat', 'task', 'single_turn')),
+    input_schema                jsonb CHECK (jsonb_typeof(input_schema) = 'object'),
+    output_schema               jsonb CHECK (jsonb_typeof(output_schema) = 'object')
 );
-COMMENT ON TABLE adk.agents IS 'Agents: kind (llm | sequential | parallel | loop), model (NULL: the nearest ancestor''s), instruction, tools (tools, built-ins or agents used as tools), sub_agents (in order), transfer and generation settings';
+COMMENT ON TABLE adk.agents IS 'Agents: kind (llm | sequential | parallel | loop), model (NULL: the nearest ancestor''s), instruction, tools (tools, built-ins or agents used as tools), sub_agents (in order), transfer and generation settings, mode (chat | task | single_turn; NULL = chat) with input_schema and output_schema (docs/agent-modes.md)';
 
 -- Row rules: names, kinds, what each kind may have, the shape of lists and
 -- of generate_config.  References are checked after the statement.
@@ -441,6 +444,10 @@ BEGIN
         RAISE EXCEPTION 'invalid include_contents "%" for agent "%"', NEW.include_contents, NEW.name
             USING ERRCODE = '22023', HINT = 'Use default or none.';
     END IF;
+    IF NEW.mode IS NOT NULL AND NEW.mode NOT IN ('chat', 'task', 'single_turn') THEN
+        RAISE EXCEPTION 'unknown mode "%" for agent "%"', NEW.mode, NEW.name USING ERRCODE = '22023',
+            HINT = 'Use chat, task or single_turn, or leave it NULL for chat.';
+    END IF;
     NEW.tools := coalesce(NEW.tools, '{}');
     NEW.sub_agents := coalesce(NEW.sub_agents, '{}');
     NEW.generate_config := coalesce(NEW.generate_config, '{}');
@@ -485,7 +492,10 @@ BEGIN
             CASE WHEN NEW.instruction IS NOT NULL THEN 'instruction' END,
             CASE WHEN cardinality(NEW.tools) > 0 THEN 'tools' END,
             CASE WHEN NEW.output_key IS NOT NULL THEN 'output_key' END,
-            CASE WHEN NEW.generate_config <> '{}' THEN 'generate_config' END], NULL);
+            CASE WHEN NEW.generate_config <> '{}' THEN 'generate_config' END,
+            CASE WHEN NEW.mode IS NOT NULL THEN 'mode' END,
+            CASE WHEN NEW.input_schema IS NOT NULL THEN 'input_schema' END,
+            CASE WHEN NEW.output_schema IS NOT NULL THEN 'output_schema' END], NULL);
         IF cardinality(extra) > 0 THEN
             RAISE EXCEPTION '% agent "%" cannot have %', NEW.kind, NEW.name, array_to_string(extra, ', ')
                 USING ERRCODE = '22023',
@@ -506,6 +516,28 @@ BEGIN
     IF NEW.output_key = '' THEN
         RAISE EXCEPTION 'output_key of agent "%" must not be empty', NEW.name USING ERRCODE = '22023';
     END IF;
+
+    -- modes (docs/agent-modes.md): the schemas shape how a coordinator
+    -- calls a task or single_turn agent and what it hands back
+    FOR k, v IN SELECT * FROM (VALUES ('input_schema', NEW.input_schema),
+                                      ('output_schema', NEW.output_schema)) AS x(k, v)
+                 WHERE x.v IS NOT NULL LOOP
+        IF jsonb_typeof(v) <> 'object' THEN
+            RAISE EXCEPTION '% of agent "%" must be a JSON Schema object', k, NEW.name USING ERRCODE = '22023',
+                HINT = 'For example {"type": "object", "properties": {"city": {"type": "string"}}}.';
+        END IF;
+        IF v ? 'type' AND (jsonb_typeof(v -> 'type') <> 'string'
+                           OR lower(v ->> 'type') NOT IN ('object', 'string', 'number', 'integer', 'boolean', 'array')) THEN
+            RAISE EXCEPTION '% of agent "%" has an invalid "type"', k, NEW.name USING ERRCODE = '22023',
+                DETAIL = format('It is %s.', v -> 'type'),
+                HINT = 'Use one of object, string, number, integer, boolean or array.';
+        END IF;
+        IF coalesce(NEW.mode, 'chat') = 'chat' THEN
+            RAISE EXCEPTION 'chat agent "%" cannot have %', NEW.name, k USING ERRCODE = '22023',
+                DETAIL = 'input_schema is the parameters of the tool a coordinator calls a task or single_turn agent with; output_schema shapes the result that agent hands back.',
+                HINT = 'Set mode to task or single_turn, or leave the schema NULL.';
+        END IF;
+    END LOOP;
     -- before the foreign key's own check, for a clearer message
     IF NEW.model IS NOT NULL AND adk._check_references()
        AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = NEW.model) THEN
@@ -616,6 +648,47 @@ BEGIN
 END
 $$;
 
+-- A task agent is never a static node of a workflow agent (ADK-Go's
+-- validateNoTaskModeGraphNodes): it works across turns in its own
+-- isolation scope until it calls finish_task, and only an llm coordinator
+-- delegates to it (docs/agent-modes.md).  Raises when agent is a workflow
+-- agent with a task sub-agent, or a task agent under a workflow agent.
+CREATE FUNCTION adk._check_task_placement(agent text) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+BEGIN
+    SELECT c.name AS child, p.name AS parent, p.kind INTO r
+      FROM adk.agents p, unnest(p.sub_agents) WITH ORDINALITY AS s(n, i), adk.agents c
+     WHERE c.name = s.n AND c.mode = 'task' AND p.kind <> 'llm'
+       AND (p.name = agent OR c.name = agent)
+     ORDER BY p.name, s.i LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'task agent "%" cannot be a sub-agent of % agent "%"', r.child, r.kind, r.parent
+            USING ERRCODE = '42P17',
+                  DETAIL = 'A task agent works across turns in its own isolation scope until it calls finish_task; a workflow agent runs its sub-agents as static nodes, and only an llm agent delegates to a task agent.',
+                  HINT = 'Make it a sub-agent of an llm agent (its coordinator), or give it another mode.';
+    END IF;
+END
+$$;
+
+-- A root agent talks with the user: an llm root's mode must be chat (NULL
+-- is chat).  Raises naming the app when one is given.
+CREATE FUNCTION adk._check_root_mode(agent text, app text) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    m text;
+BEGIN
+    SELECT a.mode INTO m FROM adk.agents a WHERE a.name = agent;
+    IF m IS NOT NULL AND m <> 'chat' THEN
+        RAISE EXCEPTION 'root agent "%" of % must be a chat agent', agent,
+            CASE WHEN app IS NULL THEN 'an app' ELSE format('app "%s"', app) END
+            USING ERRCODE = '42P17', DETAIL = format('Its mode is %s.', m),
+                  HINT = 'Leave the root''s mode NULL or set it to chat; task and single_turn agents are sub-agents of a chat coordinator.';
+    END IF;
+END
+$$;
+
 -- After the statement: references, one parent, no cycle; and an agent in
 -- use cannot be renamed or deleted.
 CREATE FUNCTION adk._agents_after_write() RETURNS trigger
@@ -667,6 +740,10 @@ BEGIN
     FOREACH x IN ARRAY NEW.sub_agents LOOP
         PERFORM adk._check_one_parent(x);
     END LOOP;
+    PERFORM adk._check_task_placement(NEW.name);
+    FOR x IN SELECT a.name FROM adk.apps a WHERE a.root_agent = NEW.name ORDER BY a.name LOOP
+        PERFORM adk._check_root_mode(NEW.name, x);
+    END LOOP;
     cycle := adk._agent_cycle(NEW.name);
     IF cycle IS NOT NULL THEN
         RAISE EXCEPTION 'agents form a cycle: %', adk._format_cycle(cycle) USING ERRCODE = '42P17',
@@ -708,14 +785,19 @@ CREATE FUNCTION adk_define_agent(name text, kind text DEFAULT 'llm', model text 
                                  disallow_transfer_to_peers boolean DEFAULT false,
                                  max_iterations integer DEFAULT NULL,
                                  include_contents text DEFAULT 'default',
-                                 generate_config jsonb DEFAULT '{}')
+                                 generate_config jsonb DEFAULT '{}',
+                                 mode text DEFAULT NULL,
+                                 input_schema jsonb DEFAULT NULL,
+                                 output_schema jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     INSERT INTO adk.agents AS a (name, kind, model, instruction, description, tools, sub_agents,
                                  output_key, disallow_transfer_to_parent, disallow_transfer_to_peers,
-                                 max_iterations, include_contents, generate_config)
+                                 max_iterations, include_contents, generate_config,
+                                 mode, input_schema, output_schema)
     VALUES ($1, coalesce($2, 'llm'), $3, $4, $5, coalesce($6, '{}'), coalesce($7, '{}'), $8,
-            coalesce($9, false), coalesce($10, false), $11, coalesce($12, 'default'), coalesce($13, '{}'))
+            coalesce($9, false), coalesce($10, false), $11, coalesce($12, 'default'), coalesce($13, '{}'),
+            $14, $15, $16)
     ON CONFLICT ON CONSTRAINT agents_pkey DO UPDATE
        SET kind = EXCLUDED.kind, model = EXCLUDED.model, instruction = EXCLUDED.instruction,
            description = EXCLUDED.description, tools = EXCLUDED.tools, sub_agents = EXCLUDED.sub_agents,
@@ -723,10 +805,11 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
            disallow_transfer_to_parent = EXCLUDED.disallow_transfer_to_parent,
            disallow_transfer_to_peers = EXCLUDED.disallow_transfer_to_peers,
            max_iterations = EXCLUDED.max_iterations, include_contents = EXCLUDED.include_contents,
-           generate_config = EXCLUDED.generate_config
+           generate_config = EXCLUDED.generate_config, mode = EXCLUDED.mode,
+           input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema
 $$;
-COMMENT ON FUNCTION adk_define_agent(text, text, text, text, text, text[], text[], text, boolean, boolean, integer, text, jsonb) IS
-    'Create or replace an agent: kind llm | sequential | parallel | loop; tools are tools, built-ins or other agents (AgentTool); sub_agents are children in order (one parent each, no cycles).';
+COMMENT ON FUNCTION adk_define_agent(text, text, text, text, text, text[], text[], text, boolean, boolean, integer, text, jsonb, text, jsonb, jsonb) IS
+    'Create or replace an agent: kind llm | sequential | parallel | loop; tools are tools, built-ins or other agents (AgentTool); sub_agents are children in order (one parent each, no cycles); mode chat | task | single_turn (NULL = chat) with input_schema and output_schema for task and single_turn agents.';
 
 -- ---------------------------------------------------------------------
 -- The agent tree, for the runner.
@@ -764,6 +847,7 @@ BEGIN
     IF root IS NULL OR NOT EXISTS (SELECT 1 FROM adk.agents a WHERE a.name = root) THEN
         RAISE EXCEPTION 'agent "%" does not exist', root USING ERRCODE = '42704';
     END IF;
+    PERFORM adk._check_root_mode(root, NULL);
     cycle := adk._agent_cycle(root);
     IF cycle IS NOT NULL THEN
         RAISE EXCEPTION 'agents form a cycle: %', adk._format_cycle(cycle) USING ERRCODE = '42P17',
@@ -804,11 +888,25 @@ BEGIN
         IF r.kind <> 'llm' AND cardinality(r.sub_agents) = 0 THEN
             RAISE EXCEPTION '% agent "%" needs at least one sub-agent', r.kind, r.name USING ERRCODE = '22023';
         END IF;
+        PERFORM adk._check_task_placement(r.name);
+        -- what the runner does not run yet (docs/agent-modes.md, "What runs
+        -- today"): a task or single_turn agent other than a sub-agent of a
+        -- chat llm coordinator (used as a tool, or under a task agent)
+        IF r.mode IN ('task', 'single_turn')
+           AND (NOT EXISTS (SELECT 1 FROM adk.agents p
+                             WHERE r.name = ANY (p.sub_agents) AND p.kind = 'llm'
+                               AND coalesce(p.mode, 'chat') = 'chat')
+                OR EXISTS (SELECT 1 FROM adk.agents p WHERE r.name = ANY (p.tools))) THEN
+            RAISE EXCEPTION 'agent "%" has mode %, which adk_runner runs only as a sub-agent of a chat llm agent', r.name, r.mode
+                USING ERRCODE = '0A000',
+                      DETAIL = format('It is under root agent "%s". A %s agent is run by the tool its chat coordinator gets for it; adk_runner does not run one as a node of a sequential, parallel or loop agent, under a task or single_turn agent, nor as an agent used as a tool, yet.', root, r.mode),
+                      HINT = 'Make it a sub-agent of a chat llm agent, or leave its mode NULL (chat).';
+        END IF;
     END LOOP;
 END
 $$;
 COMMENT ON FUNCTION adk._check_agent_tree(text) IS
-    'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle.';
+    'Raise if the agents under root (sub_agents and agents used as tools) break a rule: a missing agent, tool or model, an agent with two parents, a cycle, a root that is not chat, a task agent under a workflow agent, a task or single_turn agent other than a sub-agent of a chat llm agent, which the runner does not run yet.';
 
 -- The agent's model, else the nearest ancestor's (through sub_agents),
 -- else NULL.

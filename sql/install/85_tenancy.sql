@@ -202,6 +202,7 @@ CREATE POLICY tenant ON adk.memory
 -- Views read the tables as the querying role, so the policies apply.
 ALTER VIEW adk.event_log SET (security_invoker = true);
 ALTER VIEW adk.pending_interrupts SET (security_invoker = true);
+ALTER VIEW adk.active_tasks SET (security_invoker = true);
 
 -- ---------------------------------------------------------------------
 -- Token budgets.  A budget covers the model calls of one app, of one user

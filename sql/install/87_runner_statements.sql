@@ -85,15 +85,46 @@ RETURNS TABLE (r_name text, r_parent text, r_kind text, r_model text, r_instruct
                r_description text, r_tools text[], r_output_key text,
                r_disallow_transfer_to_parent boolean, r_disallow_transfer_to_peers boolean,
                r_max_iterations integer, r_include_contents_none boolean,
-               r_generate_config jsonb)
+               r_generate_config jsonb, r_mode text, r_input_schema jsonb,
+               r_output_schema jsonb)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
     SELECT t.name, t.parent, a.kind, adk._agent_model(a.name), a.instruction,
            a.description, a.tools, a.output_key, a.disallow_transfer_to_parent,
            a.disallow_transfer_to_peers, a.max_iterations,
-           a.include_contents = 'none', a.generate_config
+           a.include_contents = 'none', a.generate_config, a.mode,
+           a.input_schema, a.output_schema
       FROM adk._agent_tree(p_root) t JOIN adk.agents a ON a.name = t.name;
+END
+$$;
+
+-- The session's open task (task_mode.c): the scope of adk.active_tasks
+-- with the newest event, and its agent.  No row: none.
+CREATE FUNCTION adk._active_task(p_app text, p_user text, p_session text)
+RETURNS TABLE (r_scope text, r_agent text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT t.scope, t.agent FROM adk.active_tasks t
+     WHERE t.app_name = p_app AND t.user_id = p_user AND t.session_id = p_session
+     ORDER BY t.last_seq DESC LIMIT 1;
+END
+$$;
+
+-- The arguments of the call that delegated a task (its id: the task's
+-- isolation scope), for a task resumed in a later invocation.
+CREATE FUNCTION adk._task_request(p_app text, p_user text, p_session text, p_call text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT p -> 'function_call' -> 'args'
+              FROM adk.events e, jsonb_array_elements(e.event_data -> 'content' -> 'parts') p
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.event_data @> jsonb_build_object('content', jsonb_build_object('parts',
+                       jsonb_build_array(jsonb_build_object('function_call', jsonb_build_object('id', p_call)))))
+               AND p -> 'function_call' ->> 'id' = p_call
+             ORDER BY e.seq DESC LIMIT 1);
 END
 $$;
 

@@ -10,7 +10,7 @@ REVOKE ALL ON SCHEMA adk FROM PUBLIC;
 GRANT USAGE ON SCHEMA adk TO adk_user;
 
 GRANT SELECT ON adk.sessions, adk.events, adk.app_states, adk.user_states,
-                adk.adk_internal_metadata, adk.event_log, adk.live_events
+                adk.adk_internal_metadata, adk.event_log, adk.live_events, adk.active_tasks
    TO adk_user;
 
 -- Definitions: adk_user reads models; adk_admin defines them.  Secrets
@@ -67,7 +67,8 @@ DECLARE
         '_page_size', '_page_token', '_page_token_read', '_mermaid_text', '_mermaid_who'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
-        '_check_one_parent', '_check_references', '_check_tool_parameters', '_format_cycle',
+        '_check_one_parent', '_check_references', '_check_root_mode', '_check_task_placement',
+        '_check_tool_parameters', '_format_cycle',
         '_endpoint_problem', '_host_entry_problem',
         '_lock_definitions', '_name_list', '_reserved_tool_names'];
 BEGIN

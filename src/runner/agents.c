@@ -48,6 +48,7 @@ typedef enum FramePhase
 	F_LLM_WAIT,					/* ... its answer: the model event */
 	F_CALLS,					/* the model's calls */
 	F_CALLS_WAIT,				/* ... agent-tools' answers: the responses */
+	F_NODE,						/* ... a single_turn sub-agent runs first */
 	F_WORKFLOW,
 	F_PARALLEL,					/* the lanes of a parallel agent */
 	F_TRANSFERRED,
@@ -69,6 +70,8 @@ typedef struct Frame
 								 * is stored and whose responses are not:
 								 * run them before any model call */
 	AdkRound   *round;			/* llm: half a round in flight */
+	char	   *scope;			/* a task agent's isolation scope */
+	bool		resumed;		/* ... a task the user's message went to */
 	List	   *lanes;			/* parallel: List ** frame stacks */
 	AdkSpanId	span;			/* its invoke_agent span (spans.c) */
 } Frame;
@@ -91,7 +94,16 @@ static void push_frame(AdkRun *run, AdkAgent *agent, const char *branch,
 void
 adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 {
+	Frame	   *f;
+
 	push_frame(run, agent, branch, 0);
+	/* the open task the user's message went to (route.c, task_mode.c) */
+	if (run->first_scope != NULL && adk_is_task(agent))
+	{
+		f = (Frame *) llast(run->frames);
+		f->scope = run->first_scope;
+		f->resumed = true;
+	}
 }
 
 /*
@@ -159,6 +171,7 @@ adk_agent_step(AdkRun *run)
 	AdkStepResult r = step_stack(run, &run->frames);
 
 	run->stack = NULL;
+	run->scope = NULL;
 	return r;
 }
 
@@ -234,6 +247,9 @@ step_stack(AdkRun *run, List **stack)
 {
 	Frame	   *f;
 	AdkAgent   *transfer = NULL;
+	AdkAgent   *node = NULL;
+	const char *node_branch = NULL;
+	char	   *task_scope = NULL;
 	AdkRoundResult rr;
 
 	if (*stack == NIL)
@@ -241,6 +257,7 @@ step_stack(AdkRun *run, List **stack)
 	run->stack = stack;
 	f = (Frame *) llast(*stack);
 	adk_span_step_begin(run, f->span);	/* the step works for f */
+	run->scope = f->scope;		/* its events carry its scope (emit.c) */
 	if (run->out.end_invocation)
 	{
 		/* a failure or an early end: no after_agent anywhere */
@@ -271,6 +288,30 @@ step_stack(AdkRun *run, List **stack)
 			f->phase = rr == ROUND_CALLS ? F_CALLS : F_AFTER;
 			break;
 		case F_CALLS:
+			/* single_turn sub-agents run first, each a node (single_turn.c) */
+			if (adk_single_turn_next(run, f->agent, f->calls, &node,
+									 &node_branch))
+			{
+				f->phase = F_NODE;
+				push_frame(run, node, node_branch, f->span);
+				break;
+			}
+			/* a task sub-agent runs in its scope (task_mode.c) */
+			if (adk_task_next(run, f->agent, &f->calls, &node, &task_scope))
+			{
+				f->phase = F_NODE;
+				push_frame(run, node, f->branch, f->span);
+				((Frame *) llast(*stack))->scope = task_scope;
+				break;
+			}
+			if (run->out.end_invocation)
+				break;			/* the task waits for the user */
+			if (f->calls == NIL)
+			{
+				/* its only call was a task's, answered: the model again */
+				f->phase = F_LLM;
+				break;
+			}
 			rr = adk_llm_calls_start(run, f->agent, f->branch, f->tools,
 									 f->calls, &f->round, &transfer);
 			if (rr == ROUND_WAIT)
@@ -287,6 +328,10 @@ step_stack(AdkRun *run, List **stack)
 				break;			/* agent-tools started after their embedding */
 			f->round = NULL;
 			calls_result(run, f, rr, transfer);
+			break;
+		case F_NODE:
+			/* the node has finished: the next, or the calls */
+			f->phase = F_CALLS;
 			break;
 		case F_WORKFLOW:
 			step_workflow(run, f);
@@ -471,12 +516,26 @@ static void
 step_after(AdkRun *run, Frame *f)
 {
 	Jsonb	   *content;
+	AdkAgent   *coordinator = NULL;
 
 	if (adk_plugins_hook(run, CB_AFTER_AGENT, f->agent->name, f->branch,
 						 NULL, NULL, NULL, NULL, &content) &&
 		content != NULL)
 		emit_content(run, f, content);
+	/*
+	 * A task's end: its output answers the delegating call; a task the
+	 * user's message went to hands back to its coordinator, which goes on
+	 * (task_mode.c)
+	 */
+	if (f->scope != NULL && !run->out.end_invocation &&
+		adk_task_end(run, f->agent, f->scope) && f->resumed)
+		coordinator = f->agent->parent;
 	pop_frame(run);
+	if (coordinator != NULL)
+	{
+		run->scope = NULL;
+		push_frame(run, coordinator, NULL, 0);
+	}
 }
 
 static void

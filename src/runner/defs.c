@@ -333,6 +333,11 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		a->include_contents_none = DatumGetBool(SPI_getbinval(row, desc, 12, &isnull));
 		d = SPI_getbinval(row, desc, 13, &isnull);
 		a->generate_config = isnull ? NULL : DatumGetJsonbPCopy(d);
+		a->mode = SPI_getvalue(row, desc, 14);
+		d = SPI_getbinval(row, desc, 15, &isnull);
+		a->input_schema = isnull ? NULL : DatumGetJsonbPCopy(d);
+		d = SPI_getbinval(row, desc, 16, &isnull);
+		a->output_schema = isnull ? NULL : DatumGetJsonbPCopy(d);
 		if (parent != NULL && (!main_tree || i > 0))
 		{
 			a->parent = adk_find_agent(run, parent);
@@ -383,7 +388,9 @@ adk_find_agent(AdkRun *run, const char *name)
  * Where an LLM agent may transfer (ADK's _get_transfer_targets): its
  * sub-agents; its parent unless disallow_transfer_to_parent; its peers
  * unless disallow_transfer_to_peers -- the last two only under an LLM
- * parent.
+ * parent.  Only chat agents transfer and are transferred to: a task or
+ * single_turn agent is reached through the tool named as it
+ * (docs/agent-modes.md).
  */
 List *
 adk_transfer_targets(AdkAgent *agent)
@@ -391,9 +398,13 @@ adk_transfer_targets(AdkAgent *agent)
 	List	   *result = NIL;
 	ListCell   *lc;
 
-	if (strcmp(agent->kind, "llm") != 0)
+	if (strcmp(agent->kind, "llm") != 0 || !adk_agent_is_chat(agent))
 		return NIL;
-	result = list_copy(agent->sub_agents);
+	foreach(lc, agent->sub_agents)
+	{
+		if (adk_agent_is_chat(lfirst(lc)))
+			result = lappend(result, lfirst(lc));
+	}
 	if (agent->parent && strcmp(agent->parent->kind, "llm") == 0)
 	{
 		if (!agent->disallow_transfer_to_parent)
@@ -402,7 +413,7 @@ adk_transfer_targets(AdkAgent *agent)
 		{
 			foreach(lc, agent->parent->sub_agents)
 			{
-				if (lfirst(lc) != agent)
+				if (lfirst(lc) != agent && adk_agent_is_chat(lfirst(lc)))
 					result = lappend(result, lfirst(lc));
 			}
 		}

@@ -68,6 +68,12 @@ adk_event_start(JsonWriter *w, AdkRun *run, const char *author,
 		jw_key(w, "branch");
 		jw_string(w, branch);
 	}
+	/* a task agent's events: its isolation scope (task_mode.c) */
+	if (run->scope)
+	{
+		jw_key(w, "isolation_scope");
+		jw_string(w, run->scope);
+	}
 }
 
 /*

@@ -82,13 +82,8 @@ typedef struct PartialCtx
 	const char *branch;
 } PartialCtx;
 
-/* One function call of a model response */
-typedef struct Call
-{
-	char	   *id;
-	char	   *name;
-	Jsonb	   *args;
-} Call;
+/* One function call of a model response (runner.h) */
+typedef AdkCall Call;
 
 /*
  * Half a round in flight: its memory (a context of its own under the
@@ -280,7 +275,8 @@ adk_llm_round_start(AdkRun *run, AdkAgent *agent, const char *branch,
 
 	round = new_round(run);
 	MemoryContextSwitchTo(round->cxt);
-	contents = adk_build_contents(run, agent, branch);
+	contents = adk_task_contents(run, adk_node_contents(run, branch,
+														adk_build_contents(run, agent, branch)));
 	/* preload_memory's embedding (builtin_tools.c), tail retention's too */
 	round->memory = adk_builtin_preload_start(run, agent, round->cxt);
 	round->compaction = adk_compaction_before_model(run, agent, branch,
@@ -311,7 +307,7 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 	bool		started;
 
 	*round_out = NULL;
-	instruction = adk_build_instruction(run, agent);
+	instruction = adk_task_instruction(agent, adk_build_instruction(run, agent));
 	if (run->instruction_error != NULL)
 	{
 		/* ADK raises before the model call; here the run fails with it */
@@ -375,7 +371,9 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		if (memory != NULL)
 			(void) adk_memory_finish(memory);
 		if (compaction != NULL && adk_compaction_finish(compaction))
-			contents = adk_build_contents(run, agent, branch);
+			contents = adk_task_contents(run,
+										 adk_node_contents(run, branch,
+														   adk_build_contents(run, agent, branch)));
 		MemoryContextSwitchTo(caller);
 		return request_start(run, agent, branch, round->decls, round,
 							 contents, &again) == ROUND_WAIT ?
@@ -571,6 +569,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	Jsonb	   *confirmations;
 	List	   *saved;
 	Size		room = (Size) adk_max_event_size_kb * 1024;
+	Jsonb	   *task_output;
 	int			i = 0;
 
 	/* the event's own fields, the content's, the actions' */
@@ -593,6 +592,12 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	saved = round->saved;
 	jw_end_array(&w);
 	jw_end_object(&w);
+	/* a successful finish_task's event carries the output (task_mode.c) */
+	if ((task_output = adk_task_output(run)) != NULL)
+	{
+		jw_key(&w, "output");
+		jw_jsonb(&w, task_output);
+	}
 	confirmations = adk_hitl_requested_confirmations(run);	/* HITL */
 	if (transfer || escalate || confirmations || saved)
 	{
@@ -624,8 +629,8 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	}
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
-	if (run->out.end_invocation)
-		return ROUND_DONE;
+	if (run->out.end_invocation || task_output != NULL)
+		return ROUND_DONE;		/* ... or the task is done */
 	/* HITL (hitl.c): a long-running call or a confirmation request pauses */
 	if (adk_hitl_pause(run, agent, branch))
 		return ROUND_DONE;
@@ -1006,6 +1011,12 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		jw_key(&w, "branch");
 		jw_string(&w, branch);
 	}
+	if (run->scope)
+	{
+		/* a task agent's: its isolation scope (task_mode.c) */
+		jw_key(&w, "isolation_scope");
+		jw_string(&w, run->scope);
+	}
 	jw_key(&w, "content");
 	if (calls == NIL)
 		jw_value(&w, adk_jsonb_get(&response->root, "content"));
@@ -1073,16 +1084,24 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		jw_end_array(&w);
 	}
 
-	if (calls == NIL && agent->output_key && (text = response_text(response)) != NULL)
+	if (calls == NIL && (text = response_text(response)) != NULL)
 	{
-		jw_key(&w, "actions");
-		jw_begin_object(&w);
-		jw_key(&w, "state_delta");
-		jw_begin_object(&w);
-		jw_key(&w, agent->output_key);
-		jw_string(&w, text);
-		jw_end_object(&w);
-		jw_end_object(&w);
+		/* a single_turn node's output is its last answer (single_turn.c) */
+		adk_node_answer(run, agent, branch, text);
+		if (agent->output_key)
+		{
+			jw_key(&w, "actions");
+			jw_begin_object(&w);
+			jw_key(&w, "state_delta");
+			jw_begin_object(&w);
+			jw_key(&w, agent->output_key);
+			if (agent->output_schema != NULL)
+				jw_jsonb(&w, adk_agent_output_value(agent, text));
+			else
+				jw_string(&w, text);
+			jw_end_object(&w);
+			jw_end_object(&w);
+		}
 	}
 	jw_end_object(&w);
 	return jw_finish(&w);
@@ -1131,6 +1150,12 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 		jw_end_object(&w);
 		return jw_finish(&w);
 	}
+	/* finish_task, a task delegation refused (task_mode.c) */
+	if ((result = adk_task_call(run, agent, call->name, call->args)) != NULL)
+		return result;
+	/* a single_turn sub-agent has run as a node (single_turn.c) */
+	if ((result = adk_single_turn_result(run, agent, call->id, call->name)) != NULL)
+		return result;
 	if ((as_tool = adk_find_agent(run, call->name)) != NULL &&
 		adk_agent_lists(agent, call->name))
 	{

@@ -22,16 +22,17 @@
 #include "runner/runner.h"
 
 static bool belongs_to_branch(Jsonb *event, const char *branch);
+static bool in_scope(Jsonb *event, const char *scope);
 static bool is_internal_request(JsonbContainer *parts);
 static bool part_call_id(JsonbValue *part, const char *kind, char **id);
 
 /*
  * ev as prompt assembly sees it, copied into the current memory context;
  * NULL when it has no place in a prompt for branch (no content, partial,
- * another branch, an internal request).
+ * another branch, another isolation scope, an internal request).
  */
 HistEvent *
-adk_hist_event(Jsonb *ev, const char *branch)
+adk_hist_event(Jsonb *ev, const char *branch, const char *scope)
 {
 	JsonbValue *content;
 	JsonbValue *parts;
@@ -52,7 +53,7 @@ adk_hist_event(Jsonb *ev, const char *branch)
 	if ((content = adk_jsonb_get(&ev->root, "partial")) != NULL &&
 		content->type == jbvBool && content->val.boolean)
 		return NULL;
-	if (!belongs_to_branch(ev, branch))
+	if (!belongs_to_branch(ev, branch) || !in_scope(ev, scope))
 		return NULL;
 	if (is_internal_request(parts->val.binary.data))
 		return NULL;
@@ -123,16 +124,43 @@ adk_hist_event(Jsonb *ev, const char *branch)
 
 /*
  * ADK: an event without a branch, or whose branch is a prefix of ours.
+ * A single_turn node's branch ("agent@n", single_turn.c) is a world of its
+ * own: its events are in no other branch's prompt, and its prompt holds
+ * no event of another branch, nor unbranched ones.
  */
 static bool
 belongs_to_branch(Jsonb *event, const char *branch)
 {
 	JsonbValue *b = adk_jsonb_get(&event->root, "branch");
+	bool		node_event = b != NULL && b->type == jbvString &&
+		memchr(b->val.string.val, '@', b->val.string.len) != NULL;
 
+	if (adk_is_node_branch(branch) && (b == NULL || b->type != jbvString))
+		return false;
+	if (node_event && branch == NULL)
+		return false;
 	if (branch == NULL || b == NULL || b->type != jbvString)
 		return true;
 	return strlen(branch) >= (size_t) b->val.string.len &&
 		strncmp(branch, b->val.string.val, b->val.string.len) == 0;
+}
+
+/*
+ * ADK's isolation scopes (docs/agent-modes.md): a prompt holds the events
+ * of its own scope only, exact match -- an unscoped agent's (scope NULL:
+ * every agent but a task agent) only unscoped events.  A task agent's
+ * events, which carry the id of the call that delegated to it, are in no
+ * chat agent's prompt, and its prompt holds nothing outside its task.
+ */
+static bool
+in_scope(Jsonb *event, const char *scope)
+{
+	JsonbValue *s = adk_jsonb_get(&event->root, "isolation_scope");
+
+	if (s == NULL || s->type != jbvString || s->val.string.len == 0)
+		return scope == NULL;
+	return scope != NULL && strlen(scope) == (size_t) s->val.string.len &&
+		memcmp(scope, s->val.string.val, s->val.string.len) == 0;
 }
 
 /*

@@ -120,6 +120,7 @@ typedef struct HistCache
 {
 	MemoryContext cxt;			/* the events, their pieces and the ids */
 	char	   *branch;			/* NULL: the root branch */
+	char	   *scope;			/* the isolation scope; NULL: none */
 	int64		last_seq;
 	List	   *events;			/* HistEvent *, in cxt */
 	Size		bytes;			/* the events' jsonb bytes */
@@ -130,7 +131,8 @@ typedef struct HistCache
 } HistCache;
 
 /* prompt.c */
-extern HistEvent *adk_hist_event(Jsonb *ev, const char *branch);
+extern HistEvent *adk_hist_event(Jsonb *ev, const char *branch,
+								 const char *scope);
 
 /* prompt_memo.c */
 extern List *adk_hist_read(AdkRun *run, const char *branch,

@@ -44,8 +44,10 @@ hist_cache(AdkRun *run, const char *branch, bool create)
 	foreach(lc, run->history)
 	{
 		c = (HistCache *) lfirst(lc);
-		if ((c->branch == NULL && branch == NULL) ||
-			(c->branch != NULL && branch != NULL && strcmp(c->branch, branch) == 0))
+		if (((c->branch == NULL && branch == NULL) ||
+			 (c->branch != NULL && branch != NULL && strcmp(c->branch, branch) == 0)) &&
+			((c->scope == NULL && run->scope == NULL) ||
+			 (c->scope != NULL && run->scope != NULL && strcmp(c->scope, run->scope) == 0)))
 			return c;
 	}
 	if (!create)
@@ -60,6 +62,7 @@ hist_cache(AdkRun *run, const char *branch, bool create)
 								   ALLOCSET_DEFAULT_MINSIZE,
 								   ALLOCSET_DEFAULT_INITSIZE, 64 * 1024);
 	c->branch = branch ? pstrdup(branch) : NULL;
+	c->scope = run->scope ? pstrdup(run->scope) : NULL;
 	run->history = lappend(run->history, c);
 	MemoryContextSwitchTo(old);
 	return c;
@@ -103,7 +106,10 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 		HistEvent  *h;
 
 		MemoryContextSwitchTo(cache ? cache->cxt : caller);
-		h = adk_hist_event(row->event, branch);
+		h = adk_hist_event(row->event, branch, run->scope);
+		/* a node's prompt: this invocation's events (single_turn.c) */
+		if (h != NULL && !adk_node_event_visible(run, branch, row->event))
+			h = NULL;
 		if (cache)
 		{
 			cache->last_seq = Max(cache->last_seq, row->seq);

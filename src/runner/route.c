@@ -7,7 +7,9 @@
  * A function response goes to the agent that made the matching call;
  * otherwise the author of the latest non-user event, if it and every agent
  * above it is an LLM agent that allows transfer to its parent; otherwise
- * the root.  (The search looks at the newest 200 events.)  Below the
+ * the root.  (The search looks at the newest 200 events.)  Only chat
+ * agents answer the user: a task or single_turn agent is run by its
+ * coordinator's call (docs/agent-modes.md).  Below the
  * agents' stepper and the flow: it looks agents up in the tree (defs.c)
  * and asks the store for the session's reads (store/session_read.c),
  * nothing else.
@@ -62,8 +64,16 @@ adk_agent_for_input(AdkRun *run)
 	{
 		AdkAgent   *a = adk_find_agent(run, run->input.call_author);
 
-		if (a && in_main_tree(run, a))
+		if (a && in_main_tree(run, a) && adk_agent_is_chat(a))
 			return a;
+	}
+
+	/* the session's open task: its agent goes on in its scope (task_mode.c) */
+	{
+		AdkAgent   *task = adk_task_active(run);
+
+		if (task != NULL && in_main_tree(run, task))
+			return task;
 	}
 
 	/* the newest author that may answer again (store/session_read.c) */
@@ -78,7 +88,8 @@ adk_agent_for_input(AdkRun *run)
 		if (strcmp(name, run->defs.root->name) == 0)
 			return run->defs.root;
 		a = adk_find_agent(run, name);
-		if (a && in_main_tree(run, a) && transferable_across_tree(a))
+		if (a && in_main_tree(run, a) && adk_agent_is_chat(a) &&
+			transferable_across_tree(a))
 			return a;
 	}
 	return run->defs.root;

@@ -654,7 +654,9 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 	JsonWriter	w;
 	AdkStoredEvent stored;
 
+	run->scope = run->first_scope;	/* inherited from an open task */
 	adk_event_start(&w, run, "user", NULL);
+	run->scope = NULL;
 	jw_key(&w, "content");
 	jw_jsonb(&w, content);
 	if (state_delta || artifact_delta)

@@ -79,6 +79,10 @@ typedef struct AdkAgent
 	Jsonb	   *generate_config;
 	List	   *tool_defs;		/* AdkTool *, once loaded */
 	bool		tools_loaded;
+	char	   *mode;			/* chat, task, single_turn; NULL: chat */
+	Jsonb	   *input_schema;	/* task and single_turn: their tool's
+								 * parameters; NULL: {request: string} */
+	Jsonb	   *output_schema;	/* ... and the shape of their output */
 } AdkAgent;
 
 typedef struct AdkTool
@@ -90,6 +94,14 @@ typedef struct AdkTool
 	bool		long_running;
 	bool		require_confirmation;
 } AdkTool;
+
+/* One function call of a model response (flow.c) */
+typedef struct AdkCall
+{
+	char	   *id;
+	char	   *name;
+	Jsonb	   *args;
+} AdkCall;
 
 /* A function_response part of the user's message (input.c) */
 typedef struct AdkInputResponse
@@ -226,6 +238,13 @@ typedef struct AdkRun
 
 	/* the agents being run, innermost last (agents.c) */
 	List	   *frames;
+	List	   *nodes;			/* single_turn.c: the sub-agents run as
+								 * nodes of this invocation */
+	List	   *tasks;			/* task_mode.c: the tasks it ran */
+	char	   *scope;			/* the isolation scope of the frame being
+								 * stepped: its events carry it */
+	char	   *first_scope;	/* route.c: the open task the user's
+								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
 	List	   *request_memos;	/* flow.c: a request memo per agent and
 								 * branch (model/generate.h) */
@@ -429,6 +448,44 @@ extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
 extern Jsonb *adk_hitl_requested_confirmations(AdkRun *run);
 extern bool adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch);
 extern bool adk_hitl_end(AdkRun *run);
+
+/*
+ * single_turn.c: single_turn sub-agents, run as a node of their
+ * coordinator's call (docs/agent-modes.md)
+ */
+struct JsonWriter;
+extern bool adk_agent_is_chat(AdkAgent *agent);
+extern bool adk_is_single_turn(AdkAgent *coordinator, const char *name);
+extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
+extern bool adk_single_turn_next(AdkRun *run, AdkAgent *coordinator,
+								 List *calls, AdkAgent **child,
+								 const char **branch);
+extern Jsonb *adk_single_turn_result(AdkRun *run, AdkAgent *coordinator,
+									 const char *call_id, const char *name);
+extern bool adk_is_node_branch(const char *branch);
+extern Jsonb *adk_node_contents(AdkRun *run, const char *branch,
+								Jsonb *contents);
+extern bool adk_node_event_visible(AdkRun *run, const char *branch,
+								   Jsonb *event);
+extern void adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
+							const char *text);
+extern Jsonb *adk_agent_output_value(AdkAgent *agent, const char *text);
+
+/* task_mode.c: task sub-agents, each in an isolation scope */
+extern bool adk_is_task(AdkAgent *agent);
+extern int	adk_task_declare(struct JsonWriter *w, AdkAgent *agent);
+extern bool adk_task_next(AdkRun *run, AdkAgent *coordinator, List **calls,
+						  AdkAgent **child, char **scope);
+extern Jsonb *adk_task_call(AdkRun *run, AdkAgent *agent, const char *name,
+							Jsonb *args);
+extern Jsonb *adk_task_output(AdkRun *run);
+extern bool adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope);
+extern char *adk_task_instruction(AdkAgent *agent, char *instruction);
+extern Jsonb *adk_task_contents(AdkRun *run, Jsonb *contents);
+extern AdkAgent *adk_task_active(AdkRun *run);
+
+/* schema_check.c: arguments against a task or single_turn agent's schema */
+extern char *adk_schema_check(Jsonb *schema, Jsonb *args);
 
 /* subxact.c */
 typedef void (*AdkGuardedFn) (void *arg);

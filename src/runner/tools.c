@@ -157,6 +157,10 @@ adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
 			n++;
 		}
 	}
+	/* a tool per single_turn sub-agent (single_turn.c) */
+	n += adk_single_turn_declare(&w, agent);
+	/* task delegation tools, or finish_task (task_mode.c) */
+	n += adk_task_declare(&w, agent);
 	if (adk_transfer_targets(agent) != NIL)
 	{
 		write_builtin(&w, "transfer_to_agent",

@@ -165,13 +165,20 @@ adk_event_check_fields(Jsonb *event)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("event field \"partial\" must be a boolean")));
 
+	/* ADK's isolation scope: the id of the call that delegated a task */
+	if ((v = adk_jsonb_get(ev, "isolation_scope")) != NULL &&
+		v->type != jbvNull && v->type != jbvString)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event field \"isolation_scope\" must be a string")));
+
 	if ((v = adk_jsonb_get(ev, "branch")) != NULL && v->type != jbvNull &&
 		(v->type != jbvString ||
 		 !branch_is_valid(v->val.string.val, v->val.string.len)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("event field \"branch\" must be agent names joined by dots"),
-				 errdetail("Each name is letters, digits, \"_\" or \"-\" (or other printable non-ASCII characters); the branch has at most %d bytes.",
+				 errdetail("Each name is letters, digits, \"_\" or \"-\" (or other printable non-ASCII characters), and may end in \"@\" and a node's key (translator@1); the branch has at most %d bytes.",
 						   ADK_MAX_BRANCH_BYTES)));
 }
 
@@ -197,7 +204,8 @@ out_of_range(const char *what)
 }
 
 /*
- * ADK's branch: "root.child.grandchild".  Names are agent names; other
+ * ADK's branch: "root.child.grandchild".  A name may end in "@" and a
+ * node's key, as ADK-Go's node branches do ("translator@1").  Names are agent names; other
  * runtimes allow non-ASCII letters in them, so any printable non-ASCII
  * character passes, but no empty name, space, punctuation or control
  * character.
@@ -206,6 +214,7 @@ static bool
 branch_is_valid(const char *s, int len)
 {
 	int			seglen = 0;
+	bool		at_seen = false;
 	int			i;
 
 	if (len == 0 || len > ADK_MAX_BRANCH_BYTES ||
@@ -219,6 +228,16 @@ branch_is_valid(const char *s, int len)
 		{
 			if (seglen == 0)
 				return false;
+			seglen = 0;
+			at_seen = false;
+			continue;
+		}
+		if (c == '@')
+		{
+			/* a node of the name: "translator@1" (ADK-Go) */
+			if (seglen == 0 || at_seen)
+				return false;
+			at_seen = true;
 			seglen = 0;
 			continue;
 		}

@@ -286,6 +286,10 @@ AN '{"model":"c","max_tokens":100,'"$TOOLS_AN"',"messages":[{"role":"user","cont
 A "anthropic: tool_result -> weather sentence" 'J["content"] == [{"type":"text","text":"The weather in Hangzhou is sunny, 25\u00b0C."}] and J["stop_reason"] == "end_turn"'
 AN '{"model":"c","max_tokens":100,'"$TOOLS_AN"',"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"lookup","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":[{"type":"text","text":"plain words"}]}]}]}'
 A "anthropic: tool_result blocks, generic fallback" 'J["content"][0]["text"] == "Tool lookup returned: \"plain words\"."'
+GM gem '{'"$TOOLS_GM"',"contents":[{"role":"user","parts":[{"text":"x"}]},{"role":"model","parts":[{"functionCall":{"name":"lookup","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"lookup","response":{"token":"t-1","call_next":"call get_weather({\"city\": \"t-1\"}) call nothere({})"}}}]}]}'
+A "gemini: a result's call_next -> the declared calls it names" 'J["candidates"][0]["content"]["parts"] == [{"functionCall":{"name":"get_weather","args":{"city":"t-1"}}}]'
+OA '{"model":"m","messages":[{"role":"user","content":"please [[say:{\"a\": 1}]] now"}]}'
+A "openai: [[say:TEXT]] -> TEXT exactly" 'J["choices"][0]["message"]["content"] == "{\"a\": 1}"'
 
 # ------------------------------------------------------------- max tokens --
 OA '{"model":"m","max_tokens":2,"messages":[{"role":"user","content":"a rather long sentence here"}]}'

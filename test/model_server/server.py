@@ -545,6 +545,9 @@ def describe_result(name, response):
     return "Tool %s returned: %s." % (name, compact(response))
 
 
+SAY_RE = re.compile(r"\[\[say:(.*?)\]\]", re.S)
+
+
 def parse_directives(text):
     """call name({...}) -> [(name, args, forced)]"""
     out = []
@@ -584,8 +587,18 @@ def script(conv):
     user_text = conv.last_user_text()
     calls = []
     if last is not None and last["role"] == "tool" and last["results"]:
-        ans.rule = "tool_result"
-        ans.text = " ".join(describe_result(r.get("name") or "unknown", r.get("response")) for r in last["results"])
+        # a result that says what to call next (chained tools)
+        for r in last["results"]:
+            resp = _maybe_json(r.get("response"))
+            if isinstance(resp, dict) and isinstance(resp.get("call_next"), str):
+                for name, args, forced in parse_directives(resp["call_next"]):
+                    if forced or name in tools:
+                        calls.append((name, args))
+        if calls:
+            ans.rule = "call_next"
+        else:
+            ans.rule = "tool_result"
+            ans.text = " ".join(describe_result(r.get("name") or "unknown", r.get("response")) for r in last["results"])
     else:
         for name, args, forced in parse_directives(user_text):
             if forced or name in tools:
@@ -602,6 +615,10 @@ def script(conv):
             ans.rule = "transfer"
             agent = TRANSFER_RE.search(user_text).group(1).strip(".-")
             calls.append(("transfer_to_agent", {"agent_name": agent}))
+        elif SAY_RE.search(user_text):
+            # the answer is exactly the text between the markers
+            ans.rule = "say"
+            ans.text = SAY_RE.search(user_text).group(1)
         elif "[[nul]]" in user_text:
             # a NUL in the answer ("\u0000" on the wire): jsonb cannot hold it
             ans.rule = "nul"
