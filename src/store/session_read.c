@@ -197,13 +197,23 @@ adk_session_exists(const char *app, const char *user, const char *session)
 }
 
 /*
- * The session's events in seq order, as AdkSessionEvent *: those after
- * after_seq, read through the (app, user, session, seq) index -- or, when
- * the session has been compacted (*compacted), all of it as a prompt sees
- * it, read through adk._prompt_events (sql/install/65_compaction.sql):
+ * The session's live events in seq order, as AdkSessionEvent *: those
+ * after after_seq, read through the (app, user, session, seq) index -- or,
+ * when the session has been compacted (*compacted), all of it as a prompt
+ * sees it, read through adk._prompt_events (sql/install/65_compaction.sql):
  * summaries in place of the events they cover, seq 0 for every entry, and
- * after_seq ignored.
+ * after_seq ignored.  Only a session with rewound events is read through
+ * adk.live_events (sql/install/12_rewound.sql): the view's join costs a
+ * turn about 5% (callgrind), which sessions without a rewind need not pay.
  */
+#define HISTORY_SQL(rel) \
+	"SELECT event_data, seq FROM " rel \
+	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
+	"   AND user_id OPERATOR(pg_catalog.=) $2" \
+	"   AND session_id OPERATOR(pg_catalog.=) $3" \
+	"   AND seq OPERATOR(pg_catalog.>) $4" \
+	" ORDER BY seq"
+
 List *
 adk_session_history(const char *app, const char *user, const char *session,
 					int64 after_seq, bool *compacted)
@@ -213,29 +223,40 @@ adk_session_history(const char *app, const char *user, const char *session,
 	MemoryContext caller = CurrentMemoryContext;
 	AdkOwnerSave save;
 	List	   *result = NIL;
+	bool		rewound = false;
 	uint64		i;
 
 	session_args(args, app, user, session);
 	args[3] = Int64GetDatum(after_seq);
 	adk_owner_spi_begin(&save);
-	*compacted = adk_spi_exec("SELECT 1 FROM adk.compactions"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
-							  3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed > 0;
+	*compacted = false;
+	if (adk_spi_exec("SELECT EXISTS (SELECT FROM adk.compactions c"
+					 "               WHERE c.app_name OPERATOR(pg_catalog.=) $1"
+					 "                 AND c.user_id OPERATOR(pg_catalog.=) $2"
+					 "                 AND c.session_id OPERATOR(pg_catalog.=) $3),"
+					 "       s.rewound OPERATOR(pg_catalog.<>) '{}'::pg_catalog.int8multirange"
+					 "  FROM adk.sessions s"
+					 " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
+					 "   AND s.user_id OPERATOR(pg_catalog.=) $2"
+					 "   AND s.id OPERATOR(pg_catalog.=) $3",
+					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+
+		*compacted = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 1, &isnull));
+		rewound = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 2, &isnull));
+	}
 	if (*compacted)
 	{
 		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
 						 3, types, args, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the session's events");
 	}
-	else if (adk_spi_exec("SELECT event_data, seq FROM adk.live_events"
-						  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-						  "   AND user_id OPERATOR(pg_catalog.=) $2"
-						  "   AND session_id OPERATOR(pg_catalog.=) $3"
-						  "   AND seq OPERATOR(pg_catalog.>) $4"
-						  " ORDER BY seq", 4, types, args, NULL, 0) != SPI_OK_SELECT)
+	else if (adk_spi_exec(rewound ? HISTORY_SQL("adk.live_events") : HISTORY_SQL("adk.events"),
+						  4, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
 	for (i = 0; i < SPI_processed; i++)
 	{
