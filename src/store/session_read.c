@@ -48,6 +48,17 @@
 static void session_args(Datum *args, const char *app, const char *user,
 						 const char *session);
 
+/*
+ * The session's rewound seqs (sql/install/12_rewound.sql), as a subquery
+ * the executor runs once per statement (an InitPlan): what adk.live_events
+ * does, without the view's join for every row.
+ */
+#define NOT_REWOUND_SQL \
+	"(SELECT s.rewound FROM adk.sessions s" \
+	"  WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
+	"    AND s.user_id OPERATOR(pg_catalog.=) $2" \
+	"    AND s.id OPERATOR(pg_catalog.=) $3)"
+
 #define LOCK_SESSION_SQL \
 	"SELECT 1 FROM adk.sessions" \
 	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
@@ -202,16 +213,16 @@ adk_session_exists(const char *app, const char *user, const char *session)
  * when the session has been compacted (*compacted), all of it as a prompt
  * sees it, read through adk._prompt_events (sql/install/65_compaction.sql):
  * summaries in place of the events they cover, seq 0 for every entry, and
- * after_seq ignored.  Only a session with rewound events is read through
- * adk.live_events (sql/install/12_rewound.sql): the view's join costs a
- * turn about 5% (callgrind), which sessions without a rewind need not pay.
+ * after_seq ignored.  Rewound events are left out (NOT_REWOUND_SQL), as
+ * adk.live_events does.
  */
-#define HISTORY_SQL(rel) \
-	"SELECT event_data, seq FROM " rel \
+#define HISTORY_SQL \
+	"SELECT event_data, seq FROM adk.events" \
 	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
 	"   AND user_id OPERATOR(pg_catalog.=) $2" \
 	"   AND session_id OPERATOR(pg_catalog.=) $3" \
 	"   AND seq OPERATOR(pg_catalog.>) $4" \
+	"   AND NOT (" NOT_REWOUND_SQL " OPERATOR(pg_catalog.@>) seq)" \
 	" ORDER BY seq"
 
 List *
@@ -223,40 +234,24 @@ adk_session_history(const char *app, const char *user, const char *session,
 	MemoryContext caller = CurrentMemoryContext;
 	AdkOwnerSave save;
 	List	   *result = NIL;
-	bool		rewound = false;
 	uint64		i;
 
 	session_args(args, app, user, session);
 	args[3] = Int64GetDatum(after_seq);
 	adk_owner_spi_begin(&save);
-	*compacted = false;
-	if (adk_spi_exec("SELECT EXISTS (SELECT FROM adk.compactions c"
-					 "               WHERE c.app_name OPERATOR(pg_catalog.=) $1"
-					 "                 AND c.user_id OPERATOR(pg_catalog.=) $2"
-					 "                 AND c.session_id OPERATOR(pg_catalog.=) $3),"
-					 "       s.rewound OPERATOR(pg_catalog.<>) '{}'::pg_catalog.int8multirange"
-					 "  FROM adk.sessions s"
-					 " WHERE s.app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND s.user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND s.id OPERATOR(pg_catalog.=) $3",
-					 3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		bool		isnull;
-
-		*compacted = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 1, &isnull));
-		rewound = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-											 SPI_tuptable->tupdesc, 2, &isnull));
-	}
+	*compacted = adk_spi_exec("SELECT 1 FROM adk.compactions"
+							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
+							  "   AND user_id OPERATOR(pg_catalog.=) $2"
+							  "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
+							  3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed > 0;
 	if (*compacted)
 	{
 		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
 						 3, types, args, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the session's events");
 	}
-	else if (adk_spi_exec(rewound ? HISTORY_SQL("adk.live_events") : HISTORY_SQL("adk.events"),
-						  4, types, args, NULL, 0) != SPI_OK_SELECT)
+	else if (adk_spi_exec(HISTORY_SQL, 4, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -384,10 +379,11 @@ adk_session_recent_authors(const char *app, const char *user,
 
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.live_events"
+	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
 					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
 					 "   AND user_id OPERATOR(pg_catalog.=) $2"
 					 "   AND session_id OPERATOR(pg_catalog.=) $3"
+					 "   AND NOT (" NOT_REWOUND_SQL " OPERATOR(pg_catalog.@>) seq)"
 					 " ORDER BY seq DESC LIMIT 200",
 					 3, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
