@@ -110,6 +110,19 @@ SELECT count(*) AS events
 SELECT count(*) AS events FROM adk_run('pc_claude_app', 'u1', 's1', 'and now some words');
 SELECT pg_temp.marks(request) AS marks, jsonb_array_length(request -> 'messages') AS messages
   FROM adk.model_calls WHERE app_name = 'pc_claude_app' ORDER BY id;
+-- interleaved: two sessions of the app take turns in this backend, each
+-- request marks its own last two messages and no other
+SELECT s, count(*) AS events
+  FROM unnest(ARRAY['s2', 's1', 's2', 's1']) WITH ORDINALITY AS t(s, n),
+       LATERAL adk_run('pc_claude_app', 'u1', s, format('call pc_echo({"x": "%s"})', n)) e
+ GROUP BY s, n ORDER BY n;
+SELECT count(*) AS requests,
+       count(*) FILTER (WHERE (SELECT count(*) FROM jsonb_path_query(request, 'strict $.**.cache_control')) > 4)
+           AS over_four,
+       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(request -> 'messages') WITH ORDINALITY m(v, i)
+                                      WHERE m.i <= jsonb_array_length(request -> 'messages') - 2
+                                        AND m.v::text LIKE '%cache_control%')) AS marked_too_early
+  FROM adk.model_calls WHERE app_name = 'pc_claude_app';
 -- the turns stored no marker: the events are as without caching
 SELECT count(*) AS events_with_marker FROM adk.events
  WHERE app_name = 'pc_claude_app' AND event_data::text LIKE '%cache_control%';
