@@ -144,6 +144,16 @@ SELECT c.input_tokens = (l #>> '{answer,prompt_tokens}')::bigint AS input_as_rep
        c.response #> '{usage_metadata}' ? 'cache_creation_token_count' AS in_response
   FROM (SELECT * FROM adk.model_calls WHERE app_name = 'pc_plain_app' ORDER BY id DESC LIMIT 1) c,
        pg_temp.last_request() l;
+-- streamed the same
+SELECT count(*) > 0 AS streamed
+  FROM adk_run('pc_plain_app', 'u1', 's1', 'third', options => '{"stream": true}');
+SELECT c.stream, pg_temp.marks(l -> 'body') AS marks,
+       c.input_tokens = (l #>> '{answer,prompt_tokens}')::bigint AS input_as_reported,
+       c.cached_tokens = (l #>> '{answer,cache_read}')::bigint AS read_as_reported,
+       c.cache_creation_tokens = (l #>> '{answer,cache_write}')::bigint AS written_as_reported,
+       c.response #> '{usage_metadata}' ? 'cache_creation_token_count' AS in_response
+  FROM (SELECT * FROM adk.model_calls WHERE app_name = 'pc_plain_app' ORDER BY id DESC LIMIT 1) c,
+       pg_temp.last_request() l;
 -- every cached request after the first read what one before it wrote
 SELECT row_number() OVER (ORDER BY id) AS call,
        cached_tokens > 0 AS read, cache_creation_tokens > 0 AS wrote,
@@ -182,6 +192,13 @@ SELECT :'key3' <> :'key1' AS other_agent_other_key, :'key4' <> :'key1' AS new_ve
 SELECT count(*) AS events FROM adk_run('pc_gpt_app', 'u1', 's1', 'and again');
 SELECT c.cached_tokens > 0 AS read, c.cached_tokens = (l #>> '{answer,cache_read}')::bigint AS as_reported,
        c.cache_creation_tokens
+  FROM (SELECT * FROM adk.model_calls WHERE app_name = 'pc_gpt_app' ORDER BY id DESC LIMIT 1) c,
+       pg_temp.last_request() l;
+-- streamed the same
+SELECT count(*) > 0 AS streamed
+  FROM adk_run('pc_gpt_app', 'u1', 's1', 'and once more', options => '{"stream": true}');
+SELECT c.stream, c.cached_tokens > 0 AS read, c.cached_tokens = (l #>> '{answer,cache_read}')::bigint AS as_reported,
+       l #>> '{body,prompt_cache_key}' = :'key4' AS same_key
   FROM (SELECT * FROM adk.model_calls WHERE app_name = 'pc_gpt_app' ORDER BY id DESC LIMIT 1) c,
        pg_temp.last_request() l;
 -- adk_generate may ask for it too
