@@ -141,3 +141,4 @@ SELECT m.app_name,
  GROUP BY m.app_name;
 COMMENT ON VIEW adk.stat_cache IS 'Per app (NULL: adk_generate): calls, input tokens, those read from the prompt cache (cached_tokens) and written to it, and the hit rate (cached_tokens / input_tokens) since adk_stat_reset(), from adk.model_calls.';
 GRANT SELECT ON adk.stat_cache TO adk_user;
+COMMENT ON FUNCTION adk_stat_reset() IS 'Start adk.stat_models, adk.stat_tools and adk.stat_cache counting from now (adk_admin).';
