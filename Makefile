@@ -38,6 +38,7 @@ OBJS = \
 	src/model/llm_response.o \
 	src/model/llm_stream.o \
 	src/model/model_def.o \
+	src/model/prompt_cache.o \
 	src/model/msg_cache.o \
 	src/model/fallback.o \
 	src/model/settings.o \

@@ -66,14 +66,16 @@ END
 $$;
 
 -- An app's row as a run reads it: root agent, auto_create_session, plugins,
--- max_llm_calls and whether compaction is set.  No row: no such app.
+-- max_llm_calls, whether compaction is set and whether prompts are cached
+-- (88_prompt_cache.sql).  No row: no such app.
 CREATE FUNCTION adk._app_definition(p_app text)
 RETURNS TABLE (r_root_agent text, r_auto_create_session boolean, r_plugins text[],
-               r_max_llm_calls integer, r_compaction boolean)
+               r_max_llm_calls integer, r_compaction boolean, r_context_cache boolean)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
-    SELECT a.root_agent, a.auto_create_session, a.plugins, a.max_llm_calls, a.compaction IS NOT NULL
+    SELECT a.root_agent, a.auto_create_session, a.plugins, a.max_llm_calls, a.compaction IS NOT NULL,
+           coalesce((a.context_cache ->> 'enabled')::boolean, false)
       FROM adk.apps a WHERE a.name = p_app;
 END
 $$;

@@ -148,6 +148,12 @@ anth_build(const LlmRequestSpec *spec, char **errmsg)
 		llm_add_str(body, "system", spec->system_instruction);
 	if (anth_messages(body, spec, errmsg) < 0 || anth_tools(body, spec, errmsg) < 0)
 		goto fail;
+	/* breakpoints on what was just built, never on the memo's messages */
+	if (spec->cache_key != NULL && llm_cache_anthropic(body) < 0)
+	{
+		llm_set_errmsg(errmsg, "out of memory");
+		goto fail;
+	}
 	if (spec->stream)
 		json_object_object_add(body, "stream", json_object_new_boolean(1));
 	return body;
@@ -778,8 +784,9 @@ anth_block_part(struct json_object *block)
 }
 
 /*
- * Merge Anthropic usage src into ADK usage dst.  Cached input counts are
- * part of the prompt; the total is recomputed from prompt and output.
+ * Merge Anthropic usage src into ADK usage dst.  Cached input counts, read
+ * and written, are part of the prompt (the API's input_tokens counts
+ * neither); the total is recomputed from prompt and output.
  * Counts saturate at LLM_MAX_TOKEN_COUNT (llm_get_count).
  */
 static void
@@ -793,7 +800,12 @@ anth_usage(struct json_object *dst, struct json_object *src)
 	if (llm_get_count(src, "input_tokens", &in))
 	{
 		if (llm_get_count(src, "cache_creation_input_tokens", &v))
+		{
 			in = llm_count_add(in, v);
+			/* to the ledger (llm_cache_take_creation) */
+			if (v > 0)
+				llm_usage_set(dst, "cache_creation_token_count", v);
+		}
 		if (llm_get_count(src, "cache_read_input_tokens", &v))
 		{
 			in = llm_count_add(in, v);

@@ -225,6 +225,9 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 		json_object_object_add(opts, "include_usage", json_object_new_boolean(1));
 		json_object_object_add(body, "stream_options", opts);
 	}
+	/* routes requests of one prefix to the same cache (prompt_cache.c) */
+	if (spec->cache_key != NULL)
+		llm_add_str(body, "prompt_cache_key", spec->cache_key);
 	llm_ids_free(&ids);
 	llm_log_finish(spec->log, messages, off);
 	return body;

@@ -557,6 +557,10 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	if (json_object_object_get_ex(c->config, "system_instruction", &si) &&
 		json_object_is_type(si, json_type_string))
 		spec.system_instruction = json_object_get_string(si);
+	/* prompt caching (prompt_cache.c), checked by adk_check_call_options */
+	if (json_object_object_get_ex(c->config, "prompt_cache_key", &si) &&
+		json_object_is_type(si, json_type_string))
+		spec.cache_key = json_object_get_string(si);
 
 	/*
 	 * Through a memo: from the last boundary before the first content that
@@ -1098,6 +1102,7 @@ fill_record(AdkModelCall *c, AdkModelCallRecord *rec)
 		rec->response_len = resp->body.len;
 	}
 	rec->result = c->result;
+	rec->cache_creation_tokens = llm_cache_take_creation(c->result);
 	rec->result_jsonb = adk_jsonc_to_jsonb(c->result);
 	rec->secret = def->api_key;
 	rec->provider_model = def->model;

@@ -4,7 +4,8 @@
  *	  The two borders of a model call.
  *
  * Going out: the transport options a call may set -- headers, timeout_ms,
- * connect_timeout_ms, retries, max_request_bytes -- are checked by adk_check_call_options(),
+ * connect_timeout_ms, retries, max_request_bytes, prompt_cache_key -- are
+ * checked by adk_check_call_options(),
  * the one set of rules for adk.models.options (the table's trigger calls
  * it through adk._check_call_options) and for the config of every call
  * (adk_generate, adk_generate_stream, the runner).  Header names must be
@@ -62,6 +63,7 @@ static const char *const reserved_headers[] = {
 static void check_int_option(struct json_object *options, const char *what,
 							 const char *key, int lo, int hi);
 static void check_headers(struct json_object *headers, const char *what);
+static void check_cache_key(struct json_object *options, const char *what);
 static bool is_token(const char *s);
 
 /*
@@ -84,6 +86,7 @@ adk_check_call_options(struct json_object *options, const char *what)
 	check_int_option(options, what, "max_request_bytes", 1, INT_MAX);
 	if (json_object_object_get_ex(options, "headers", &headers))
 		check_headers(headers, what);
+	check_cache_key(options, what);
 }
 
 /*
@@ -130,6 +133,37 @@ check_int_option(struct json_object *options, const char *what,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s \"%s\" must be an integer between %d and %d",
 						what, key, lo, hi)));
+}
+
+/*
+ * prompt_cache_key: prompt caching on with this key (docs/models.md,
+ * "Prompt caching"), a short string of printable ASCII.
+ */
+static void
+check_cache_key(struct json_object *options, const char *what)
+{
+	struct json_object *v;
+	const char *s;
+	int			len;
+	int			i;
+	bool		ok;
+
+	if (!json_object_object_get_ex(options, "prompt_cache_key", &v))
+		return;
+	ok = json_object_is_type(v, json_type_string);
+	if (ok)
+	{
+		s = json_object_get_string(v);
+		len = json_object_get_string_len(v);
+		ok = len >= 1 && len <= ADK_MAX_CACHE_KEY_LEN;
+		for (i = 0; ok && i < len; i++)
+			ok = s[i] >= 0x20 && s[i] < 0x7f;
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s \"prompt_cache_key\" must be a string of 1 to %d printable ASCII characters",
+						what, ADK_MAX_CACHE_KEY_LEN)));
 }
 
 static void

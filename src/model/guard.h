@@ -21,6 +21,7 @@ struct json_object;
 #define ADK_MAX_TIMEOUT_MS			3600000
 #define ADK_MAX_CONNECT_TIMEOUT_MS	300000
 #define ADK_MAX_RETRIES				10
+#define ADK_MAX_CACHE_KEY_LEN		64
 
 #define ADK_REDACTED "[REDACTED]"
 

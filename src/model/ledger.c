@@ -77,10 +77,10 @@ static SPIPlanPtr prepare_insert(Oid *types);
 	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
 	" finish_reason, error_code, error_message, request, response, response_body," \
 	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id," \
-	" fallback_attempt, fallback_from)" \
+	" fallback_attempt, fallback_from, cache_creation_tokens)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
-	"  $18, $19, $20, $21, $22, $23, $24, $25)"
-#define NARGS 25
+	"  $18, $19, $20, $21, $22, $23, $24, $25, $26)"
+#define NARGS 26
 
 /*
  * The row as inserted, without its bodies, as JSON (shared/spent.c hands
@@ -105,7 +105,8 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	Oid			types[NARGS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
 		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
 		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
-	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID};
+	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
+	INT8OID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
 	bool		traced;
@@ -182,6 +183,9 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[23] = Int32GetDatum(rec->fallback_attempt);
 	args[24] = rec->fallback_from ? CStringGetTextDatum(rec->fallback_from) : (Datum) 0;
 	nulls[24] = rec->fallback_from ? ' ' : 'n';
+	/* what the answer wrote to the prompt cache (model/prompt_cache.c) */
+	args[25] = Int64GetDatum(rec->cache_creation_tokens);
+	nulls[25] = rec->cache_creation_tokens >= 0 ? ' ' : 'n';
 
 	remember_call(rec);
 	adk_become_owner(&save);

@@ -39,6 +39,8 @@ typedef struct AdkModelCallRecord
 	const struct AdkTraceCurrent *trace;	/* the span it joined, or NULL */
 	int			fallback_attempt;	/* 0: the first model the call tried */
 	const char *fallback_from;	/* the model tried before, or NULL */
+	int64		cache_creation_tokens;	/* written to the prompt cache; -1:
+										 * none reported */
 } AdkModelCallRecord;
 
 /*

@@ -152,6 +152,12 @@ typedef struct LlmRequestSpec
 	 * same request memo (LlmTextMemo): the body is printed through it
 	 */
 	struct LlmTextMemo *text;
+
+	/*
+	 * NULL, or prompt caching on with this key (prompt_cache.c): OpenAI
+	 * sends it as prompt_cache_key, Anthropic marks cache breakpoints
+	 */
+	const char *cache_key;
 } LlmRequestSpec;
 
 /*
@@ -396,6 +402,12 @@ extern char *llm_request_compact_memo(struct json_object *body,
 									  const char *member, LlmTextMemo *memo);
 extern void llm_text_memo_free(LlmTextMemo *memo);
 
+/*
+ * Take the tokens an answer wrote to the provider's prompt cache out of
+ * its usage_metadata (prompt_cache.c); -1 when none were reported
+ */
+extern int64_t llm_cache_take_creation(struct json_object *result);
+
 #ifdef ADK_LLM_INTERNAL
 
 /*
@@ -623,6 +635,9 @@ extern struct json_object *llm_usage_from(struct json_object *src,
 										  const char *const *map);
 extern const char *llm_map_finish(const char *reason,
 								  const char *const *map);
+
+/* Prompt caching (prompt_cache.c) */
+extern int	llm_cache_anthropic(struct json_object *body);
 
 /* Per-provider operations */
 typedef struct LlmSlot LlmSlot;

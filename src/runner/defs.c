@@ -24,10 +24,12 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/md5.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "common/jsonb_util.h"
 #include "common/spi_plans.h"
 #include "runner/runner.h"
 #include "common/owner.h"
@@ -38,6 +40,8 @@ typedef struct CachedApp
 	char	   *root_name;
 	bool		auto_create;
 	bool		compaction;
+	bool		context_cache;	/* adk.apps.context_cache enabled */
+	int64		version;		/* adk.definitions_version it was read at */
 	int			max_llm_calls;
 	List	   *plugins;
 	List	   *agents;
@@ -111,6 +115,39 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 		run->max_llm_calls = c->max_llm_calls;
 	*auto_create = c->auto_create;
 	run->defs.compaction_configured = c->compaction;
+	run->defs.context_cache = c->context_cache;
+	run->defs.version = c->version;
+}
+
+/*
+ * config with the prompt cache key of agent's requests when the app caches
+ * prompts (docs/models.md, "Prompt caching"), else config.  The key is the
+ * same for every request of the app and agent while the definitions stay
+ * (their version): the prompt the agent's requests begin with -- its
+ * instruction and tools -- is defined by them.  A hash, so that no app or
+ * agent name goes to the provider.
+ */
+Jsonb *
+adk_prompt_cache_config(AdkRun *run, AdkAgent *agent, Jsonb *config)
+{
+	StringInfoData what;
+	char		hex[33];
+	const char *errstr = NULL;
+	char	   *add;
+
+	if (!run->defs.context_cache)
+		return config;
+	initStringInfo(&what);
+	appendStringInfo(&what, "%s%c%s%c" INT64_FORMAT, run->app, '\0',
+					 agent->name, '\0', run->defs.version);
+	if (!pg_md5_hash(what.data, what.len, hex, &errstr))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not compute the prompt cache key: %s", errstr)));
+	add = psprintf("{\"prompt_cache_key\": \"adk-%s\"}", hex);
+	return adk_jsonb_concat(config,
+							DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+															   CStringGetDatum(add))));
 }
 
 /*
@@ -216,6 +253,8 @@ load_app(const char *app)
 	plugins = DatumGetArrayTypePCopy(SPI_getbinval(row, desc, 3, &isnull));
 	c->max_llm_calls = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
 	c->compaction = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+	c->context_cache = DatumGetBool(SPI_getbinval(row, desc, 6, &isnull));
+	c->version = cached_version;
 	adk_owner_spi_end(&save);
 
 	c->plugins = adk_load_plugins(plugins);

@@ -813,6 +813,7 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 	round->pctx.agent = agent;
 	round->pctx.branch = branch;
 	round->span = adk_span_model_begin(run, adk_span_step(run), agent->model, contents);
+	config = adk_prompt_cache_config(run, agent, config);
 	round->call = adk_model_start(agent->model, contents, decls, config,
 								  run->stream, emit_partial, &round->pctx,
 								  request_memo(run, agent->name, branch),
@@ -1244,6 +1245,8 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 		return error;
 	}
 	config = adk_request_config(tool_agent, instruction);
+
+	config = adk_prompt_cache_config(run, tool_agent, config);
 
 	run->out.llm_calls++;
 	*model_span = adk_span_model_begin(run, *agent_span, tool_agent->model, contents);

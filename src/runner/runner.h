@@ -169,6 +169,8 @@ typedef struct AdkRunDefs
 	List	   *plugins;		/* AdkPlugin *, in call order */
 	AdkAgent   *first_agent;	/* the agent the run started with */
 	bool		compaction_configured;	/* adk.apps.compaction is set */
+	bool		context_cache;	/* adk.apps.context_cache is enabled */
+	int64		version;		/* the definitions' (defs.c) */
 	struct AdkCompaction *compaction;	/* the app's settings, once read
 										 * (compaction.c) */
 } AdkRunDefs;
@@ -420,6 +422,8 @@ extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,
 /* prompt_instruction.c */
 extern char *adk_build_instruction(AdkRun *run, AdkAgent *agent);
 extern Jsonb *adk_request_config(AdkAgent *agent, const char *instruction);
+extern Jsonb *adk_prompt_cache_config(AdkRun *run, AdkAgent *agent,
+									  Jsonb *config);
 
 /* tools.c */
 extern AdkTool *adk_find_tool(List *tools, const char *name);

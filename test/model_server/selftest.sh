@@ -301,6 +301,26 @@ A "gemini: maxOutputTokens -> MAX_TOKENS" 'J["candidates"][0]["finishReason"] ==
 AN '{"model":"c","max_tokens":2,"messages":[{"role":"user","content":"a rather long sentence here"}]}'
 A "anthropic: max_tokens -> stop_reason max_tokens" 'J["stop_reason"] == "max_tokens" and J["content"][0]["text"] == "echo: a "'
 
+# ---------------------------------------------------------- prompt caching --
+CC='"cache_control":{"type":"ephemeral"}'
+SYS='"system":[{"type":"text","text":"'"$(printf 'policy %.0s' $(seq 40))"'",'"$CC"'}]'
+AN '{"model":"cache-c","max_tokens":10,'"$SYS"',"messages":[{"role":"user","content":[{"type":"text","text":"hello",'"$CC"'}]}]}'
+A "anthropic cache: first request writes" 'status == 200 and J["usage"]["cache_creation_input_tokens"] > 0 and J["usage"]["cache_read_input_tokens"] == 0'
+AN '{"model":"cache-c","max_tokens":10,'"$SYS"',"messages":[{"role":"user","content":[{"type":"text","text":"hello"}]},{"role":"assistant","content":[{"type":"text","text":"echo: hello"}]},{"role":"user","content":[{"type":"text","text":"again",'"$CC"'}]}]}'
+A "anthropic cache: the next one reads the prefix" 'J["usage"]["cache_read_input_tokens"] > 0 and J["usage"]["cache_creation_input_tokens"] > 0'
+AN '{"model":"cache-c","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a",'"$CC"'},{"type":"text","text":"b",'"$CC"'},{"type":"text","text":"c",'"$CC"'},{"type":"text","text":"d",'"$CC"'},{"type":"text","text":"e",'"$CC"'}]}]}'
+A "anthropic cache: five breakpoints -> 400" 'status == 400 and "A maximum of 4 blocks with cache_control" in J["error"]["message"]'
+AN '{"model":"cache-c","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}'
+A "anthropic cache: none without breakpoints" 'J["usage"]["cache_creation_input_tokens"] == 0 and J["usage"]["cache_read_input_tokens"] == 0'
+OA '{"model":"cache-m","prompt_cache_key":"k1","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"}]}'
+OA '{"model":"cache-m","prompt_cache_key":"k1","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"},{"role":"assistant","content":"echo: hello"},{"role":"user","content":"again"}]}'
+A "openai cache: prompt_cache_key, the prefix read" 'J["usage"]["prompt_tokens_details"]["cached_tokens"] > 0'
+OA '{"model":"cache-m","prompt_cache_key":"k2","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"},{"role":"assistant","content":"echo: hello"},{"role":"user","content":"again"}]}'
+A "openai cache: another key, nothing read" 'J["usage"]["prompt_tokens_details"]["cached_tokens"] == 0'
+GM gemini-implicit-cache '{"contents":[{"role":"user","parts":[{"text":"hello"}]}]}'
+GM gemini-implicit-cache '{"contents":[{"role":"user","parts":[{"text":"hello"}]},{"role":"model","parts":[{"text":"echo: hello"}]},{"role":"user","parts":[{"text":"again"}]}]}'
+A "gemini implicit cache: cachedContentTokenCount" 'J["usageMetadata"]["cachedContentTokenCount"] > 0'
+
 # -------------------------------------------------------------- streaming --
 LONG="stream me a reasonably long answer please"
 OA '{"model":"m","stream":true,"messages":[{"role":"user","content":"'"$LONG"'"}]}' -N

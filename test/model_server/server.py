@@ -157,6 +157,7 @@ class State:
             self.last = None
             self.recent = collections.deque(maxlen=100)
             self.seen_429 = set()
+            self.prompt_cache = set()   # hashes of the prompt prefixes cached (prompt_cache())
             self.started = time.time()
 
     def remember_secret(self, value):
@@ -216,6 +217,7 @@ class Conv:
         self.include_usage = False
         self.gemini_ids = False     # request carried functionCall ids
         self.prompt_chars = 0
+        self.cache = None           # (prompt tokens, read, written) when cached (prompt_cache())
 
     def add(self, role, texts=None, calls=None, results=None):
         m = {"role": role, "texts": list(texts or []), "calls": list(calls or []),
@@ -520,10 +522,13 @@ class Answer:
         self.rule = ""
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.cache_read = 0         # of prompt_tokens: read from the prompt cache
+        self.cache_write = 0        # of prompt_tokens: written to it (Anthropic)
 
     def summary(self):
         return {"rule": self.rule, "text": self.text, "calls": self.calls, "finish": self.finish,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cache_read": self.cache_read, "cache_write": self.cache_write}
 
 
 def _fmt_num(v):
@@ -642,7 +647,123 @@ def script(conv):
         out_chars = len(ans.text)
     ans.prompt_tokens = conv.prompt_chars // 4 + 1
     ans.completion_tokens = out_chars // 4 + 1
+    if conv.cache is not None:
+        ans.prompt_tokens, ans.cache_read, ans.cache_write = conv.cache
     return ans
+
+
+# ---- prompt caching ---------------------------------------------------------
+#
+# A cached request's prompt is a list of units in the order the provider
+# reads it (Anthropic: tools, system blocks, message blocks; OpenAI and
+# Gemini: the system prompt, then messages), each counted len(text) // 4
+# tokens; its prompt_tokens are then the units' (+ 1).  A prefix is cached
+# by its units' hash, per model (and OpenAI's prompt_cache_key).
+#  - Anthropic: only with cache_control breakpoints (at most 4, each
+#    {"type": "ephemeral"}, "ttl" allowed; more is the API's 400).  Each
+#    breakpoint reads the longest cached prefix ending at it or at one of
+#    the 20 blocks before it; the prefix up to the last breakpoint is written
+#    (cache_creation_input_tokens: what is past what was read), and every
+#    breakpoint's prefix is cached.  input_tokens is what is neither.
+#  - OpenAI: only with prompt_cache_key: the longest cached prefix of whole
+#    messages is read (prompt_tokens_details.cached_tokens); every prefix
+#    is cached.
+#  - Gemini, implicit: only for a model whose name contains "implicit-cache"
+#    (so that other tests' usage stays as it was); as OpenAI, reported as
+#    cachedContentTokenCount.
+
+CACHE_LOOKBACK = 20
+
+
+def _units_tokens(units):
+    out, n = [], 0
+    for u in units:
+        n += len(u) // 4
+        out.append(n)
+    return out
+
+
+def _prefix_hashes(scope, units):
+    h = hashlib.sha256(scope.encode())
+    out = []
+    for u in units:
+        h.update(b"\0" + u.encode("utf-8", "surrogatepass"))
+        out.append(h.copy().hexdigest())
+    return out
+
+
+def _without_cc(block):
+    return {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+
+
+def prompt_cache(provider, body, model):
+    """(prompt tokens, read, written) of a cached request, or None; raises BadRequest."""
+    units, marks = [], []
+    if provider == "anthropic":
+        def add(block):
+            if isinstance(block, dict) and "cache_control" in block:
+                cc = block["cache_control"]
+                if (not isinstance(cc, dict) or cc.get("type") != "ephemeral"
+                        or set(cc) - {"type", "ttl"}):
+                    raise BadRequest("cache_control: Input tag does not match the expected tag 'ephemeral'")
+                if block.get("type") in ("thinking", "redacted_thinking") or \
+                        (block.get("type") == "text" and not block.get("text")):
+                    raise BadRequest("cache_control cannot be set for empty text blocks or thinking blocks")
+                marks.append(len(units))
+            units.append(compact(_without_cc(block)) if not isinstance(block, str) else block)
+        for t in body.get("tools") or []:
+            add(t)
+        sysv = body.get("system")
+        for b in ([sysv] if isinstance(sysv, str) else sysv or []):
+            add(b)
+        for m in body.get("messages") or []:
+            c = m.get("content") if isinstance(m, dict) else None
+            for b in ([c] if isinstance(c, str) else c or []):
+                add(b)
+        if not marks:
+            return None
+        if len(marks) > 4:
+            raise BadRequest("A maximum of 4 blocks with cache_control may be provided. Found %d." % len(marks))
+        scope = "anthropic\0" + str(body.get("model"))
+    else:
+        if provider == "openai":
+            key = body.get("prompt_cache_key")
+            if key is None:
+                return None
+            if not isinstance(key, str):
+                raise BadRequest("Invalid type for 'prompt_cache_key': expected a string.", "prompt_cache_key",
+                                 "invalid_type")
+            msgs = body.get("messages") or []
+            scope = "openai\0" + str(body.get("model")) + "\0" + key
+        else:
+            if "implicit-cache" not in (model or ""):
+                return None
+            msgs = ([body["systemInstruction"]] if body.get("systemInstruction") else []) + \
+                (body.get("contents") or [])
+            scope = "gemini\0" + str(model)
+        units = [compact(m) for m in msgs]
+    tokens = _units_tokens(units)
+    hashes = _prefix_hashes(scope, units)
+    with STATE.lock:
+        cached = STATE.prompt_cache
+        if provider == "anthropic":
+            read = 0
+            for i in marks:
+                for j in range(i, max(-1, i - CACHE_LOOKBACK - 1), -1):
+                    if hashes[j] in cached:
+                        read = max(read, tokens[j])
+                        break
+            written = max(0, tokens[marks[-1]] - read)
+            cached.update(hashes[i] for i in marks)
+        else:
+            read = 0
+            for j in range(len(units) - 1, -1, -1):
+                if hashes[j] in cached:
+                    read = tokens[j]
+                    break
+            written = 0
+            cached.update(hashes)
+    return (tokens[-1] + 1 if tokens else 1), read, written
 
 
 def echo_key(ans, key):
@@ -682,7 +803,7 @@ OPENAI_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls",
 def openai_usage(ans):
     return {"prompt_tokens": ans.prompt_tokens, "completion_tokens": ans.completion_tokens,
             "total_tokens": ans.prompt_tokens + ans.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": ans.cache_read, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
 
@@ -753,6 +874,8 @@ def gemini_json(obj, pretty):
 
 def gemini_usage(ans, final=True):
     u = {"promptTokenCount": ans.prompt_tokens}
+    if ans.cache_read:
+        u["cachedContentTokenCount"] = ans.cache_read
     if final:
         u["candidatesTokenCount"] = ans.completion_tokens
         u["totalTokenCount"] = ans.prompt_tokens + ans.completion_tokens
@@ -822,8 +945,9 @@ ANTHROPIC_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "t
 
 
 def anthropic_usage(ans, output_tokens=None):
-    return {"input_tokens": ans.prompt_tokens, "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+    return {"input_tokens": ans.prompt_tokens - ans.cache_read - ans.cache_write,
+            "cache_creation_input_tokens": ans.cache_write,
+            "cache_read_input_tokens": ans.cache_read,
             "output_tokens": ans.completion_tokens if output_tokens is None else output_tokens,
             "service_tier": "standard"}
 
@@ -1407,6 +1531,7 @@ class Handler(BaseHTTPRequestHandler):
                     conv.stream = route.endswith("streamGenerateContent")
                 else:
                     conv = parse_anthropic(parsed)
+                conv.cache = prompt_cache(provider, parsed, path_model if provider == "gemini" else conv.model)
             except BadRequest as e:
                 status = self.send_provider_error(provider, 400, "invalid_request", e.message, e.param, e.code)
                 return

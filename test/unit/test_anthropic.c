@@ -108,12 +108,16 @@ test_parse_text_and_tools(void)
 								  "'stop_reason':'tool_use','stop_sequence':null,"
 								  "'usage':{'input_tokens':100,'cache_creation_input_tokens':20,'cache_read_input_tokens':30,'output_tokens':40}}");
 
+	/* the tokens written to the cache: for the ledger, taken out there */
 	CHECK_JSON(r, "{'content':{'role':'model','parts':[{'text':'hmm','thought':true},{'text':'Checking.'},"
 			   "{'function_call':{'id':'toolu_1','name':'get_weather','args':{'city':'Paris'}}},"
 			   "{'function_call':{'id':'toolu_2','name':'get_time','args':{}}}]},"
-			   "'usage_metadata':{'cached_content_token_count':30,'prompt_token_count':150,"
-			   "'candidates_token_count':40,'total_token_count':190},"
+			   "'usage_metadata':{'cache_creation_token_count':20,'cached_content_token_count':30,"
+			   "'prompt_token_count':150,'candidates_token_count':40,'total_token_count':190},"
 			   "'model_version':'claude-sonnet-4-5-20250929','finish_reason':'STOP'}");
+	CHECK_INT(llm_cache_take_creation(r), 20);
+	CHECK(llm_get(llm_get_obj(r, "usage_metadata"), "cache_creation_token_count") == NULL);
+	CHECK_INT(llm_cache_take_creation(r), -1);
 	json_object_put(r);
 	r = parse(200, "{'content':[{'type':'tool_use','name':'f'}],'stop_reason':'tool_use'}");
 	CHECK_INT(STRIP_IDS(r), 1);
@@ -353,7 +357,87 @@ test_request_resume(void)
 					   "{'role':'user','parts':[{'text':'c'}]}]") == 2);
 }
 
+/*
+ * Prompt caching (LlmRequestSpec.cache_key): breakpoints on the last tool,
+ * the system prompt and the last two messages, four in all; the messages
+ * kept for the next request (LlmRequestSpec.reuse) are left unmarked, and
+ * so is the next request built from them but for its own last two.
+ */
+static void
+test_request_cache_breakpoints(void)
+{
+	struct json_object *contents = J("[{'role':'user','parts':[{'text':'one'}]},"
+									 "{'role':'model','parts':[{'text':'two'}]},"
+									 "{'role':'user','parts':[{'text':'three'}]}]");
+	struct json_object *tools = J("[{'name':'f','description':'d'},{'name':'g'}]");
+	struct json_object *reuse[3] = {NULL, NULL, NULL};
+	LlmRequestSpec spec;
+	struct json_object *body;
+	char	   *err = NULL;
+	size_t		i;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = LLM_ANTHROPIC;
+	spec.model = "m";
+	spec.contents = contents;
+	spec.tools = tools;
+	spec.system_instruction = "be brief";
+	spec.reuse = reuse;
+	spec.cache_key = "k";
+	body = llm_build_request_object(&spec, &err);
+	CHECK(body != NULL && err == NULL);
+	CHECK_JSON(body, "{'model':'m','max_tokens':4096,"
+			   "'system':[{'type':'text','text':'be brief','cache_control':{'type':'ephemeral'}}],"
+			   "'messages':[{'role':'user','content':[{'type':'text','text':'one'}]},"
+			   "{'role':'assistant','content':[{'type':'text','text':'two','cache_control':{'type':'ephemeral'}}]},"
+			   "{'role':'user','content':[{'type':'text','text':'three','cache_control':{'type':'ephemeral'}}]}],"
+			   "'tools':[{'name':'f','description':'d','input_schema':{'type':'object','properties':{}}},"
+			   "{'name':'g','input_schema':{'type':'object','properties':{}},'cache_control':{'type':'ephemeral'}}]}");
+	json_object_put(body);
+	for (i = 0; i < 3; i++)
+		CHECK(reuse[i] != NULL &&
+			  strstr(json_object_to_json_string(reuse[i]), "cache_control") == NULL);
+
+	/* the next request takes the kept messages: only its own are marked */
+	json_object_array_add(contents, J("{'role':'model','parts':[{'text':'four'}]}"));
+	{
+		struct json_object *reuse2[4] = {json_object_get(reuse[0]), json_object_get(reuse[1]),
+		json_object_get(reuse[2]), NULL};
+
+		spec.reuse = reuse2;
+		spec.tools = NULL;
+		spec.system_instruction = NULL;
+		body = llm_build_request_object(&spec, &err);
+		CHECK(body != NULL && err == NULL);
+		CHECK_JSON(body, "{'model':'m','max_tokens':4096,"
+				   "'messages':[{'role':'user','content':[{'type':'text','text':'one'}]},"
+				   "{'role':'assistant','content':[{'type':'text','text':'two'}]},"
+				   "{'role':'user','content':[{'type':'text','text':'three','cache_control':{'type':'ephemeral'}}]},"
+				   "{'role':'assistant','content':[{'type':'text','text':'four','cache_control':{'type':'ephemeral'}}]}]}");
+		json_object_put(body);
+		for (i = 0; i < 4; i++)
+		{
+			CHECK(reuse2[i] != NULL &&
+				  strstr(json_object_to_json_string(reuse2[i]), "cache_control") == NULL);
+			json_object_put(reuse2[i]);
+		}
+	}
+	/* off: nothing marked, the system prompt a string */
+	spec.cache_key = NULL;
+	spec.reuse = NULL;
+	spec.system_instruction = "be brief";
+	body = llm_build_request_object(&spec, &err);
+	CHECK(body != NULL && strstr(json_object_to_json_string(body), "cache_control") == NULL);
+	CHECK_STR(llm_get_str(body, "system"), "be brief");
+	json_object_put(body);
+	for (i = 0; i < 3; i++)
+		json_object_put(reuse[i]);
+	json_object_put(contents);
+	json_object_put(tools);
+}
+
 const UnitTest anthropic_tests[] = {
+	{"request_cache_breakpoints", test_request_cache_breakpoints},
 	{"request_resume", test_request_resume},
 	{"request_reuse_history", test_request_reuse_history},
 	{"request_id_reuse", test_request_id_reuse},
