@@ -490,6 +490,7 @@ extern AdkAgent *adk_task_active(AdkRun *run);
 
 /* schema_check.c: arguments against a task or single_turn agent's schema */
 extern char *adk_schema_check(Jsonb *schema, Jsonb *args);
+extern Jsonb *adk_delegation_error(AdkAgent *agent, Jsonb *args, MemoryContext keep);
 
 /* subxact.c */
 typedef void (*AdkGuardedFn) (void *arg);

@@ -17,11 +17,38 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
+#include "common/json_bridge.h"
 #include "common/jsonb_util.h"
 #include "runner/runner.h"
 
 static const char *value_type(JsonbValue *v);
 static bool type_matches(const char *want, JsonbValue *v);
+
+/*
+ * A delegation's arguments against the delegated agent's input_schema, or
+ * ADK-Go's default {request: string}: NULL when they fit; else the error
+ * the tool answers with (ADK-Go: the model sees it), made in keep.  The
+ * check itself allocates in the current context.
+ */
+Jsonb *
+adk_delegation_error(AdkAgent *agent, Jsonb *args, MemoryContext keep)
+{
+	char	   *problem;
+	Jsonb	   *error;
+	MemoryContext old;
+
+	problem = adk_schema_check(agent->input_schema ? agent->input_schema :
+							   adk_cstring_to_jsonb("{\"required\": [\"request\"], "
+													"\"properties\": {\"request\": {\"type\": \"string\"}}}"),
+							   args);
+	if (problem == NULL)
+		return NULL;
+	old = MemoryContextSwitchTo(keep);
+	error = adk_error_object(psprintf("argument validation failed for agent %s: %s",
+									  agent->name, problem));
+	MemoryContextSwitchTo(old);
+	return error;
+}
 
 /*
  * NULL when args (an object) satisfies schema; else what is wrong.

@@ -158,7 +158,6 @@ adk_single_turn_next(AdkRun *run, AdkAgent *coordinator, List *calls,
 		AdkAgent   *a = single_turn_sub_agent(coordinator, call->name);
 		AdkNode    *node;
 		ListCell   *l;
-		char	   *problem = NULL;
 		int			n = 1;
 
 		if (a == NULL)
@@ -181,17 +180,10 @@ adk_single_turn_next(AdkRun *run, AdkAgent *coordinator, List *calls,
 		run->nodes = lappend(run->nodes, node);
 		/* checked in the step's memory: only a problem is kept */
 		MemoryContextSwitchTo(old);
-		problem = adk_schema_check(a->input_schema ? a->input_schema :
-								   adk_cstring_to_jsonb("{\"required\": [\"request\"], \"properties\": {\"request\": {\"type\": \"string\"}}}"),
-								   call->args);
+		node->result = adk_delegation_error(a, call->args, run->run_cxt);
 		MemoryContextSwitchTo(run->run_cxt);
-		if (problem != NULL)
-		{
-			/* ADK-Go: the tool fails, the model sees the error */
-			node->result = adk_error_object(psprintf("argument validation failed for agent %s: %s",
-													 a->name, problem));
-			continue;
-		}
+		if (node->result != NULL)
+			continue;			/* ADK-Go: the tool fails, the model sees why */
 		node->input = node_input(a, call->args);
 		*child = a;
 		*branch = node->branch;

@@ -284,7 +284,6 @@ adk_task_next(AdkRun *run, AdkAgent *coordinator, List **calls,
 		AdkCall    *call = (AdkCall *) lfirst(lc);
 		AdkAgent   *a = task_sub_agent(coordinator, call->name);
 		AdkTask    *t;
-		char	   *problem;
 
 		if (a == NULL)
 			continue;
@@ -303,16 +302,10 @@ adk_task_next(AdkRun *run, AdkAgent *coordinator, List **calls,
 		t = find_task(run, call->id, true);
 		t->agent = a;
 		MemoryContextSwitchTo(old);
-		problem = adk_schema_check(a->input_schema ? a->input_schema :
-								   adk_cstring_to_jsonb("{\"required\": [\"request\"], \"properties\": {\"request\": {\"type\": \"string\"}}}"),
-								   call->args);
+		t->error = adk_delegation_error(a, call->args, run->run_cxt);
 		MemoryContextSwitchTo(run->run_cxt);
-		if (problem != NULL)
-		{
-			t->error = adk_error_object(psprintf("argument validation failed for agent %s: %s",
-												 a->name, problem));
+		if (t->error != NULL)
 			continue;
-		}
 		t->input = task_input(a, call->args);
 		*child = a;
 		*scope = t->scope;
