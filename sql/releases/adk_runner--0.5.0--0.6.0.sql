@@ -126,9 +126,8 @@ BEGIN
         RAISE EXCEPTION 'output_key of agent "%" must not be empty', NEW.name USING ERRCODE = '22023';
     END IF;
 
-    -- modes (docs/agent-modes.md): the schemas shape how a coordinator
-    -- calls a task or single_turn agent and what it hands back; a chat
-    -- agent's output_schema is structured output (docs/models.md)
+    -- modes (docs/agent-modes.md): input_schema shapes how a coordinator
+    -- calls a task or single_turn agent, output_schema its answer (models.md)
     FOR k, v IN SELECT * FROM (VALUES ('input_schema', NEW.input_schema),
                                       ('output_schema', NEW.output_schema)) AS x(k, v)
                  WHERE x.v IS NOT NULL LOOP
