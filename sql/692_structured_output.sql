@@ -285,3 +285,10 @@ SELECT event_data ->> 'branch' AS branch, event_data ->> 'author' AS author,
                      'response ' || (event_data #> '{content,parts,0,function_response,response}')::text), 110) AS part
   FROM adk.events WHERE app_name = 'so_nodes' AND session_id = 's1' ORDER BY seq;
 SELECT state -> 'extracted' AS extracted FROM adk.sessions WHERE app_name = 'so_nodes' AND id = 's1';
+
+-- later files list every definition: take this file's away
+DELETE FROM adk.apps WHERE name LIKE 'so\_%';
+DELETE FROM adk.agents WHERE name LIKE 'so\_%';
+DELETE FROM adk.tools WHERE name = 'so_lookup';
+DELETE FROM adk.models WHERE name LIKE 'so\_%';
+DROP FUNCTION so_lookup(text);
