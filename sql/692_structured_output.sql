@@ -286,9 +286,27 @@ SELECT event_data ->> 'branch' AS branch, event_data ->> 'author' AS author,
   FROM adk.events WHERE app_name = 'so_nodes' AND session_id = 's1' ORDER BY seq;
 SELECT state -> 'extracted' AS extracted FROM adk.sessions WHERE app_name = 'so_nodes' AND id = 's1';
 
+-- ---------------------------------------------------------------------
+-- 12. thought parts are not the answer: a model (here a before_model
+--     plugin in its place) that thinks aloud, then answers
+-- ---------------------------------------------------------------------
+CREATE FUNCTION so_thinker(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT '{"content": {"role": "model", "parts": [{"text": "Let me see: {\"name\": ", "thought": true},
+                                                {"text": "{\"name\": \"Cy\", \"email\": \"cy@example.com\"}"}]}}'::jsonb $$;
+SELECT adk_define_plugin('so_thinker', before_model => 'so_thinker(jsonb)');
+SELECT adk_define_agent('so_thinking', model => 'so_gpt', output_key => 'contact',
+                        output_schema => adk_json_schema('so_app.contact'::regtype));
+SELECT adk_define_app('so_think', 'so_thinking', plugins => ARRAY['so_thinker']);
+SELECT count(*) FROM adk_run('so_think', 'u', 's1', 'hi');
+SELECT jsonb_array_length(event_data #> '{content,parts}') AS parts, event_data ? 'error_code' AS error
+  FROM adk.events WHERE app_name = 'so_think' AND session_id = 's1' AND event_data ->> 'author' = 'so_thinking';
+SELECT state -> 'contact' AS contact FROM adk.sessions WHERE app_name = 'so_think' AND id = 's1';
+
 -- later files list every definition: take this file's away
 DELETE FROM adk.apps WHERE name LIKE 'so\_%';
 DELETE FROM adk.agents WHERE name LIKE 'so\_%';
 DELETE FROM adk.tools WHERE name = 'so_lookup';
 DELETE FROM adk.models WHERE name LIKE 'so\_%';
+DELETE FROM adk.plugins WHERE name = 'so_thinker';
 DROP FUNCTION so_lookup(text);
+DROP FUNCTION so_thinker(jsonb);
