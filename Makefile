@@ -59,6 +59,7 @@ OBJS = \
 	src/runner/hitl.o \
 	src/runner/input.o \
 	src/runner/memory_tools.o \
+	src/runner/output_schema.o \
 	src/runner/parts.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \

@@ -27,13 +27,14 @@ SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', mod
 SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', mode => 'task', output_schema => '"string"')$$);
 SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', mode => 'task', output_schema => '{"type": "thing"}')$$);
 SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', mode => 'task', output_schema => '{"type": ["string", "null"]}')$$);
--- the schemas shape delegation to task and single_turn agents: a chat
--- agent (NULL or chat) has none
+-- input_schema shapes delegation to task and single_turn agents: a chat
+-- agent (NULL or chat) has none (its output_schema is structured output:
+-- 692_structured_output)
 SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', input_schema => '{"type": "object"}')$$);
-SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', mode => 'chat', output_schema => '{"type": "object"}')$$);
+SELECT expect_error($$SELECT adk_define_agent('modes_bad', model => 'local', mode => 'chat', input_schema => '{"type": "object"}')$$);
 -- plain writes meet the same rules
 SELECT expect_error($$INSERT INTO adk.agents (name, model, mode) VALUES ('modes_bad', 'local', 'single-turn')$$);
-SELECT expect_error($$UPDATE adk.agents SET output_schema = '{"type": "object"}' WHERE name = 'modes_chat'$$);
+SELECT expect_error($$UPDATE adk.agents SET input_schema = '{"type": "object"}' WHERE name = 'modes_chat'$$);
 SELECT count(*) AS bad_agents FROM adk.agents WHERE name = 'modes_bad';
 
 -- a task agent is never a static node of a workflow agent (ADK-Go's

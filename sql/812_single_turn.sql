@@ -81,7 +81,9 @@ SELECT count(*) AS rows
   FROM adk_run('st_app', 'u', 'st-2', 'call st_json({"request": "[[say:{\"translation\": \"hola\"}]]"})');
 SELECT * FROM st_events('st-2');
 SELECT state -> 'st_json_out' AS st_json_out FROM adk.sessions WHERE app_name = 'st_app' AND id = 'st-2';
--- ... text that is not JSON stays text
+-- ... the schema is asked for natively: the local model server answers
+-- in its shape (an answer that does not fit it is corrected on the
+-- node's branch: 692_structured_output)
 SELECT count(*) AS rows FROM adk_run('st_app', 'u', 'st-3', 'call st_json({"request": "not json"})');
 SELECT state -> 'st_json_out' AS st_json_out FROM adk.sessions WHERE app_name = 'st_app' AND id = 'st-3';
 

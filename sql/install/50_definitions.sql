@@ -517,8 +517,8 @@ BEGIN
         RAISE EXCEPTION 'output_key of agent "%" must not be empty', NEW.name USING ERRCODE = '22023';
     END IF;
 
-    -- modes (docs/agent-modes.md): the schemas shape how a coordinator
-    -- calls a task or single_turn agent and what it hands back
+    -- modes (docs/agent-modes.md): input_schema shapes how a coordinator
+    -- calls a task or single_turn agent, output_schema its answer (models.md)
     FOR k, v IN SELECT * FROM (VALUES ('input_schema', NEW.input_schema),
                                       ('output_schema', NEW.output_schema)) AS x(k, v)
                  WHERE x.v IS NOT NULL LOOP
@@ -532,7 +532,7 @@ BEGIN
                 DETAIL = format('It is %s.', v -> 'type'),
                 HINT = 'Use one of object, string, number, integer, boolean or array.';
         END IF;
-        IF coalesce(NEW.mode, 'chat') = 'chat' THEN
+        IF coalesce(NEW.mode, 'chat') = 'chat' AND k = 'input_schema' THEN
             RAISE EXCEPTION 'chat agent "%" cannot have %', NEW.name, k USING ERRCODE = '22023',
                 DETAIL = 'input_schema is the parameters of the tool a coordinator calls a task or single_turn agent with; output_schema shapes the result that agent hands back.',
                 HINT = 'Set mode to task or single_turn, or leave the schema NULL.';

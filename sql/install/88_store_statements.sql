@@ -175,12 +175,12 @@ $$;
 CREATE FUNCTION adk._model_definition(p_name text)
 RETURNS TABLE (r_provider text, r_endpoint text, r_model text, r_options jsonb,
                r_api_key_env text, r_api_key_secret text, r_secret_value text,
-               r_allowed_hosts text[], r_fallbacks text[])
+               r_allowed_hosts text[], r_fallbacks text[], r_capabilities jsonb)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
     SELECT m.provider, m.endpoint, m.model, m.options, m.api_key_env,
-           m.api_key_secret, s.value, s.allowed_hosts, m.fallbacks
+           m.api_key_secret, s.value, s.allowed_hosts, m.fallbacks, m.capabilities
       FROM adk.models m
       LEFT JOIN adk.secrets s ON s.name = m.api_key_secret
      WHERE m.name = p_name;

@@ -21,7 +21,7 @@ GRANT SELECT ON adk.sessions, adk.events, adk.app_states, adk.user_states,
 -- the table whole.
 GRANT SELECT ON adk.model_calls TO adk_user;
 GRANT SELECT (name, provider, endpoint, model, api_key_env, api_key_secret,
-              created_at, updated_at, price, fallbacks)
+              created_at, updated_at, price, fallbacks, capabilities)
    ON adk.models TO adk_user;
 GRANT SELECT, INSERT, UPDATE, DELETE ON adk.models TO adk_admin;
 CREATE VIEW adk.model_definitions AS
@@ -31,7 +31,7 @@ SELECT m.name, m.provider, m.endpoint, m.model, m.api_key_env, m.api_key_secret,
                  (SELECT COALESCE(pg_catalog.jsonb_object_agg(h.key, pg_catalog.to_jsonb('[REDACTED]'::text)), '{}'::jsonb)
                     FROM pg_catalog.jsonb_each(m.options OPERATOR(pg_catalog.->) 'headers') h))
             ELSE m.options END AS options,
-       m.price, m.created_at, m.updated_at, m.fallbacks
+       m.price, m.created_at, m.updated_at, m.fallbacks, m.capabilities
   FROM adk.models m;
 COMMENT ON VIEW adk.model_definitions IS
     'adk.models with the values of options.headers shown as [REDACTED] (adk_user may not read adk.models.options; adk_admin reads the table).';
@@ -64,7 +64,8 @@ DECLARE
         '_artifact_run_session', '_artifact_scope', '_check_filename',
         '_memory_search', '_memory_search_vec', '_any_word_query', '_cosine', '_embed',
         '_memory_config', '_artifact_names', '_artifact_latest',
-        '_page_size', '_page_token', '_page_token_read', '_mermaid_text', '_mermaid_who'];
+        '_page_size', '_page_token', '_page_token_read', '_mermaid_text', '_mermaid_who',
+        '_json_schema'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
         '_check_one_parent', '_check_references', '_check_root_mode', '_check_task_placement',

@@ -5,3 +5,340 @@
 -- 0.6.0 install (docs/releasing.md).
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
+
+-- Structured output (docs/models.md): a chat agent may have an
+-- output_schema (50_definitions.sql)
+CREATE OR REPLACE FUNCTION adk._agents_before_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    k text;
+    v jsonb;
+    extra text[];
+    dup text;
+BEGIN
+    PERFORM adk._lock_definitions();
+    IF NEW.name IS NULL THEN
+        RAISE EXCEPTION 'agent name must not be null' USING ERRCODE = '22004';
+    END IF;
+    IF NEW.name !~ '^[A-Za-z_][A-Za-z0-9_]*$' OR length(NEW.name) > 128 THEN
+        RAISE EXCEPTION 'invalid agent name "%"', NEW.name USING ERRCODE = '22023',
+            HINT = 'An agent name starts with a letter or underscore, followed by letters, digits or underscores; at most 128 characters.';
+    END IF;
+    IF NEW.name = 'user' THEN
+        RAISE EXCEPTION 'agent name "user" is reserved' USING ERRCODE = '22023',
+            DETAIL = 'Events written by the user have the author "user".';
+    END IF;
+    IF NEW.name = ANY (adk._reserved_tool_names()) THEN
+        RAISE EXCEPTION 'agent name "%" is reserved', NEW.name USING ERRCODE = '22023',
+            DETAIL = 'An agent can be used as a tool, and this is the name of a tool built into adk_runner.';
+    END IF;
+    IF (TG_OP = 'INSERT' OR NEW.name <> OLD.name)
+       AND EXISTS (SELECT 1 FROM adk.tools t WHERE t.name = NEW.name) THEN
+        RAISE EXCEPTION 'agent name "%" is already used by a tool', NEW.name USING ERRCODE = '42710',
+            DETAIL = 'An agent can be listed as a tool, so tools and agents share one set of names.';
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.name <> OLD.name THEN
+        SELECT string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO dup
+          FROM adk.apps a WHERE a.root_agent = OLD.name;
+        IF dup IS NOT NULL THEN
+            RAISE EXCEPTION 'agent "%" is the root agent of app %', OLD.name, dup USING ERRCODE = '23503',
+                HINT = 'Give the app another root agent first.';
+        END IF;
+    END IF;
+    IF NEW.kind IS NULL OR NEW.kind NOT IN ('llm', 'sequential', 'parallel', 'loop') THEN
+        RAISE EXCEPTION 'unknown agent kind "%"', NEW.kind USING ERRCODE = '22023',
+            HINT = 'Use llm, sequential, parallel or loop.';
+    END IF;
+    IF NEW.include_contents IS NULL OR NEW.include_contents NOT IN ('default', 'none') THEN
+        RAISE EXCEPTION 'invalid include_contents "%" for agent "%"', NEW.include_contents, NEW.name
+            USING ERRCODE = '22023', HINT = 'Use default or none.';
+    END IF;
+    IF NEW.mode IS NOT NULL AND NEW.mode NOT IN ('chat', 'task', 'single_turn') THEN
+        RAISE EXCEPTION 'unknown mode "%" for agent "%"', NEW.mode, NEW.name USING ERRCODE = '22023',
+            HINT = 'Use chat, task or single_turn, or leave it NULL for chat.';
+    END IF;
+    NEW.tools := coalesce(NEW.tools, '{}');
+    NEW.sub_agents := coalesce(NEW.sub_agents, '{}');
+    NEW.generate_config := coalesce(NEW.generate_config, '{}');
+    NEW.disallow_transfer_to_parent := coalesce(NEW.disallow_transfer_to_parent, false);
+    NEW.disallow_transfer_to_peers := coalesce(NEW.disallow_transfer_to_peers, false);
+
+    -- the lists: one dimension, no NULL, no duplicate, not the agent itself
+    IF array_ndims(NEW.tools) > 1 OR array_position(NEW.tools, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tools of agent "%" must be a list of names', NEW.name USING ERRCODE = '22023';
+    END IF;
+    IF array_ndims(NEW.sub_agents) > 1 OR array_position(NEW.sub_agents, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'sub_agents of agent "%" must be a list of names', NEW.name USING ERRCODE = '22023';
+    END IF;
+    SELECT t INTO dup FROM unnest(NEW.tools) t GROUP BY t HAVING count(*) > 1 ORDER BY t LIMIT 1;
+    IF dup IS NOT NULL THEN
+        RAISE EXCEPTION 'agent "%" lists tool "%" twice', NEW.name, dup USING ERRCODE = '22023';
+    END IF;
+    SELECT s INTO dup FROM unnest(NEW.sub_agents) s GROUP BY s HAVING count(*) > 1 ORDER BY s LIMIT 1;
+    IF dup IS NOT NULL THEN
+        RAISE EXCEPTION 'agent "%" lists sub-agent "%" twice', NEW.name, dup USING ERRCODE = '22023';
+    END IF;
+    IF NEW.name = ANY (NEW.tools) THEN
+        RAISE EXCEPTION 'agent "%" cannot use itself as a tool', NEW.name USING ERRCODE = '42P17';
+    END IF;
+    IF NEW.name = ANY (NEW.sub_agents) THEN
+        RAISE EXCEPTION 'agent "%" cannot be its own sub-agent', NEW.name USING ERRCODE = '42P17';
+    END IF;
+    IF 'transfer_to_agent' = ANY (NEW.tools) THEN
+        RAISE EXCEPTION 'agent "%" cannot list tool "transfer_to_agent"', NEW.name USING ERRCODE = '22023',
+            DETAIL = 'The runner adds it to every agent that has sub-agents.',
+            HINT = 'List the agents it may transfer to in sub_agents.';
+    END IF;
+    IF 'adk_request_confirmation' = ANY (NEW.tools) THEN
+        RAISE EXCEPTION 'agent "%" cannot list tool "adk_request_confirmation"', NEW.name USING ERRCODE = '22023',
+            HINT = 'Mark the tools that need confirmation with require_confirmation.';
+    END IF;
+
+    -- what each kind may have
+    IF NEW.kind <> 'llm' THEN
+        extra := array_remove(ARRAY[
+            CASE WHEN NEW.model IS NOT NULL THEN 'model' END,
+            CASE WHEN NEW.instruction IS NOT NULL THEN 'instruction' END,
+            CASE WHEN cardinality(NEW.tools) > 0 THEN 'tools' END,
+            CASE WHEN NEW.output_key IS NOT NULL THEN 'output_key' END,
+            CASE WHEN NEW.generate_config <> '{}' THEN 'generate_config' END,
+            CASE WHEN NEW.mode IS NOT NULL THEN 'mode' END,
+            CASE WHEN NEW.input_schema IS NOT NULL THEN 'input_schema' END,
+            CASE WHEN NEW.output_schema IS NOT NULL THEN 'output_schema' END], NULL);
+        IF cardinality(extra) > 0 THEN
+            RAISE EXCEPTION '% agent "%" cannot have %', NEW.kind, NEW.name, array_to_string(extra, ', ')
+                USING ERRCODE = '22023',
+                      DETAIL = 'Only llm agents call a model; sequential, parallel and loop agents run their sub-agents.';
+        END IF;
+        IF cardinality(NEW.sub_agents) = 0 THEN
+            RAISE EXCEPTION '% agent "%" needs at least one sub-agent', NEW.kind, NEW.name USING ERRCODE = '22023';
+        END IF;
+    END IF;
+    IF NEW.max_iterations IS NOT NULL AND NEW.kind <> 'loop' THEN
+        RAISE EXCEPTION '% agent "%" cannot have max_iterations', NEW.kind, NEW.name USING ERRCODE = '22023',
+            HINT = 'max_iterations applies to loop agents only.';
+    END IF;
+    IF NEW.max_iterations <= 0 THEN
+        RAISE EXCEPTION 'max_iterations of agent "%" must be positive', NEW.name USING ERRCODE = '22023',
+            HINT = 'Leave it NULL to loop until a sub-agent escalates (exit_loop).';
+    END IF;
+    IF NEW.output_key = '' THEN
+        RAISE EXCEPTION 'output_key of agent "%" must not be empty', NEW.name USING ERRCODE = '22023';
+    END IF;
+
+    -- modes (docs/agent-modes.md): input_schema shapes how a coordinator
+    -- calls a task or single_turn agent, output_schema its answer (models.md)
+    FOR k, v IN SELECT * FROM (VALUES ('input_schema', NEW.input_schema),
+                                      ('output_schema', NEW.output_schema)) AS x(k, v)
+                 WHERE x.v IS NOT NULL LOOP
+        IF jsonb_typeof(v) <> 'object' THEN
+            RAISE EXCEPTION '% of agent "%" must be a JSON Schema object', k, NEW.name USING ERRCODE = '22023',
+                HINT = 'For example {"type": "object", "properties": {"city": {"type": "string"}}}.';
+        END IF;
+        IF v ? 'type' AND (jsonb_typeof(v -> 'type') <> 'string'
+                           OR lower(v ->> 'type') NOT IN ('object', 'string', 'number', 'integer', 'boolean', 'array')) THEN
+            RAISE EXCEPTION '% of agent "%" has an invalid "type"', k, NEW.name USING ERRCODE = '22023',
+                DETAIL = format('It is %s.', v -> 'type'),
+                HINT = 'Use one of object, string, number, integer, boolean or array.';
+        END IF;
+        IF coalesce(NEW.mode, 'chat') = 'chat' AND k = 'input_schema' THEN
+            RAISE EXCEPTION 'chat agent "%" cannot have %', NEW.name, k USING ERRCODE = '22023',
+                DETAIL = 'input_schema is the parameters of the tool a coordinator calls a task or single_turn agent with; output_schema shapes the result that agent hands back.',
+                HINT = 'Set mode to task or single_turn, or leave the schema NULL.';
+        END IF;
+    END LOOP;
+    -- before the foreign key's own check, for a clearer message
+    IF NEW.model IS NOT NULL AND adk._check_references()
+       AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = NEW.model) THEN
+        RAISE EXCEPTION 'model "%" of agent "%" does not exist', NEW.model, NEW.name USING ERRCODE = '42704',
+            HINT = 'Define it first with adk_define_model().';
+    END IF;
+
+    -- generation settings: the generation keys of model options
+    IF jsonb_typeof(NEW.generate_config) <> 'object' THEN
+        RAISE EXCEPTION 'generate_config of agent "%" must be a JSON object', NEW.name USING ERRCODE = '22023';
+    END IF;
+    FOR k, v IN SELECT * FROM jsonb_each(NEW.generate_config) LOOP
+        IF k IN ('temperature', 'top_p', 'presence_penalty', 'frequency_penalty') THEN
+            IF jsonb_typeof(v) <> 'number' THEN
+                RAISE EXCEPTION 'generate_config "%" of agent "%" must be a number', k, NEW.name USING ERRCODE = '22023';
+            END IF;
+        ELSIF k IN ('max_output_tokens', 'top_k', 'seed') THEN
+            IF jsonb_typeof(v) <> 'number' OR v::numeric <> trunc(v::numeric) OR v::numeric < 0 THEN
+                RAISE EXCEPTION 'generate_config "%" of agent "%" must be a non-negative integer', k, NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'stop_sequences' THEN
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(v) e WHERE jsonb_typeof(e) <> 'string') THEN
+                RAISE EXCEPTION 'generate_config "stop_sequences" of agent "%" must be an array of strings', NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+        ELSE
+            RAISE EXCEPTION 'unknown generate_config key "%" for agent "%"', k, NEW.name USING ERRCODE = '22023',
+                HINT = 'Known keys: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed.';
+        END IF;
+    END LOOP;
+    IF TG_OP = 'UPDATE' THEN
+        NEW.updated_at := now();
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+-- the model's capabilities read with its definition (88_store_statements.sql)
+DROP FUNCTION adk._model_definition(text);
+CREATE FUNCTION adk._model_definition(p_name text)
+RETURNS TABLE (r_provider text, r_endpoint text, r_model text, r_options jsonb,
+               r_api_key_env text, r_api_key_secret text, r_secret_value text,
+               r_allowed_hosts text[], r_fallbacks text[], r_capabilities jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT m.provider, m.endpoint, m.model, m.options, m.api_key_env,
+           m.api_key_secret, s.value, s.allowed_hosts, m.fallbacks, m.capabilities
+      FROM adk.models m
+      LEFT JOIN adk.secrets s ON s.name = m.api_key_secret
+     WHERE m.name = p_name;
+END
+$$;
+REVOKE ALL ON FUNCTION adk._model_definition(text) FROM PUBLIC;
+
+-- adk.models.capabilities, adk_define_capabilities, adk_json_schema
+-- (88_structured_output.sql)
+-- What a model can do, where it differs from its provider's default
+-- (model/model_def.c).  Unset keys take the default.
+ALTER TABLE adk.models ADD COLUMN capabilities jsonb NOT NULL DEFAULT '{}'
+    CHECK (jsonb_typeof(capabilities) = 'object');
+COMMENT ON COLUMN adk.models.capabilities IS
+    'What the model can do where it differs from its provider''s default: output_schema_with_tools (boolean; default true for openai, false for gemini and anthropic) -- whether a structured output schema is sent natively to an agent with tools, or through set_model_response';
+
+-- Every INSERT/UPDATE of capabilities is checked here, whoever writes it.
+CREATE FUNCTION adk._models_check_capabilities() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    k text;
+    v jsonb;
+BEGIN
+    IF NEW.capabilities IS NULL OR jsonb_typeof(NEW.capabilities) <> 'object' THEN
+        RAISE EXCEPTION 'capabilities of model "%" must be a JSON object', NEW.name USING ERRCODE = '22023',
+            HINT = 'For example {"output_schema_with_tools": false}.';
+    END IF;
+    FOR k, v IN SELECT * FROM jsonb_each(NEW.capabilities) LOOP
+        IF k <> 'output_schema_with_tools' THEN
+            RAISE EXCEPTION 'unknown capability "%" of model "%"', k, NEW.name USING ERRCODE = '22023',
+                HINT = 'The capability a model can set is output_schema_with_tools.';
+        END IF;
+        IF jsonb_typeof(v) <> 'boolean' THEN
+            RAISE EXCEPTION 'capability "%" of model "%" must be true or false', k, NEW.name USING ERRCODE = '22023',
+                DETAIL = format('It is %s.', v);
+        END IF;
+    END LOOP;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER adk_models_check_capabilities
+    BEFORE INSERT OR UPDATE OF capabilities ON adk.models
+    FOR EACH ROW EXECUTE FUNCTION adk._models_check_capabilities();
+
+CREATE FUNCTION adk_define_capabilities(model text, capabilities jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.models m SET capabilities = coalesce($2, '{}') WHERE m.name = $1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = '42704',
+            HINT = 'Define it first with adk_define_model().';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION adk_define_capabilities(text, jsonb) IS
+    'Set what a model can do where it differs from its provider''s default, e.g. {"output_schema_with_tools": false} (NULL or {}: the defaults); adk_admin.';
+
+-- A JSON Schema of a composite type's rows, as an agent's output_schema:
+-- every attribute a required property, no others (OpenAI's strict
+-- structured outputs ask for both), of a type jsonb_populate_record reads
+-- back.  Types it cannot map are refused.
+CREATE FUNCTION adk._json_schema(type regtype) RETURNS jsonb
+LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t pg_catalog.pg_type;
+    props jsonb := '{}';
+    names text[] := '{}';
+    a record;
+BEGIN
+    SELECT * INTO t FROM pg_catalog.pg_type WHERE oid = type;
+    WHILE t.typtype = 'd' LOOP
+        SELECT * INTO t FROM pg_catalog.pg_type WHERE oid = t.typbasetype;
+    END LOOP;
+    IF t.typtype = 'c' THEN
+        FOR a IN SELECT at.attname::text AS name, at.atttypid
+                   FROM pg_catalog.pg_attribute at
+                  WHERE at.attrelid = t.typrelid AND at.attnum > 0 AND NOT at.attisdropped
+                  ORDER BY at.attnum LOOP
+            props := props || jsonb_build_object(a.name, adk._json_schema(a.atttypid::regtype));
+            names := names || a.name;
+        END LOOP;
+        IF cardinality(names) = 0 THEN
+            RAISE EXCEPTION 'composite type % has no attributes', type USING ERRCODE = '22023';
+        END IF;
+        RETURN jsonb_build_object('type', 'object', 'properties', props,
+                                  'required', to_jsonb(names), 'additionalProperties', false);
+    ELSIF t.typtype = 'e' THEN
+        RETURN jsonb_build_object('type', 'string', 'enum',
+            (SELECT jsonb_agg(e.enumlabel ORDER BY e.enumsortorder)
+               FROM pg_catalog.pg_enum e WHERE e.enumtypid = t.oid));
+    ELSIF t.typcategory = 'A' AND t.typelem <> 0 THEN
+        RETURN jsonb_build_object('type', 'array', 'items', adk._json_schema(t.typelem::regtype));
+    ELSIF t.oid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+        RETURN '{"type": "integer"}';
+    ELSIF t.oid IN ('numeric'::regtype, 'float4'::regtype, 'float8'::regtype) THEN
+        RETURN '{"type": "number"}';
+    ELSIF t.oid = 'bool'::regtype THEN
+        RETURN '{"type": "boolean"}';
+    ELSIF t.oid IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype, 'name'::regtype) THEN
+        RETURN '{"type": "string"}';
+    ELSIF t.oid IN ('json'::regtype, 'jsonb'::regtype) THEN
+        RETURN '{"type": "object"}';
+    ELSIF t.oid = 'uuid'::regtype THEN
+        RETURN '{"type": "string", "format": "uuid"}';
+    ELSIF t.oid = 'date'::regtype THEN
+        RETURN '{"type": "string", "format": "date"}';
+    ELSIF t.oid IN ('timestamp'::regtype, 'timestamptz'::regtype) THEN
+        RETURN '{"type": "string", "format": "date-time"}';
+    ELSIF t.oid IS NULL OR t.typtype = 'p' THEN
+        RAISE EXCEPTION 'type % cannot be an output schema', type USING ERRCODE = '22023',
+            HINT = 'Give a composite type, e.g. ''app.ticket''::regtype made with CREATE TYPE app.ticket AS (...).';
+    ELSE
+        RAISE EXCEPTION 'type % has no JSON Schema', type::text USING ERRCODE = '0A000',
+            DETAIL = 'adk_json_schema maps text, varchar, char, name, integer, numeric and floating-point types, boolean, json, jsonb, uuid, date, timestamp, enums, domains over these, arrays and composite types.',
+            HINT = 'Use one of those types for the attribute, or write the JSON Schema yourself.';
+    END IF;
+END
+$$;
+CREATE FUNCTION adk_json_schema(type regtype) RETURNS jsonb
+LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    SELECT adk._json_schema($1)
+$$;
+COMMENT ON FUNCTION adk_json_schema(regtype) IS
+    'The JSON Schema of a type''s values (a composite type: an object with every attribute a required property, no others), for output_schema: the answer then goes into a table with jsonb_populate_record.';
+
+-- their grants (90_privileges.sql)
+REVOKE ALL ON FUNCTION adk._models_check_capabilities() FROM PUBLIC;
+REVOKE ALL ON FUNCTION adk_define_capabilities(text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk_define_capabilities(text, jsonb) TO adk_admin;
+REVOKE ALL ON FUNCTION adk._json_schema(regtype) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk._json_schema(regtype) TO adk_user;
+REVOKE ALL ON FUNCTION adk_json_schema(regtype) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk_json_schema(regtype) TO adk_user;
+
+-- adk_user reads the capabilities, in the table and the view (90_privileges.sql)
+GRANT SELECT (capabilities) ON adk.models TO adk_user;
+CREATE OR REPLACE VIEW adk.model_definitions AS
+SELECT m.name, m.provider, m.endpoint, m.model, m.api_key_env, m.api_key_secret,
+       CASE WHEN m.options OPERATOR(pg_catalog.?) 'headers'
+            THEN m.options OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('headers',
+                 (SELECT COALESCE(pg_catalog.jsonb_object_agg(h.key, pg_catalog.to_jsonb('[REDACTED]'::text)), '{}'::jsonb)
+                    FROM pg_catalog.jsonb_each(m.options OPERATOR(pg_catalog.->) 'headers') h))
+            ELSE m.options END AS options,
+       m.price, m.created_at, m.updated_at, m.fallbacks, m.capabilities
+  FROM adk.models m;

@@ -378,10 +378,24 @@ gemini_config(struct json_object *body, const LlmRequestSpec *spec,
 {
 	struct json_object *gc = json_object_new_object();
 
+	struct json_object *schema = llm_get_obj(spec->config, "response_schema");
+
 	if (llm_config_apply(gc, spec, gemini_config_map, errmsg) < 0)
 	{
 		json_object_put(gc);
 		return -1;
+	}
+
+	/*
+	 * Structured output (docs/models.md): JSON answers of the schema, as
+	 * Schema when it fits that subset, else as JSON Schema -- as the
+	 * tools' parameters above
+	 */
+	if (schema != NULL)
+	{
+		llm_add_str(gc, "responseMimeType", "application/json");
+		llm_add_ref(gc, gemini_schema_ok(schema, 0) ? "responseSchema" :
+					"responseJsonSchema", schema);
 	}
 	if (json_object_object_length(gc) == 0)
 		json_object_put(gc);

@@ -54,6 +54,9 @@ static struct json_object *openai_inline(const LlmPart *part, size_t ci,
 static struct json_object *openai_data_url(const LlmPart *part);
 static int	openai_tools(struct json_object *body, const LlmRequestSpec *spec,
 						 char **errmsg);
+static void openai_response_format(struct json_object *body,
+								   const LlmRequestSpec *spec);
+static int	openai_strict_ok(struct json_object *schema, int depth);
 static struct json_object *openai_parse(struct json_object *body);
 static int	openai_message_parts(struct json_object *message,
 								 struct json_object *parts,
@@ -217,6 +220,7 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 	if (openai_tools(body, spec, errmsg) < 0 ||
 		llm_config_apply(body, spec, openai_config_map, errmsg) < 0)
 		goto fail;
+	openai_response_format(body, spec);
 	if (spec->stream)
 	{
 		struct json_object *opts = json_object_new_object();
@@ -255,6 +259,85 @@ openai_made(struct json_object *messages, size_t from)
 		json_object_array_add(made,
 							  json_object_get(json_object_array_get_idx(messages, from)));
 	return made;
+}
+
+/*
+ * Structured output (docs/models.md): the config's response_schema as a
+ * json_schema response format, the answer JSON of that schema -- strict
+ * when the schema is one strict mode takes (every object closed with
+ * additionalProperties false, all its properties required), as
+ * adk_json_schema's are; OpenAI refuses others with strict on.
+ */
+static void
+openai_response_format(struct json_object *body, const LlmRequestSpec *spec)
+{
+	struct json_object *schema = llm_get_obj(spec->config, "response_schema");
+	struct json_object *format;
+	struct json_object *js;
+
+	if (schema == NULL)
+		return;
+	format = json_object_new_object();
+	js = json_object_new_object();
+	llm_add_str(format, "type", "json_schema");
+	llm_add_str(js, "name", "response");
+	llm_add_ref(js, "schema", schema);
+	json_object_object_add(js, "strict",
+						   json_object_new_boolean(openai_strict_ok(schema, 0)));
+	json_object_object_add(format, "json_schema", js);
+	json_object_object_add(body, "response_format", format);
+}
+
+/*
+ * Does strict mode take this schema: is every object in it closed, with
+ * all its properties required?  Deeper than OPENAI_SCHEMA_DEPTH: no.
+ */
+#define OPENAI_SCHEMA_DEPTH 32
+
+static int
+openai_strict_ok(struct json_object *schema, int depth)
+{
+	struct json_object *props;
+	struct json_object *required;
+	struct json_object *additional;
+	struct json_object *items;
+	struct json_object_iter it;
+	const char *type;
+
+	if (depth > OPENAI_SCHEMA_DEPTH)
+		return 0;
+	if (schema == NULL || !json_object_is_type(schema, json_type_object))
+		return 1;
+	type = llm_get_str(schema, "type");
+	if (type != NULL && strcmp(type, "object") == 0)
+	{
+		additional = llm_get(schema, "additionalProperties");
+		if (additional == NULL || !json_object_is_type(additional, json_type_boolean) ||
+			json_object_get_boolean(additional))
+			return 0;
+		props = llm_get_obj(schema, "properties");
+		required = llm_get_arr(schema, "required");
+		if (props != NULL)
+		{
+			json_object_object_foreachC(props, it)
+			{
+				size_t		i;
+				int			found = 0;
+
+				for (i = 0; required != NULL && i < json_object_array_length(required); i++)
+				{
+					const char *r = json_object_get_string(json_object_array_get_idx(required, i));
+
+					if (r != NULL && strcmp(r, it.key) == 0)
+						found = 1;
+				}
+				if (!found || !openai_strict_ok(it.val, depth + 1))
+					return 0;
+			}
+		}
+	}
+	items = llm_get_obj(schema, "items");
+	return items == NULL || openai_strict_ok(items, depth + 1);
 }
 
 /*

@@ -69,6 +69,7 @@ typedef struct CachedModel
 	char	   *api_key;		/* from adk.secrets; NULL: none */
 	int			nfallbacks;
 	char	  **fallbacks;		/* adk.models.fallbacks, in order */
+	int			schema_with_tools;	/* output_schema_with_tools: 1, 0, -1 unset */
 } CachedModel;
 
 #define MAX_CACHED_MODELS 64
@@ -87,6 +88,7 @@ static void parse_endpoint(const char *name, const char *endpoint,
 static bool env_host_allowed(const char *name, const AdkEndpoint *ep);
 static char *get_text(int col);
 static void read_fallbacks(CachedModel *m, int col);
+static int	read_capability(int col, const char *key);
 
 /* sql/install/88_store_statements.sql */
 #define LOAD_SQL "SELECT * FROM adk._model_definition($1)"
@@ -129,6 +131,14 @@ adk_load_model(const char *name, AdkModelDef *def)
 
 	if (llm_provider_from_name(def->provider_name, &def->provider) != 0)
 		elog(ERROR, "unknown provider \"%s\"", def->provider_name);
+
+	/*
+	 * Unset, a structured output schema goes with tools where the provider
+	 * documents it for every model: OpenAI's strict json_schema response
+	 * format does; Gemini's depends on the model (docs/models.md)
+	 */
+	def->schema_with_tools = m->schema_with_tools >= 0 ? m->schema_with_tools == 1 :
+		def->provider == LLM_OPENAI;
 
 	if (m->key_env != NULL)
 	{
@@ -245,6 +255,7 @@ read_model(const char *name)
 	m->key_env = get_text(5);
 	m->api_key = get_text(7);
 	read_fallbacks(m, 9);
+	m->schema_with_tools = read_capability(10, "output_schema_with_tools");
 	cache = lappend(cache, m);
 	MemoryContextSwitchTo(spi);
 	adk_owner_spi_end(&save);
@@ -353,6 +364,31 @@ read_fallbacks(CachedModel *m, int col)
 			m->fallbacks[m->nfallbacks++] = TextDatumGetCString(elems[i]);
 	pfree(elems);
 	pfree(nulls);
+}
+
+/*
+ * A boolean of adk.models.capabilities (jsonb, column col of the row SPI
+ * read): 1 or 0, -1 when it is not set.  The models' checks keep each
+ * known key a boolean.
+ */
+static int
+read_capability(int col, const char *key)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+								  col, &isnull);
+	JsonbValue	k;
+	JsonbValue *v;
+
+	if (isnull)
+		return -1;
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	v = findJsonbValueFromContainer(&DatumGetJsonbP(d)->root, JB_FOBJECT, &k);
+	if (v == NULL || v->type != jbvBool)
+		return -1;
+	return v->val.boolean ? 1 : 0;
 }
 
 /*

@@ -27,6 +27,7 @@ typedef struct AdkModelDef
 	char	   *api_key;		/* NULL: send no key */
 	int			nfallbacks;
 	char	  **fallbacks;		/* the models it falls back to, in order */
+	bool		schema_with_tools;	/* capabilities: output_schema_with_tools */
 } AdkModelDef;
 
 /* GUC: environment variables a model may take its key from */

@@ -285,7 +285,9 @@ step_stack(AdkRun *run, List **stack)
 			if (rr == ROUND_WAIT)
 				break;			/* its model call, after tail retention */
 			f->round = NULL;
-			f->phase = rr == ROUND_CALLS ? F_CALLS : F_AFTER;
+			/* ROUND_AGAIN: an answer its output schema refused, asked again */
+			f->phase = rr == ROUND_CALLS ? F_CALLS :
+				rr == ROUND_AGAIN ? F_LLM : F_AFTER;
 			break;
 		case F_CALLS:
 			/* single_turn sub-agents run first, each a node (single_turn.c) */

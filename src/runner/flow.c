@@ -126,10 +126,15 @@ static Jsonb *model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 static List *response_calls(Jsonb *response);
 static char *response_text(Jsonb *response);
 static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
-						  Jsonb *response, List *calls, List *tools);
-static Jsonb *run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
-					   AdkAgent **transfer, bool *escalate,
-					   AdkAgent **agent_tool, AdkMemoryWait **memory);
+						  Jsonb *response, List *calls, List *tools,
+						  bool answer);
+static AdkRoundResult output_check(AdkRun *run, AdkAgent *agent,
+								   const char *branch, List *tools,
+								   Jsonb *decls, Jsonb *response);
+static Jsonb *run_call(AdkRun *run, AdkAgent *agent, const char *branch,
+					   Call *call, List *tools, AdkAgent **transfer,
+					   bool *escalate, AdkAgent **agent_tool,
+					   AdkMemoryWait **memory);
 static Jsonb *agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 							   AdkModelCall **call, AdkSpanId *agent_span,
 							   AdkSpanId *model_span);
@@ -308,6 +313,8 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 
 	*round_out = NULL;
 	instruction = adk_task_instruction(agent, adk_build_instruction(run, agent));
+	if (run->instruction_error == NULL)
+		instruction = adk_output_instruction(agent, decls, instruction);
 	if (run->instruction_error != NULL)
 	{
 		/* ADK raises before the model call; here the run fails with it */
@@ -318,7 +325,8 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
 		MemoryContextDelete(round->cxt);
 		return ROUND_DONE;
 	}
-	config = adk_request_config(agent, instruction);
+	config = adk_output_config(agent, decls, adk_request_config(agent, instruction));
+	round->decls = decls;		/* the frame's: output_check reads them */
 
 	started = start_model(run, agent, branch, round, contents, decls, config);
 	MemoryContextSwitchTo(caller);
@@ -337,7 +345,9 @@ request_start(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *decls,
  * asked for function calls, which adk_llm_calls_start runs in the next
  * step -- after the caller has had the model's event, as ADK yields it
  * before running the tools (a caller that stops reading there runs no
- * tool); ROUND_DONE otherwise (a final answer, a failure).  The round is
+ * tool); ROUND_AGAIN when a final answer did not fit the agent's output
+ * schema and the model is asked again (output_check); ROUND_DONE
+ * otherwise (a final answer, a failure).  The round is
  * gone afterwards -- except when the answer was tail retention's summary:
  * it is appended and the model call started now, on the compacted
  * history, and the round waits again (ROUND_WAIT; or ROUND_DONE as
@@ -383,9 +393,16 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	if (response != NULL)
 	{
 		round_calls = response_calls(response);
-		adk_emit(run, model_event(run, agent, branch, response, round_calls, tools));
-		if (round_calls != NIL && !run->out.end_invocation)
-			result = ROUND_CALLS;
+		if (round_calls == NIL && adk_output_schema_applies(agent))
+			result = output_check(run, agent, branch, tools, round->decls,
+								  response);
+		else
+		{
+			adk_emit(run, model_event(run, agent, branch, response, round_calls,
+									  tools, true));
+			if (round_calls != NIL && !run->out.end_invocation)
+				result = ROUND_CALLS;
+		}
 	}
 	/* the frame runs them in its next step: in the run's memory */
 	MemoryContextSwitchTo(run->run_cxt);
@@ -394,6 +411,34 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(round->cxt);
 	return result;
+}
+
+/*
+ * A final answer of an agent whose output schema applies (output_schema.c):
+ * its model event, which keeps the text -- the agent's output (output_key,
+ * a node's answer) only when the text is a value of the schema.  Else the
+ * model is told what is wrong and asked again (ROUND_AGAIN), while the
+ * invocation has tries left; then the answer is the error event
+ * OUTPUT_SCHEMA_INVALID (ROUND_DONE).
+ */
+static AdkRoundResult
+output_check(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
+			 Jsonb *decls, Jsonb *response)
+{
+	char	   *problem = adk_output_problem(agent, response_text(response));
+
+	adk_emit(run, model_event(run, agent, branch, response, NIL, tools,
+							  problem == NULL));
+	if (run->out.end_invocation)
+		return ROUND_DONE;
+	if (problem == NULL)
+	{
+		run->output_retries = 0;
+		return ROUND_DONE;
+	}
+	return adk_output_retry(run, agent, branch, problem, true,
+							adk_output_by_tool(agent, decls)) ?
+		ROUND_AGAIN : ROUND_DONE;
 }
 
 /*
@@ -436,9 +481,9 @@ adk_llm_calls_start(AdkRun *run, AdkAgent *agent, const char *branch,
 		Call	   *call = (Call *) lfirst(lc);
 		AdkAgent   *as_tool = NULL;
 
-		round->results[i] = run_call(run, agent, call, tools, &round->transfer,
-									 &round->escalate, &as_tool,
-									 &round->memory_calls[i]);
+		round->results[i] = run_call(run, agent, branch, call, tools,
+									 &round->transfer, &round->escalate,
+									 &as_tool, &round->memory_calls[i]);
 		if (run->out.end_invocation)
 			break;
 		if (round->memory_calls[i] != NULL &&
@@ -631,6 +676,9 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	adk_emit(run, jw_finish(&w));
 	if (run->out.end_invocation || task_output != NULL)
 		return ROUND_DONE;		/* ... or the task is done */
+	/* set_model_response's value is the final answer (output_schema.c) */
+	if (adk_output_final(run, agent, branch))
+		return ROUND_DONE;
 	/* HITL (hitl.c): a long-running call or a confirmation request pauses */
 	if (adk_hitl_pause(run, agent, branch))
 		return ROUND_DONE;
@@ -969,11 +1017,12 @@ response_text(Jsonb *response)
 /*
  * The model event: the response's fields (content, usage, finish reason,
  * model version...), the event's own, the long-running call ids, and the
- * output_key state delta on a final answer.
+ * output_key state delta on a final answer -- when it is the agent's
+ * answer (not one its output schema refused).
  */
 static Jsonb *
 model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
-			List *calls, List *tools)
+			List *calls, List *tools, bool answer)
 {
 	JsonWriter	w;
 	ListCell   *lc;
@@ -1085,7 +1134,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		jw_end_array(&w);
 	}
 
-	if (calls == NIL && (text = response_text(response)) != NULL)
+	if (calls == NIL && answer && (text = response_text(response)) != NULL)
 	{
 		/* a single_turn node's output is its last answer (single_turn.c) */
 		adk_node_answer(run, agent, branch, text);
@@ -1114,9 +1163,9 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
  * here: *agent_tool says which, and NULL is returned.
  */
 static Jsonb *
-run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
-		 AdkAgent **transfer, bool *escalate, AdkAgent **agent_tool,
-		 AdkMemoryWait **memory)
+run_call(AdkRun *run, AdkAgent *agent, const char *branch, Call *call,
+		 List *tools, AdkAgent **transfer, bool *escalate,
+		 AdkAgent **agent_tool, AdkMemoryWait **memory)
 {
 	AdkTool    *tool;
 	AdkAgent   *as_tool;
@@ -1153,6 +1202,9 @@ run_call(AdkRun *run, AdkAgent *agent, Call *call, List *tools,
 	}
 	/* finish_task, a task delegation refused (task_mode.c) */
 	if ((result = adk_task_call(run, agent, call->name, call->args)) != NULL)
+		return result;
+	/* set_model_response (output_schema.c) */
+	if ((result = adk_output_call(run, agent, branch, call->name, call->args)) != NULL)
 		return result;
 	/* a single_turn sub-agent has run as a node (single_turn.c) */
 	if ((result = adk_single_turn_result(run, agent, call->id, call->name)) != NULL)

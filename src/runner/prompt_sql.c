@@ -30,15 +30,16 @@
 
 PG_FUNCTION_INFO_V1(adk_prompt);
 
-static Jsonb *agent_config(AdkRun *run, AdkAgent *agent);
+static Jsonb *agent_config(AdkRun *run, AdkAgent *agent, Jsonb *decls);
 static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
 						   Jsonb *config);
 
 /*
- * The generation config of a request of "agent", as flow.c builds it.
+ * The generation config of a request of "agent" with its declarations
+ * decls, as flow.c builds it (its output schema's too: output_schema.c).
  */
 static Jsonb *
-agent_config(AdkRun *run, AdkAgent *agent)
+agent_config(AdkRun *run, AdkAgent *agent, Jsonb *decls)
 {
 	char	   *instruction = adk_build_instruction(run, agent);
 
@@ -48,7 +49,10 @@ agent_config(AdkRun *run, AdkAgent *agent)
 				 errmsg("the instruction of agent \"%s\" cannot be built", agent->name),
 				 errdetail("%s", run->instruction_error)));
 
-	return adk_request_config(agent, instruction);
+	return adk_output_config(agent, decls,
+							 adk_request_config(agent,
+												adk_output_instruction(agent, decls,
+																	   instruction)));
 }
 
 /*
@@ -62,6 +66,7 @@ adk_prompt(PG_FUNCTION_ARGS)
 	AdkAgent   *agent;
 	bool		auto_create;
 	List	   *tools;
+	Jsonb	   *decls;
 
 	run->app = adk_arg_id(fcinfo, 0, "app name");
 	run->user = adk_arg_id(fcinfo, 1, "user id");
@@ -95,10 +100,10 @@ adk_prompt(PG_FUNCTION_ARGS)
 				 errmsg("agent \"%s\" makes no model calls", agent->name)));
 
 	tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
+	decls = adk_tool_declarations(run, agent, tools);
 	PG_RETURN_JSONB_P(request_body(agent->model,
 								   adk_build_contents(run, agent, NULL),
-								   adk_tool_declarations(run, agent, tools),
-								   agent_config(run, agent)));
+								   decls, agent_config(run, agent, decls)));
 }
 
 /*

@@ -256,6 +256,10 @@ typedef struct AdkRun
 	List	   *history;		/* what it read of its session */
 	char	   *instruction_error;	/* the instruction cannot be built */
 
+	/* output_schema.c's */
+	int			output_retries; /* invalid answers sent back so far */
+	Jsonb	   *output_value;	/* a valid set_model_response value */
+
 	/* output: every stored (or partial) event goes to the sink */
 	void		(*sink) (struct AdkRun *run, Jsonb *event, int64 seq,
 						 TimestampTz time, bool partial, void *arg);
@@ -490,6 +494,27 @@ extern AdkAgent *adk_task_active(AdkRun *run);
 
 /* schema_check.c: arguments against a task or single_turn agent's schema */
 extern char *adk_schema_check(Jsonb *schema, Jsonb *args);
+extern char *adk_schema_problem(Jsonb *schema, Jsonb *value);
+
+/*
+ * output_schema.c: structured output of chat and single_turn agents.  How
+ * many invalid answers of an invocation go back to the model before the
+ * next one is the error OUTPUT_SCHEMA_INVALID (docs/models.md).
+ */
+#define ADK_OUTPUT_SCHEMA_RETRIES 2
+extern bool adk_output_schema_applies(AdkAgent *agent);
+extern int	adk_output_declare(struct JsonWriter *w, AdkAgent *agent,
+							   bool has_tools);
+extern Jsonb *adk_output_config(AdkAgent *agent, Jsonb *decls, Jsonb *config);
+extern char *adk_output_instruction(AdkAgent *agent, Jsonb *decls,
+									char *instruction);
+extern Jsonb *adk_output_call(AdkRun *run, AdkAgent *agent, const char *branch,
+							  const char *name, Jsonb *args);
+extern bool adk_output_final(AdkRun *run, AdkAgent *agent, const char *branch);
+extern char *adk_output_problem(AdkAgent *agent, const char *text);
+extern bool adk_output_retry(AdkRun *run, AdkAgent *agent, const char *branch,
+							 const char *problem, bool correct, bool by_tool_now);
+extern bool adk_output_by_tool(AdkAgent *agent, Jsonb *decls);
 extern Jsonb *adk_delegation_error(AdkAgent *agent, Jsonb *args, MemoryContext keep);
 
 /* subxact.c */

@@ -168,6 +168,8 @@ adk_tool_declarations(AdkRun *run, AdkAgent *agent, List *tools)
 					  "agent_name", "the agent name to transfer to.");
 		n++;
 	}
+	/* set_model_response, for an output schema (output_schema.c) */
+	n += adk_output_declare(&w, agent, n > 0);
 	jw_end_array(&w);
 	return n > 0 ? jw_finish(&w) : NULL;
 }

@@ -290,6 +290,18 @@ GM gem '{'"$TOOLS_GM"',"contents":[{"role":"user","parts":[{"text":"x"}]},{"role
 A "gemini: a result's call_next -> the declared calls it names" 'J["candidates"][0]["content"]["parts"] == [{"functionCall":{"name":"get_weather","args":{"city":"t-1"}}}]'
 OA '{"model":"m","messages":[{"role":"user","content":"please [[say:{\"a\": 1}]] now"}]}'
 A "openai: [[say:TEXT]] -> TEXT exactly" 'J["choices"][0]["message"]["content"] == "{\"a\": 1}"'
+OA '{"model":"m","messages":[{"role":"user","content":"[[script:first||second]]"},{"role":"assistant","content":"first"},{"role":"user","content":"again"}]}'
+A "openai: [[script:A||B]] -> B after one model message" 'J["choices"][0]["message"]["content"] == "second"'
+OA '{"model":"m","tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}],"messages":[{"role":"user","content":"[[script:call lookup({\"q\": 1})||done]]"}]}'
+A "openai: a [[script:]] item of directives -> the calls" 'J["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "lookup"'
+OA '{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"r","strict":true,"schema":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a","b"],"additionalProperties":false}}},"messages":[{"role":"user","content":"hi"}]}'
+A "openai: json_schema response_format -> the echo in its shape" 'json.loads(J["choices"][0]["message"]["content"]) == {"a": 1, "b": "echo: hi"}'
+OA '{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"r","strict":true,"schema":{"type":"object","properties":{"a":{"type":"integer"}}}}},"messages":[{"role":"user","content":"hi"}]}'
+A "openai: strict json_schema without additionalProperties false -> 400" 'status == 400 and "additionalProperties" in J["error"]["message"]'
+GM gem '{"generationConfig":{"responseSchema":{"type":"OBJECT","properties":{"ok":{"type":"BOOLEAN"}}}},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}'
+A "gemini: responseSchema without the JSON MIME type -> 400" 'status == 400'
+GM gem '{"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}'
+A "gemini: responseJsonSchema -> the echo in its shape" 'json.loads(J["candidates"][0]["content"]["parts"][0]["text"]) == {"ok": True}'
 
 # ------------------------------------------------------------- max tokens --
 OA '{"model":"m","max_tokens":2,"messages":[{"role":"user","content":"a rather long sentence here"}]}'

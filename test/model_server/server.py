@@ -218,6 +218,7 @@ class Conv:
         self.gemini_ids = False     # request carried functionCall ids
         self.prompt_chars = 0
         self.cache = None           # (prompt tokens, read, written) when cached (prompt_cache())
+        self.response_schema = None  # OpenAI response_format's, Gemini's responseSchema
 
     def add(self, role, texts=None, calls=None, results=None):
         m = {"role": role, "texts": list(texts or []), "calls": list(calls or []),
@@ -377,8 +378,83 @@ def parse_openai(body):
     conv.stream = body.get("stream") is True
     so = body.get("stream_options")
     conv.include_usage = bool(conv.stream and isinstance(so, dict) and so.get("include_usage") is True)
+    conv.response_schema = openai_response_format(body.get("response_format"))
     conv.count_chars()
     return conv
+
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def openai_response_format(rf):
+    """The schema of a json_schema response_format, checked as OpenAI does."""
+    if rf is None:
+        return None
+    if not isinstance(rf, dict) or rf.get("type") not in ("text", "json_object", "json_schema"):
+        raise BadRequest("Invalid value for 'response_format.type'.", "response_format.type", "invalid_value")
+    if rf["type"] != "json_schema":
+        return None
+    js = rf.get("json_schema")
+    if not isinstance(js, dict) or not isinstance(js.get("name"), str) or not NAME_RE.match(js["name"]):
+        raise BadRequest("Invalid 'response_format.json_schema.name': string does not match pattern. "
+                         "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                         "response_format.json_schema.name", "invalid_value")
+    schema = js.get("schema")
+    if not isinstance(schema, dict):
+        raise BadRequest("Missing required parameter: 'response_format.json_schema.schema'.",
+                         "response_format.json_schema.schema", "missing_required_parameter")
+    if js.get("strict") is True:
+        problem = strict_problem(schema, [])
+        if problem:
+            raise BadRequest("Invalid schema for response_format '%s': %s" % (js["name"], problem),
+                             "response_format", "invalid_json_schema")
+    return schema
+
+
+def strict_problem(schema, path):
+    """What OpenAI's strict mode refuses in a schema: objects without
+    additionalProperties false, or with a property not required."""
+    if not isinstance(schema, dict):
+        return None
+    where = "(%s)" % ", ".join("'%s'" % p for p in path)
+    if schema.get("type") == "object":
+        if schema.get("additionalProperties") is not False:
+            return "In context=%s, 'additionalProperties' is required to be supplied and to be false." % where
+        props = schema.get("properties") or {}
+        missing = [k for k in props if k not in (schema.get("required") or [])]
+        if missing:
+            return ("In context=%s, 'required' is required to be supplied and to be an array including "
+                    "every key in properties. Missing '%s'." % (where, missing[0]))
+        for k, v in props.items():
+            p = strict_problem(v, path + ["properties", k])
+            if p:
+                return p
+    if isinstance(schema.get("items"), dict):
+        return strict_problem(schema["items"], path + ["items"])
+    return None
+
+
+def schema_sample(schema, text):
+    """A value of a response schema: the echo, answered in the shape asked for."""
+    if not isinstance(schema, dict):
+        return text
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "")
+    t = str(t or "").lower()
+    if t == "object":
+        return {k: schema_sample(v, text) for k, v in (schema.get("properties") or {}).items()}
+    if t == "array":
+        return [schema_sample(schema.get("items"), text)]
+    if t == "integer":
+        return 1
+    if t == "number":
+        return 1.5
+    if t == "boolean":
+        return True
+    return text
 
 
 # ---- Gemini --------------------------------------------------------------
@@ -434,6 +510,12 @@ def parse_gemini(body, model):
     if isinstance(fcc, dict) and str(fcc.get("mode", "")).upper() == "NONE":
         conv.tools_disabled = True
     gc = _get(body, "generationConfig", "generation_config") or {}
+    rs = _get(gc, "responseJsonSchema", "response_json_schema", "responseSchema", "response_schema")
+    if rs is not None:
+        if _get(gc, "responseMimeType", "response_mime_type") != "application/json":
+            raise BadRequest("* GenerateContentRequest.generation_config.response_mime_type: "
+                             "response_mime_type must be application/json when a response schema is set.\n")
+        conv.response_schema = rs
     mt = _get(gc, "maxOutputTokens", "max_output_tokens")
     if mt is not None:
         conv.max_tokens = _as_int(mt)
@@ -585,13 +667,50 @@ def new_call_id(provider, conv):
     return None
 
 
+SCRIPT_RE = re.compile(r"\[\[script:(.*?)\]\]", re.S)
+
+
+def scripted(conv):
+    """[[script:A||B||...]] in a user text: the model's answers from there on.
+
+    The answer is item k, k the model messages after the (latest) user
+    message holding the marker -- the last item once they are used up.  An
+    item of `call name({...})` directives (declared tools, or `call!`) is
+    those calls, any other item its text exactly: the model answering
+    wrongly, then rightly after it was corrected.  None without a marker,
+    or when the text has directives outside it (the marker is then in a
+    call's arguments, for the agent called).
+    """
+    for i in range(len(conv.messages) - 1, -1, -1):
+        m = conv.messages[i]
+        if m["role"] != "user":
+            continue
+        text = "\n".join(m["texts"])
+        found = SCRIPT_RE.search(text)
+        if found and parse_directives(SCRIPT_RE.sub("", text)):
+            return None     # a directive around it: the marker is an argument
+        if found:
+            items = found.group(1).split("||")
+            k = sum(1 for n in conv.messages[i + 1:] if n["role"] == "model")
+            return items[min(k, len(items) - 1)]
+    return None
+
+
 def script(conv):
     ans = Answer()
     tools = set() if conv.tools_disabled else set(conv.tools)
     last = conv.messages[-1] if conv.messages else None
     user_text = conv.last_user_text()
     calls = []
-    if last is not None and last["role"] == "tool" and last["results"]:
+    item = scripted(conv)
+    if item is not None:
+        for name, args, forced in parse_directives(item):
+            if forced or name in tools:
+                calls.append((name, args))
+        ans.rule = "script"
+        if not calls:
+            ans.text = item
+    elif last is not None and last["role"] == "tool" and last["results"]:
         # a result that says what to call next (chained tools)
         for r in last["results"]:
             resp = _maybe_json(r.get("response"))
@@ -628,6 +747,10 @@ def script(conv):
             # a NUL in the answer ("\u0000" on the wire): jsonb cannot hold it
             ans.rule = "nul"
             ans.text = "nul:\u0000:end"
+        elif user_text and conv.response_schema is not None:
+            # a response schema: the echo as a value of it, as JSON
+            ans.rule = "echo_schema"
+            ans.text = json.dumps(schema_sample(conv.response_schema, "echo: " + user_text))
         elif user_text:
             ans.rule = "echo"
             ans.text = "echo: " + user_text

@@ -669,6 +669,89 @@ test_request_resume(void)
 	CHECK_INT(CHECK_RESUME(LLM_OPENAI, unit_reuse_history), 14);
 }
 
+/*
+ * Structured output: the config's response_schema in each adapter --
+ * OpenAI's json_schema response format (strict only for a schema strict
+ * mode takes), Gemini's responseSchema or responseJsonSchema with the JSON
+ * MIME type, nothing for Anthropic (the runner gives it a tool instead).
+ */
+static struct json_object *
+build_with_config(LlmProvider p, const char *config)
+{
+	LlmRequestSpec spec;
+	struct json_object *contents = J("[{'role':'user','parts':[{'text':'hi'}]}]");
+	struct json_object *cfg = J(config);
+	char	   *err = NULL;
+	char	   *body;
+	struct json_object *obj;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.provider = p;
+	spec.model = "m";
+	spec.contents = contents;
+	spec.config = cfg;
+	body = llm_build_request(&spec, &err);
+	CHECK(body != NULL && err == NULL);
+	obj = body ? json_tokener_parse(body) : NULL;
+	free(body);
+	free(err);
+	json_object_put(contents);
+	json_object_put(cfg);
+	return obj;
+}
+
+static void
+test_request_response_schema(void)
+{
+	struct json_object *got;
+
+	got = build_with_config(LLM_OPENAI,
+							"{'response_schema':{'type':'object','properties':{'a':{'type':'array','items':"
+							"{'type':'object','properties':{'b':{'type':'integer'}},'required':['b'],"
+							"'additionalProperties':false}}},'required':['a'],'additionalProperties':false}}");
+	CHECK_JSON(json_object_object_get(got, "response_format"),
+			   "{'type':'json_schema','json_schema':{'name':'response','schema':{'type':'object',"
+			   "'properties':{'a':{'type':'array','items':{'type':'object','properties':{'b':{'type':'integer'}},"
+			   "'required':['b'],'additionalProperties':false}}},'required':['a'],'additionalProperties':false},"
+			   "'strict':true}}");
+	json_object_put(got);
+	/* an optional property, an open nested object: not strict */
+	got = build_with_config(LLM_OPENAI,
+							"{'response_schema':{'type':'object','properties':{'a':{'type':'string'}},"
+							"'additionalProperties':false}}");
+	CHECK_JSON(json_object_object_get(json_object_object_get(got, "response_format"), "json_schema"),
+			   "{'name':'response','schema':{'type':'object','properties':{'a':{'type':'string'}},"
+			   "'additionalProperties':false},'strict':false}");
+	json_object_put(got);
+	got = build_with_config(LLM_OPENAI, "{'response_schema':{'type':'array','items':{'type':'object'}}}");
+	CHECK_JSON(json_object_object_get(json_object_object_get(json_object_object_get(got, "response_format"),
+																"json_schema"), "strict"), "false");
+	json_object_put(got);
+	/* no schema, no response format; Anthropic never sends one */
+	got = build_with_config(LLM_OPENAI, "{'temperature':0.5}");
+	CHECK(json_object_object_get(got, "response_format") == NULL);
+	json_object_put(got);
+	got = build_with_config(LLM_ANTHROPIC, "{'response_schema':{'type':'object'}}");
+	CHECK(json_object_object_get(got, "response_format") == NULL &&
+		  json_object_object_get(got, "response_schema") == NULL &&
+		  json_object_object_get(got, "output_format") == NULL);
+	json_object_put(got);
+	/* Gemini: Schema when it fits that subset, else JSON Schema */
+	got = build_with_config(LLM_GEMINI,
+							"{'temperature':0.5,'response_schema':{'type':'object','properties':{'a':{'type':'string'}}}}");
+	CHECK_JSON(json_object_object_get(got, "generationConfig"),
+			   "{'temperature':0.5,'responseMimeType':'application/json',"
+			   "'responseSchema':{'type':'object','properties':{'a':{'type':'string'}}}}");
+	json_object_put(got);
+	got = build_with_config(LLM_GEMINI,
+							"{'response_schema':{'type':'object','properties':{'a':{'type':'string'}},"
+							"'additionalProperties':false}}");
+	CHECK_JSON(json_object_object_get(got, "generationConfig"),
+			   "{'responseMimeType':'application/json','responseJsonSchema':{'type':'object',"
+			   "'properties':{'a':{'type':'string'}},'additionalProperties':false}}");
+	json_object_put(got);
+}
+
 const UnitTest openai_tests[] = {
 	{"request_resume", test_request_resume},
 	{"request_reuse_history", test_request_reuse_history},
@@ -679,6 +762,7 @@ const UnitTest openai_tests[] = {
 	{"request_reuse", test_request_reuse},
 	{"request_id_reuse", test_request_id_reuse},
 	{"request_parts", test_request_parts},
+	{"request_response_schema", test_request_response_schema},
 	{"parse_text", test_parse_text},
 	{"parse_tool_calls", test_parse_tool_calls},
 	{"parse_bad_arguments", test_parse_bad_arguments},
