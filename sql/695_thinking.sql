@@ -6,11 +6,11 @@
 -- thinking (max_tokens raised above the budget) and OpenAI's
 -- reasoning_effort.  Thoughts come back as thought parts with their
 -- signatures, streamed or not.
-SELECT adk_set_secret('th-key', 'sk-th', ARRAY['127.0.0.1']);
+SELECT adk_set_secret('thk-key', 'sk-th', ARRAY['127.0.0.1']);
 SELECT adk_define_model(n, p, current_setting('adk_test.model_url') || CASE p WHEN 'openai' THEN '/v1' ELSE '' END,
-                        m, api_key_secret => 'th-key', options => '{"retries": 0}')
-  FROM (VALUES ('th_claude', 'anthropic', 'claude-think'), ('th_gpt', 'openai', 'gpt-think'),
-               ('th_gemini', 'gemini', 'gemini-think')) AS d(n, p, m);
+                        m, api_key_secret => 'thk-key', options => '{"retries": 0}')
+  FROM (VALUES ('thk_claude', 'anthropic', 'claude-think'), ('thk_gpt', 'openai', 'gpt-think'),
+               ('thk_gemini', 'gemini', 'gemini-think')) AS d(n, p, m);
 
 -- what the server received last (GET /_last), as jsonb
 CREATE TEMP TABLE last_lines (line text);
@@ -31,28 +31,28 @@ $$;
 -- ---------------------------------------------------------------------
 SELECT count(*) AS calls_before FROM adk.model_calls \gset
 SELECT t, expect_error(format('SELECT adk_define_agent(%L, model => %L, generate_config => %L)',
-                              'th_bad', 'th_claude', format('{"thinking": %s}', t)))
+                              'thk_bad', 'thk_claude', format('{"thinking": %s}', t)))
   FROM unnest(ARRAY['[]', '"high"', '{}', '{"include_thoughts": true}',
                     '{"budget_tokens": 1024, "effort": "low"}', '{"effort": "extreme"}',
                     '{"effort": "LOW"}', '{"effort": 1}', '{"budget_tokens": -1}',
                     '{"budget_tokens": 1.5}', '{"budget_tokens": "1024"}',
                     '{"budget_tokens": 1000001}', '{"effort": "low", "include_thoughts": "yes"}',
                     '{"effort": "low", "level": "low"}']) AS t;
-SELECT expect_error($q$SELECT adk_define_model('th_x', 'openai', 'http://127.0.0.1/v1', 'm',
+SELECT expect_error($q$SELECT adk_define_model('thk_x', 'openai', 'http://127.0.0.1/v1', 'm',
                                                 options => '{"thinking": {"effort": "max"}}')$q$);
 SELECT expect_error($q$UPDATE adk.models SET options = '{"thinking": {"budget_tokens": 1024, "extra": 1}}'
-                        WHERE name = 'th_gpt'$q$);
-SELECT expect_error($q$SELECT adk_generate('th_gpt', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+                        WHERE name = 'thk_gpt'$q$);
+SELECT expect_error($q$SELECT adk_generate('thk_gpt', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                                             config => '{"thinking": {"budget_tokens": "many"}}')$q$);
-SELECT expect_error($q$SELECT adk_generate_stream('th_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+SELECT expect_error($q$SELECT adk_generate_stream('thk_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                                                    config => '{"thinking": {"effort": "low", "x": 1}}')$q$);
 SELECT count(*) - :calls_before AS calls_sent FROM adk.model_calls;
-SELECT count(*) AS bad_agents FROM adk.agents WHERE name = 'th_bad';
+SELECT count(*) AS bad_agents FROM adk.agents WHERE name = 'thk_bad';
 -- the good ones are taken, in an agent, a model and a call
-SELECT adk_define_agent('th_ok', model => 'th_claude',
+SELECT adk_define_agent('thk_ok', model => 'thk_claude',
                         generate_config => '{"thinking": {"budget_tokens": 0, "include_thoughts": false}}');
-SELECT adk_define_model('th_x', 'openai', 'http://127.0.0.1/v1', 'm', options => '{"thinking": {"effort": "low"}}');
-SELECT options FROM adk.models WHERE name = 'th_x';
+SELECT adk_define_model('thk_x', 'openai', 'http://127.0.0.1/v1', 'm', options => '{"thinking": {"effort": "low"}}');
+SELECT options FROM adk.models WHERE name = 'thk_x';
 
 -- ---------------------------------------------------------------------
 -- 2. Mapped per provider, as the server received it
@@ -73,37 +73,37 @@ BEGIN
 END
 $$;
 SELECT m, t, x, pg_temp.sent(m, t::jsonb, x) AS received
-  FROM (VALUES ('th_claude', '{"budget_tokens": 2048}', 1024),
-               ('th_claude', '{"budget_tokens": 2048}', 8000),
-               ('th_claude', '{"budget_tokens": 100}', NULL),
-               ('th_claude', '{"budget_tokens": 0}', NULL),
-               ('th_claude', '{"effort": "low"}', NULL),
-               ('th_claude', '{"effort": "medium", "include_thoughts": false}', NULL),
-               ('th_claude', '{"effort": "high"}', NULL),
-               ('th_gemini', '{"budget_tokens": 2048, "include_thoughts": true}', NULL),
-               ('th_gemini', '{"budget_tokens": 0}', NULL),
-               ('th_gemini', '{"effort": "low"}', NULL),
-               ('th_gemini', '{"effort": "high", "include_thoughts": false}', NULL),
-               ('th_gpt', '{"effort": "medium"}', NULL),
-               ('th_gpt', '{"budget_tokens": 0}', NULL),
-               ('th_gpt', '{"budget_tokens": 2048}', NULL),
-               ('th_gpt', '{"budget_tokens": 4096}', NULL),
-               ('th_gpt', '{"budget_tokens": 16384, "include_thoughts": true}', NULL)) AS v(m, t, x);
+  FROM (VALUES ('thk_claude', '{"budget_tokens": 2048}', 1024),
+               ('thk_claude', '{"budget_tokens": 2048}', 8000),
+               ('thk_claude', '{"budget_tokens": 100}', NULL),
+               ('thk_claude', '{"budget_tokens": 0}', NULL),
+               ('thk_claude', '{"effort": "low"}', NULL),
+               ('thk_claude', '{"effort": "medium", "include_thoughts": false}', NULL),
+               ('thk_claude', '{"effort": "high"}', NULL),
+               ('thk_gemini', '{"budget_tokens": 2048, "include_thoughts": true}', NULL),
+               ('thk_gemini', '{"budget_tokens": 0}', NULL),
+               ('thk_gemini', '{"effort": "low"}', NULL),
+               ('thk_gemini', '{"effort": "high", "include_thoughts": false}', NULL),
+               ('thk_gpt', '{"effort": "medium"}', NULL),
+               ('thk_gpt', '{"budget_tokens": 0}', NULL),
+               ('thk_gpt', '{"budget_tokens": 2048}', NULL),
+               ('thk_gpt', '{"budget_tokens": 4096}', NULL),
+               ('thk_gpt', '{"budget_tokens": 16384, "include_thoughts": true}', NULL)) AS v(m, t, x);
 -- a model's options set it for every call; a call's config wins
-SELECT adk_define_model('th_gpt_high', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-think',
-                        api_key_secret => 'th-key', options => '{"thinking": {"effort": "high"}}');
-SELECT adk_generate('th_gpt_high', '[{"role": "user", "parts": [{"text": "Hi"}]}]') IS NOT NULL AS answered,
+SELECT adk_define_model('thk_gpt_high', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-think',
+                        api_key_secret => 'thk-key', options => '{"thinking": {"effort": "high"}}');
+SELECT adk_generate('thk_gpt_high', '[{"role": "user", "parts": [{"text": "Hi"}]}]') IS NOT NULL AS answered,
        pg_temp.last_request() -> 'reasoning_effort' AS from_options;
-SELECT adk_generate('th_gpt_high', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+SELECT adk_generate('thk_gpt_high', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                     config => '{"thinking": {"effort": "low"}}') IS NOT NULL AS answered,
        pg_temp.last_request() -> 'reasoning_effort' AS from_config;
 -- null: none, over a model's options too
-SELECT adk_generate('th_gpt_high', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+SELECT adk_generate('thk_gpt_high', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                     config => '{"thinking": null}') IS NOT NULL AS answered,
        pg_temp.last_request() ? 'reasoning_effort' AS reasoning_effort_sent;
-SELECT adk_define_agent('th_ok', model => 'th_gpt_high', generate_config => '{"thinking": null}');
+SELECT adk_define_agent('thk_ok', model => 'thk_gpt_high', generate_config => '{"thinking": null}');
 -- no setting, nothing sent
-SELECT adk_generate('th_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]') IS NOT NULL AS answered,
+SELECT adk_generate('thk_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]') IS NOT NULL AS answered,
        pg_temp.last_request() ? 'thinking' AS anthropic_thinking;
 
 -- ---------------------------------------------------------------------
@@ -112,34 +112,34 @@ SELECT adk_generate('th_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]'
 -- ---------------------------------------------------------------------
 SELECT jsonb_pretty(r -> 'content') AS content, r #> '{usage_metadata,thoughts_token_count}' AS thoughts,
        r #> '{usage_metadata,candidates_token_count}' AS candidates
-  FROM adk_generate('th_claude', '[{"role": "user", "parts": [{"text": "Hi [[redacted]]"}]}]',
+  FROM adk_generate('thk_claude', '[{"role": "user", "parts": [{"text": "Hi [[redacted]]"}]}]',
                     config => '{"thinking": {"budget_tokens": 2048}}') AS r;
 -- streamed: thinking_delta pieces and the signature_delta make the same part
 SELECT r ->> 'partial' AS partial, jsonb_pretty(r -> 'content') AS content
-  FROM adk_generate_stream('th_claude', '[{"role": "user", "parts": [{"text": "Hi [[redacted]]"}]}]',
+  FROM adk_generate_stream('thk_claude', '[{"role": "user", "parts": [{"text": "Hi [[redacted]]"}]}]',
                            config => '{"thinking": {"budget_tokens": 2048}}') AS r
  WHERE r ->> 'partial' IS NULL;
 SELECT count(*) FILTER (WHERE r #>> '{content,parts,0,thought}' = 'true') AS thought_partials,
        count(*) FILTER (WHERE r #>> '{content,parts,0,thought}' IS NULL) AS answer_partials
-  FROM adk_generate_stream('th_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+  FROM adk_generate_stream('thk_claude', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                            config => '{"thinking": {"budget_tokens": 2048}}') AS r
  WHERE r ->> 'partial' = 'true';
 SELECT jsonb_pretty(r -> 'content') AS content, r #> '{usage_metadata,thoughts_token_count}' AS thoughts,
        r #> '{usage_metadata,candidates_token_count}' AS candidates
-  FROM adk_generate('th_gemini', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+  FROM adk_generate('thk_gemini', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                     config => '{"thinking": {"budget_tokens": 1024, "include_thoughts": true}}') AS r;
 SELECT r ->> 'partial' AS partial, jsonb_pretty(r -> 'content') AS content
-  FROM adk_generate_stream('th_gemini', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+  FROM adk_generate_stream('thk_gemini', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                            config => '{"thinking": {"effort": "low", "include_thoughts": true}}') AS r;
 -- OpenAI: reasoning tokens only; candidates are the answer's alone
 SELECT r #> '{usage_metadata,thoughts_token_count}' AS thoughts,
        r #> '{usage_metadata,candidates_token_count}' AS candidates,
        r #> '{usage_metadata,total_token_count}' AS total
-  FROM adk_generate('th_gpt', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+  FROM adk_generate('thk_gpt', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                     config => '{"thinking": {"effort": "high"}}') AS r;
 SELECT r #> '{usage_metadata,thoughts_token_count}' AS thoughts,
        r #> '{usage_metadata,candidates_token_count}' AS candidates
-  FROM adk_generate_stream('th_gpt', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
+  FROM adk_generate_stream('thk_gpt', '[{"role": "user", "parts": [{"text": "Hi"}]}]',
                            config => '{"thinking": {"effort": "high"}}') AS r
  WHERE r ->> 'partial' IS NULL;
 -- the ledger: reasoning is part of output_tokens
