@@ -129,6 +129,8 @@ SELECT author, text FROM adk.memory WHERE app_name = 'thk_seq_app' ORDER BY id;
 SELECT jsonb_pretty(request -> 'messages') AS messages,
        request::text LIKE '%Thinking about%' AS has_thought
   FROM adk.model_calls WHERE app_name = 'thk_seq_app' AND model = 'thk_gpt';
+-- nor a compaction's transcript
+SELECT adk_compaction_read('thk_seq_app', 'u1', 's1') ->> 'transcript' AS transcript;
 -- thk_first used as a tool: its answer without its thought
 SELECT adk_define_agent('thk_caller', model => 'thk_gpt', tools => ARRAY['thk_first']);
 SELECT adk_define_app('thk_caller_app', 'thk_caller');
