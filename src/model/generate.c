@@ -1311,11 +1311,15 @@ partial_to_jsonb(StreamState *st, struct json_object *p)
 
 	PG_TRY();
 	{
-		bool		none;
+		bool		none = false;
 
 		/* a partial of thought text alone, dropped, is not handed on */
-		none = adk_drop_thoughts(p, st->keep_signatures) &&
-			json_object_array_length(json_object_object_get(json_object_object_get(p, "content"), "parts")) == 0;
+		if (adk_drop_thoughts(p, st->keep_signatures))
+		{
+			struct json_object *content = json_object_object_get(p, "content");
+
+			none = json_object_array_length(json_object_object_get(content, "parts")) == 0;
+		}
 		if (!none && adk_redact_partial(p, st->secret, &st->hold))
 			jb = adk_jsonc_to_jsonb(p);
 	}

@@ -81,6 +81,7 @@ void
 adk_check_call_options(struct json_object *options, const char *what)
 {
 	struct json_object *headers;
+	struct json_object *thinking;
 
 	if (options == NULL || !json_object_is_type(options, json_type_object))
 		return;
@@ -94,8 +95,8 @@ adk_check_call_options(struct json_object *options, const char *what)
 	if (json_object_object_get_ex(options, "headers", &headers))
 		check_headers(headers, what);
 	check_cache_key(options, what);
-	if (json_object_object_get_ex(options, "thinking", &headers))
-		adk_check_thinking(headers, what);
+	if (json_object_object_get_ex(options, "thinking", &thinking))
+		adk_check_thinking(thinking, what);
 }
 
 /*

@@ -142,10 +142,11 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[9] = usage_field(rec->result, "candidates_token_count", &nulls[9]);
 	args[26] = usage_field(rec->result, "thoughts_token_count", &nulls[26]);
 	if (nulls[26] == ' ')
+	{
 		args[9] = Int64GetDatum((nulls[9] == ' ' ? DatumGetInt64(args[9]) : 0) +
 								DatumGetInt64(args[26]));
-	if (nulls[26] == ' ')
 		nulls[9] = ' ';
+	}
 	args[10] = string_field(rec->result, "finish_reason", &nulls[10]);
 	args[11] = string_field(rec->result, "error_code", &nulls[11]);
 	args[12] = string_field(rec->result, "error_message", &nulls[12]);
