@@ -37,6 +37,7 @@ OBJS = \
 	src/model/llm_json.o \
 	src/model/llm_response.o \
 	src/model/llm_stream.o \
+	src/model/llm_thinking.o \
 	src/model/model_def.o \
 	src/model/prompt_cache.o \
 	src/model/msg_cache.o \

@@ -34,6 +34,12 @@ COMMENT ON TABLE adk.models IS 'Model definitions: provider (openai | gemini | a
 CREATE FUNCTION adk._check_call_options(options jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'adk_check_call_options_sql' LANGUAGE C STRICT STABLE;
 
+-- The "thinking" setting of a model's options or an agent's
+-- generate_config (model/llm_thinking.c, docs/models.md "Thinking"); what
+-- names where it is set in the error.
+CREATE FUNCTION adk._check_thinking(thinking jsonb, what text) RETURNS void
+    AS 'MODULE_PATHNAME', 'adk_check_thinking_sql' LANGUAGE C STRICT STABLE;
+
 -- An endpoint as libcurl reads it, and a host a key may be bound to
 -- (model/endpoint.c): NULL when valid, else what is wrong.
 CREATE FUNCTION adk._endpoint_problem(url text) RETURNS text
@@ -122,6 +128,8 @@ BEGIN
                     USING ERRCODE = '22023',
                     HINT = 'For example ["429", "5xx", "TIMEOUT"] (the default), or [] to never fall back.';
             END IF;
+        ELSIF k = 'thinking' THEN
+            PERFORM adk._check_thinking(v, 'model option');
         ELSIF k = 'headers' THEN
             NULL;   -- checked below, by the rules every call's config is held to
         ELSIF k = 'system_instruction' THEN
@@ -130,7 +138,7 @@ BEGIN
             END IF;
         ELSE
             RAISE EXCEPTION 'unknown model option "%"', k USING ERRCODE = '22023',
-                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers, fallback_on.';
+                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, thinking, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers, fallback_on.';
         END IF;
     END LOOP;
     -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)

@@ -564,9 +564,11 @@ BEGIN
                 RAISE EXCEPTION 'generate_config "stop_sequences" of agent "%" must be an array of strings', NEW.name
                     USING ERRCODE = '22023';
             END IF;
+        ELSIF k = 'thinking' THEN
+            PERFORM adk._check_thinking(v, format('generate_config of agent "%s":', NEW.name));
         ELSE
             RAISE EXCEPTION 'unknown generate_config key "%" for agent "%"', k, NEW.name USING ERRCODE = '22023',
-                HINT = 'Known keys: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed.';
+                HINT = 'Known keys: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, thinking.';
         END IF;
     END LOOP;
     IF TG_OP = 'UPDATE' THEN

@@ -67,7 +67,7 @@ DECLARE
         '_page_size', '_page_token', '_page_token_read', '_mermaid_text', '_mermaid_who',
         '_json_schema'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
-        '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction',
+        '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction', '_check_thinking',
         '_check_one_parent', '_check_references', '_check_root_mode', '_check_task_placement',
         '_check_tool_parameters', '_format_cycle',
         '_endpoint_problem', '_host_entry_problem',

@@ -342,3 +342,403 @@ SELECT m.name, m.provider, m.endpoint, m.model, m.api_key_env, m.api_key_secret,
             ELSE m.options END AS options,
        m.price, m.created_at, m.updated_at, m.fallbacks, m.capabilities
   FROM adk.models m;
+
+-- Thinking (docs/models.md, "Thinking"): the "thinking" setting checked
+-- in model options and agents' generate_config (40_models.sql,
+-- 50_definitions.sql), reasoning tokens in the ledger, priced in
+-- adk.costs (88_thinking.sql).
+CREATE FUNCTION adk._check_thinking(thinking jsonb, what text) RETURNS void
+    AS 'MODULE_PATHNAME', 'adk_check_thinking_sql' LANGUAGE C STRICT STABLE;
+REVOKE ALL ON FUNCTION adk._check_thinking(jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk._check_thinking(jsonb, text) TO adk_admin;
+
+CREATE OR REPLACE FUNCTION adk._models_check_options() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    k text;
+    v jsonb;
+    problem text;
+    f text;
+    users text;
+    cycle text[];
+BEGIN
+    IF NEW.name IS NULL OR NEW.name = '' THEN
+        RAISE EXCEPTION 'model name must not be empty' USING ERRCODE = '22023';
+    END IF;
+    IF NEW.provider IS NULL OR NEW.provider NOT IN ('openai', 'gemini', 'anthropic') THEN
+        RAISE EXCEPTION 'unknown model provider "%"', NEW.provider USING ERRCODE = '22023',
+            HINT = 'Use openai (any OpenAI-compatible Chat Completions server), gemini or anthropic.';
+    END IF;
+    IF NEW.endpoint IS NULL OR NEW.endpoint !~* '^https?://[^/?#@[:space:]]+(/[^?#[:space:]]*)?$' THEN
+        RAISE EXCEPTION 'invalid endpoint "%" for model "%"', NEW.endpoint, NEW.name USING ERRCODE = '22023',
+            HINT = 'Give the base URL as the provider''s SDK takes it, e.g. https://api.openai.com/v1, without credentials, query or fragment.';
+    END IF;
+    -- read as libcurl will read it when it connects: a port that is not a
+    -- number ("http://127.0.0.1:56102:56103") is refused here
+    problem := adk._endpoint_problem(NEW.endpoint);
+    IF problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid endpoint "%" for model "%"', NEW.endpoint, NEW.name USING ERRCODE = '22023',
+            DETAIL = problem || '.',
+            HINT = 'Give the base URL as the provider''s SDK takes it, e.g. https://api.openai.com/v1, without credentials, query or fragment.';
+    END IF;
+    IF NEW.model IS NULL OR NEW.model = '' THEN
+        RAISE EXCEPTION 'model "%" needs the provider''s model id', NEW.name USING ERRCODE = '22023';
+    END IF;
+    IF NEW.api_key_env IS NOT NULL AND NEW.api_key_secret IS NOT NULL THEN
+        RAISE EXCEPTION 'model "%" takes its key from an environment variable or a secret, not both', NEW.name
+            USING ERRCODE = '22023';
+    END IF;
+    IF NEW.api_key_env !~ '^[A-Za-z_][A-Za-z0-9_]*$' THEN
+        RAISE EXCEPTION 'invalid environment variable name "%"', NEW.api_key_env USING ERRCODE = '22023';
+    END IF;
+    IF NEW.api_key_secret IS NOT NULL AND NOT EXISTS (SELECT 1 FROM adk.secrets s WHERE s.name = NEW.api_key_secret) THEN
+        RAISE EXCEPTION 'secret "%" does not exist', NEW.api_key_secret USING ERRCODE = '42704',
+            HINT = 'Store it first with adk_set_secret().';
+    END IF;
+    IF NEW.options IS NULL OR jsonb_typeof(NEW.options) <> 'object' THEN
+        RAISE EXCEPTION 'model options must be a JSON object' USING ERRCODE = '22023';
+    END IF;
+    FOR k, v IN SELECT * FROM jsonb_each(NEW.options) LOOP
+        IF k IN ('temperature', 'top_p', 'presence_penalty', 'frequency_penalty') THEN
+            IF jsonb_typeof(v) <> 'number' THEN
+                RAISE EXCEPTION 'model option "%" must be a number', k USING ERRCODE = '22023';
+            END IF;
+        ELSIF k IN ('max_output_tokens', 'top_k', 'seed', 'timeout_ms', 'connect_timeout_ms', 'retries') THEN
+            IF jsonb_typeof(v) <> 'number' OR v::numeric <> trunc(v::numeric) OR v::numeric < 0 THEN
+                RAISE EXCEPTION 'model option "%" must be a non-negative integer', k USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'stop_sequences' THEN
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(v) e WHERE jsonb_typeof(e) <> 'string') THEN
+                RAISE EXCEPTION 'model option "stop_sequences" must be an array of strings' USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'max_request_bytes' THEN
+            -- the model's own bound on a request; adk.max_request_bytes
+            -- still holds (the smaller of the two applies)
+            IF jsonb_typeof(v) <> 'number' OR v::numeric <> trunc(v::numeric)
+               OR v::numeric < 1 OR v::numeric > 2147483647 THEN
+                RAISE EXCEPTION 'model option "max_request_bytes" must be an integer between 1 and 2147483647'
+                    USING ERRCODE = '22023',
+                    HINT = 'Give the largest request body in bytes the model may be sent; adk.max_request_bytes still applies when it is smaller.';
+            END IF;
+        ELSIF k = 'fallback_on' THEN
+            -- which failures of this model go on to its fallbacks
+            -- (model/fallback.c): HTTP statuses, status classes, error codes
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (
+                   SELECT 1 FROM jsonb_array_elements(v) e
+                    WHERE jsonb_typeof(e) <> 'string'
+                       OR e #>> '{}' !~ '^([1-5][0-9][0-9]|[1-5]xx|[A-Z][A-Z0-9_]*)$') THEN
+                RAISE EXCEPTION 'model option "fallback_on" must be an array of HTTP statuses, status classes or error codes'
+                    USING ERRCODE = '22023',
+                    HINT = 'For example ["429", "5xx", "TIMEOUT"] (the default), or [] to never fall back.';
+            END IF;
+        ELSIF k = 'thinking' THEN
+            PERFORM adk._check_thinking(v, 'model option');
+        ELSIF k = 'headers' THEN
+            NULL;   -- checked below, by the rules every call's config is held to
+        ELSIF k = 'system_instruction' THEN
+            IF jsonb_typeof(v) <> 'string' THEN
+                RAISE EXCEPTION 'model option "system_instruction" must be a string' USING ERRCODE = '22023';
+            END IF;
+        ELSE
+            RAISE EXCEPTION 'unknown model option "%"', k USING ERRCODE = '22023',
+                HINT = 'Known options: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, thinking, system_instruction, timeout_ms, connect_timeout_ms, retries, max_request_bytes, headers, fallback_on.';
+        END IF;
+    END LOOP;
+    -- headers, timeout_ms, connect_timeout_ms, retries (model/guard.c)
+    PERFORM adk._check_call_options(NEW.options);
+    -- fallbacks (88_fallbacks.sql): models that exist, never the model
+    -- itself or one twice, no cycle; a model another one falls back to
+    -- keeps its name.  Under the definitions lock, as the agent graph's
+    -- checks (50_definitions.sql); while a dump is restored only existence
+    -- is not checked.
+    IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
+        PERFORM adk._lock_definitions();
+        users := adk._name_list('model', 'models',
+                                ARRAY(SELECT m.name FROM adk.models m
+                                       WHERE OLD.name = ANY (m.fallbacks) AND m.name <> OLD.name));
+        IF users IS NOT NULL THEN
+            RAISE EXCEPTION 'model "%" is a fallback of %', OLD.name, users USING ERRCODE = '23503',
+                HINT = 'Remove it from their fallbacks first (adk_define_fallbacks).';
+        END IF;
+    END IF;
+    IF cardinality(NEW.fallbacks) > 0 THEN
+        PERFORM adk._lock_definitions();
+        IF array_ndims(NEW.fallbacks) <> 1 OR array_lower(NEW.fallbacks, 1) <> 1 THEN
+            RAISE EXCEPTION 'fallbacks of model "%" must be a one-dimensional array', NEW.name USING ERRCODE = '22023';
+        END IF;
+        FOREACH f IN ARRAY NEW.fallbacks LOOP
+            IF f IS NULL OR f = '' THEN
+                RAISE EXCEPTION 'fallbacks of model "%" must not contain null or empty names', NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+            IF f = NEW.name THEN
+                RAISE EXCEPTION 'model "%" cannot fall back to itself', NEW.name USING ERRCODE = '22023';
+            END IF;
+            IF cardinality(array_positions(NEW.fallbacks, f)) > 1 THEN
+                RAISE EXCEPTION 'model "%" lists fallback "%" twice', NEW.name, f USING ERRCODE = '22023';
+            END IF;
+            IF adk._check_references() AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = f) THEN
+                RAISE EXCEPTION 'fallback model "%" of model "%" does not exist', f, NEW.name
+                    USING ERRCODE = '42704', HINT = 'Define it first with adk_define_model().';
+            END IF;
+        END LOOP;
+        -- a path from one of the fallbacks back to this model is a cycle
+        WITH RECURSIVE walk(name, path) AS (
+            SELECT x.f, ARRAY[NEW.name, x.f] FROM unnest(NEW.fallbacks) AS x(f)
+            UNION ALL
+            SELECT x.f, w.path || x.f
+              FROM walk w
+              JOIN adk.models m ON m.name = w.name AND w.name <> NEW.name
+             CROSS JOIN LATERAL unnest(m.fallbacks) AS x(f)
+             WHERE NOT (x.f = ANY (w.path[2:]))
+        )
+        SELECT w.path INTO cycle FROM walk w WHERE w.name = NEW.name LIMIT 1;
+        IF cycle IS NOT NULL THEN
+            RAISE EXCEPTION 'fallbacks of model "%" would make a cycle: %', NEW.name,
+                array_to_string(cycle, ' -> ') USING ERRCODE = '22023',
+                HINT = 'A model''s fallbacks are followed depth first; no model may lead back to one before it.';
+        END IF;
+    END IF;
+    -- an INSERT keeps the updated_at it carries (a restored row its own)
+    IF TG_OP = 'UPDATE' THEN
+        NEW.updated_at := now();
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION adk._agents_before_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    k text;
+    v jsonb;
+    extra text[];
+    dup text;
+BEGIN
+    PERFORM adk._lock_definitions();
+    IF NEW.name IS NULL THEN
+        RAISE EXCEPTION 'agent name must not be null' USING ERRCODE = '22004';
+    END IF;
+    IF NEW.name !~ '^[A-Za-z_][A-Za-z0-9_]*$' OR length(NEW.name) > 128 THEN
+        RAISE EXCEPTION 'invalid agent name "%"', NEW.name USING ERRCODE = '22023',
+            HINT = 'An agent name starts with a letter or underscore, followed by letters, digits or underscores; at most 128 characters.';
+    END IF;
+    IF NEW.name = 'user' THEN
+        RAISE EXCEPTION 'agent name "user" is reserved' USING ERRCODE = '22023',
+            DETAIL = 'Events written by the user have the author "user".';
+    END IF;
+    IF NEW.name = ANY (adk._reserved_tool_names()) THEN
+        RAISE EXCEPTION 'agent name "%" is reserved', NEW.name USING ERRCODE = '22023',
+            DETAIL = 'An agent can be used as a tool, and this is the name of a tool built into adk_runner.';
+    END IF;
+    IF (TG_OP = 'INSERT' OR NEW.name <> OLD.name)
+       AND EXISTS (SELECT 1 FROM adk.tools t WHERE t.name = NEW.name) THEN
+        RAISE EXCEPTION 'agent name "%" is already used by a tool', NEW.name USING ERRCODE = '42710',
+            DETAIL = 'An agent can be listed as a tool, so tools and agents share one set of names.';
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.name <> OLD.name THEN
+        SELECT string_agg(format('"%s"', a.name), ', ' ORDER BY a.name) INTO dup
+          FROM adk.apps a WHERE a.root_agent = OLD.name;
+        IF dup IS NOT NULL THEN
+            RAISE EXCEPTION 'agent "%" is the root agent of app %', OLD.name, dup USING ERRCODE = '23503',
+                HINT = 'Give the app another root agent first.';
+        END IF;
+    END IF;
+    IF NEW.kind IS NULL OR NEW.kind NOT IN ('llm', 'sequential', 'parallel', 'loop') THEN
+        RAISE EXCEPTION 'unknown agent kind "%"', NEW.kind USING ERRCODE = '22023',
+            HINT = 'Use llm, sequential, parallel or loop.';
+    END IF;
+    IF NEW.include_contents IS NULL OR NEW.include_contents NOT IN ('default', 'none') THEN
+        RAISE EXCEPTION 'invalid include_contents "%" for agent "%"', NEW.include_contents, NEW.name
+            USING ERRCODE = '22023', HINT = 'Use default or none.';
+    END IF;
+    IF NEW.mode IS NOT NULL AND NEW.mode NOT IN ('chat', 'task', 'single_turn') THEN
+        RAISE EXCEPTION 'unknown mode "%" for agent "%"', NEW.mode, NEW.name USING ERRCODE = '22023',
+            HINT = 'Use chat, task or single_turn, or leave it NULL for chat.';
+    END IF;
+    NEW.tools := coalesce(NEW.tools, '{}');
+    NEW.sub_agents := coalesce(NEW.sub_agents, '{}');
+    NEW.generate_config := coalesce(NEW.generate_config, '{}');
+    NEW.disallow_transfer_to_parent := coalesce(NEW.disallow_transfer_to_parent, false);
+    NEW.disallow_transfer_to_peers := coalesce(NEW.disallow_transfer_to_peers, false);
+
+    -- the lists: one dimension, no NULL, no duplicate, not the agent itself
+    IF array_ndims(NEW.tools) > 1 OR array_position(NEW.tools, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tools of agent "%" must be a list of names', NEW.name USING ERRCODE = '22023';
+    END IF;
+    IF array_ndims(NEW.sub_agents) > 1 OR array_position(NEW.sub_agents, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'sub_agents of agent "%" must be a list of names', NEW.name USING ERRCODE = '22023';
+    END IF;
+    SELECT t INTO dup FROM unnest(NEW.tools) t GROUP BY t HAVING count(*) > 1 ORDER BY t LIMIT 1;
+    IF dup IS NOT NULL THEN
+        RAISE EXCEPTION 'agent "%" lists tool "%" twice', NEW.name, dup USING ERRCODE = '22023';
+    END IF;
+    SELECT s INTO dup FROM unnest(NEW.sub_agents) s GROUP BY s HAVING count(*) > 1 ORDER BY s LIMIT 1;
+    IF dup IS NOT NULL THEN
+        RAISE EXCEPTION 'agent "%" lists sub-agent "%" twice', NEW.name, dup USING ERRCODE = '22023';
+    END IF;
+    IF NEW.name = ANY (NEW.tools) THEN
+        RAISE EXCEPTION 'agent "%" cannot use itself as a tool', NEW.name USING ERRCODE = '42P17';
+    END IF;
+    IF NEW.name = ANY (NEW.sub_agents) THEN
+        RAISE EXCEPTION 'agent "%" cannot be its own sub-agent', NEW.name USING ERRCODE = '42P17';
+    END IF;
+    IF 'transfer_to_agent' = ANY (NEW.tools) THEN
+        RAISE EXCEPTION 'agent "%" cannot list tool "transfer_to_agent"', NEW.name USING ERRCODE = '22023',
+            DETAIL = 'The runner adds it to every agent that has sub-agents.',
+            HINT = 'List the agents it may transfer to in sub_agents.';
+    END IF;
+    IF 'adk_request_confirmation' = ANY (NEW.tools) THEN
+        RAISE EXCEPTION 'agent "%" cannot list tool "adk_request_confirmation"', NEW.name USING ERRCODE = '22023',
+            HINT = 'Mark the tools that need confirmation with require_confirmation.';
+    END IF;
+
+    -- what each kind may have
+    IF NEW.kind <> 'llm' THEN
+        extra := array_remove(ARRAY[
+            CASE WHEN NEW.model IS NOT NULL THEN 'model' END,
+            CASE WHEN NEW.instruction IS NOT NULL THEN 'instruction' END,
+            CASE WHEN cardinality(NEW.tools) > 0 THEN 'tools' END,
+            CASE WHEN NEW.output_key IS NOT NULL THEN 'output_key' END,
+            CASE WHEN NEW.generate_config <> '{}' THEN 'generate_config' END,
+            CASE WHEN NEW.mode IS NOT NULL THEN 'mode' END,
+            CASE WHEN NEW.input_schema IS NOT NULL THEN 'input_schema' END,
+            CASE WHEN NEW.output_schema IS NOT NULL THEN 'output_schema' END], NULL);
+        IF cardinality(extra) > 0 THEN
+            RAISE EXCEPTION '% agent "%" cannot have %', NEW.kind, NEW.name, array_to_string(extra, ', ')
+                USING ERRCODE = '22023',
+                      DETAIL = 'Only llm agents call a model; sequential, parallel and loop agents run their sub-agents.';
+        END IF;
+        IF cardinality(NEW.sub_agents) = 0 THEN
+            RAISE EXCEPTION '% agent "%" needs at least one sub-agent', NEW.kind, NEW.name USING ERRCODE = '22023';
+        END IF;
+    END IF;
+    IF NEW.max_iterations IS NOT NULL AND NEW.kind <> 'loop' THEN
+        RAISE EXCEPTION '% agent "%" cannot have max_iterations', NEW.kind, NEW.name USING ERRCODE = '22023',
+            HINT = 'max_iterations applies to loop agents only.';
+    END IF;
+    IF NEW.max_iterations <= 0 THEN
+        RAISE EXCEPTION 'max_iterations of agent "%" must be positive', NEW.name USING ERRCODE = '22023',
+            HINT = 'Leave it NULL to loop until a sub-agent escalates (exit_loop).';
+    END IF;
+    IF NEW.output_key = '' THEN
+        RAISE EXCEPTION 'output_key of agent "%" must not be empty', NEW.name USING ERRCODE = '22023';
+    END IF;
+
+    -- modes (docs/agent-modes.md): input_schema shapes how a coordinator
+    -- calls a task or single_turn agent, output_schema its answer (models.md)
+    FOR k, v IN SELECT * FROM (VALUES ('input_schema', NEW.input_schema),
+                                      ('output_schema', NEW.output_schema)) AS x(k, v)
+                 WHERE x.v IS NOT NULL LOOP
+        IF jsonb_typeof(v) <> 'object' THEN
+            RAISE EXCEPTION '% of agent "%" must be a JSON Schema object', k, NEW.name USING ERRCODE = '22023',
+                HINT = 'For example {"type": "object", "properties": {"city": {"type": "string"}}}.';
+        END IF;
+        IF v ? 'type' AND (jsonb_typeof(v -> 'type') <> 'string'
+                           OR lower(v ->> 'type') NOT IN ('object', 'string', 'number', 'integer', 'boolean', 'array')) THEN
+            RAISE EXCEPTION '% of agent "%" has an invalid "type"', k, NEW.name USING ERRCODE = '22023',
+                DETAIL = format('It is %s.', v -> 'type'),
+                HINT = 'Use one of object, string, number, integer, boolean or array.';
+        END IF;
+        IF coalesce(NEW.mode, 'chat') = 'chat' AND k = 'input_schema' THEN
+            RAISE EXCEPTION 'chat agent "%" cannot have %', NEW.name, k USING ERRCODE = '22023',
+                DETAIL = 'input_schema is the parameters of the tool a coordinator calls a task or single_turn agent with; output_schema shapes the result that agent hands back.',
+                HINT = 'Set mode to task or single_turn, or leave the schema NULL.';
+        END IF;
+    END LOOP;
+    -- before the foreign key's own check, for a clearer message
+    IF NEW.model IS NOT NULL AND adk._check_references()
+       AND NOT EXISTS (SELECT 1 FROM adk.models m WHERE m.name = NEW.model) THEN
+        RAISE EXCEPTION 'model "%" of agent "%" does not exist', NEW.model, NEW.name USING ERRCODE = '42704',
+            HINT = 'Define it first with adk_define_model().';
+    END IF;
+
+    -- generation settings: the generation keys of model options
+    IF jsonb_typeof(NEW.generate_config) <> 'object' THEN
+        RAISE EXCEPTION 'generate_config of agent "%" must be a JSON object', NEW.name USING ERRCODE = '22023';
+    END IF;
+    FOR k, v IN SELECT * FROM jsonb_each(NEW.generate_config) LOOP
+        IF k IN ('temperature', 'top_p', 'presence_penalty', 'frequency_penalty') THEN
+            IF jsonb_typeof(v) <> 'number' THEN
+                RAISE EXCEPTION 'generate_config "%" of agent "%" must be a number', k, NEW.name USING ERRCODE = '22023';
+            END IF;
+        ELSIF k IN ('max_output_tokens', 'top_k', 'seed') THEN
+            IF jsonb_typeof(v) <> 'number' OR v::numeric <> trunc(v::numeric) OR v::numeric < 0 THEN
+                RAISE EXCEPTION 'generate_config "%" of agent "%" must be a non-negative integer', k, NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'stop_sequences' THEN
+            IF jsonb_typeof(v) <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(v) e WHERE jsonb_typeof(e) <> 'string') THEN
+                RAISE EXCEPTION 'generate_config "stop_sequences" of agent "%" must be an array of strings', NEW.name
+                    USING ERRCODE = '22023';
+            END IF;
+        ELSIF k = 'thinking' THEN
+            PERFORM adk._check_thinking(v, format('generate_config of agent "%s":', NEW.name));
+        ELSE
+            RAISE EXCEPTION 'unknown generate_config key "%" for agent "%"', k, NEW.name USING ERRCODE = '22023',
+                HINT = 'Known keys: temperature, max_output_tokens, top_p, top_k, stop_sequences, presence_penalty, frequency_penalty, seed, thinking.';
+        END IF;
+    END LOOP;
+    IF TG_OP = 'UPDATE' THEN
+        NEW.updated_at := now();
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+ALTER TABLE adk.model_calls ADD COLUMN reasoning_tokens bigint;
+COMMENT ON COLUMN adk.model_calls.reasoning_tokens IS
+    'Output tokens the model spent reasoning (OpenAI''s completion_tokens_details.reasoning_tokens, Gemini''s thoughtsTokenCount; part of output_tokens); NULL: none reported (Anthropic counts thinking in output_tokens only)';
+
+-- Prices: reasoning, per million reasoning tokens (output when not set)
+CREATE OR REPLACE FUNCTION adk._check_price(price jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT price IS NULL
+        OR (pg_catalog.jsonb_typeof(price) OPERATOR(pg_catalog.=) 'object'
+            AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each(price) e
+                             WHERE e.key OPERATOR(pg_catalog.<>) ALL (ARRAY['input', 'output', 'cached_input', 'cache_write', 'reasoning'])
+                                OR pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.<>) 'number'
+                                OR (e.value)::text::numeric OPERATOR(pg_catalog.<) 0))
+$$;
+COMMENT ON COLUMN adk.models.price IS
+    'Optional prices per million tokens: {"input", "output", "cached_input", "cache_write", "reasoning"} (non-negative numbers; cached_input and cache_write default to input, reasoning to output)';
+
+CREATE OR REPLACE VIEW adk.costs WITH (security_invoker = true) AS
+SELECT c.app_name, c.user_id, i.agent, c.model,
+       (pg_catalog.timezone('UTC', c.created_at))::date AS day,
+       pg_catalog.count(*) AS model_calls,
+       pg_catalog.sum(coalesce(c.input_tokens, 0)) AS input_tokens,
+       pg_catalog.sum(coalesce(c.output_tokens, 0)) AS output_tokens,
+       pg_catalog.sum(x.cached) AS cached_input_tokens,
+       -- OPERATOR() forms share one precedence: every product is bracketed;
+       -- the cost is rounded to millionths of the currency (a person reads
+       -- 0.000125, not 24 decimals)
+       pg_catalog.round(pg_catalog.sum(((coalesce(c.input_tokens, 0) OPERATOR(pg_catalog.-) x.cached
+                                         OPERATOR(pg_catalog.-) x.written)
+                       OPERATOR(pg_catalog.*) (m.price ->> 'input')::numeric)
+                      OPERATOR(pg_catalog.+)
+                      (x.cached OPERATOR(pg_catalog.*)
+                       coalesce(m.price ->> 'cached_input', m.price ->> 'input')::numeric)
+                      OPERATOR(pg_catalog.+)
+                      (x.written OPERATOR(pg_catalog.*)
+                       coalesce(m.price ->> 'cache_write', m.price ->> 'input')::numeric)
+                      OPERATOR(pg_catalog.+)
+                      ((coalesce(c.output_tokens, 0) OPERATOR(pg_catalog.-) x.reasoning)
+                       OPERATOR(pg_catalog.*) (m.price ->> 'output')::numeric)
+                      OPERATOR(pg_catalog.+)
+                      (x.reasoning OPERATOR(pg_catalog.*)
+                       coalesce(m.price ->> 'reasoning', m.price ->> 'output')::numeric))
+           OPERATOR(pg_catalog./) 1000000, 6) AS cost,
+       pg_catalog.sum(x.written) AS cache_creation_tokens,
+       pg_catalog.sum(x.reasoning) AS reasoning_tokens
+  FROM adk.model_calls c
+  LEFT JOIN adk.invocations i ON i.invocation_id OPERATOR(pg_catalog.=) c.invocation_id
+  LEFT JOIN adk.models m ON m.name OPERATOR(pg_catalog.=) c.model
+ CROSS JOIN LATERAL (SELECT coalesce(c.cached_tokens,
+                                     (c.response #>> '{usage_metadata,cached_content_token_count}')::bigint, 0)
+                            AS cached,
+                            coalesce(c.cache_creation_tokens, 0) AS written,
+                            coalesce(c.reasoning_tokens, 0) AS reasoning) x
+ GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW adk.costs IS
+    'Model calls, tokens and cost (from adk.models.price; NULL without a price) per app and user (the session''s the call was made for; NULL for adk_generate), agent (the invocation''s), model and UTC day; of the input tokens, cached_input_tokens were read from the prompt cache and cache_creation_tokens written to it; of the output tokens, reasoning_tokens were spent reasoning (priced at "reasoning", else "output")';

@@ -9,12 +9,21 @@
  * contents of one role are merged into one message, and within a user
  * message the tool_result blocks come first, as the API requires.  Calls
  * without id get "call_<n>" and their results the same id.  max_tokens is
- * required: LLM_DEFAULT_MAX_TOKENS unless configured.
+ * required: LLM_DEFAULT_MAX_TOKENS unless configured.  Thought parts with
+ * a signature go back as the blocks they came as, which the API requires
+ * before the tool_use blocks of a tool loop's last assistant message
+ * (docs/models.md, "Thinking"): a thinking block (its text and signature)
+ * or, a thought without text, a redacted_thinking block (the signature is
+ * its data); thoughts without a signature (another provider's) are left
+ * out.
  *
  * Responses: content blocks, stop_reason, usage.  Streams are typed
  * events (message_start, content_block_start/delta/stop, message_delta,
  * message_stop, ping, error); blocks are keyed by their "index" and tool
- * input arrives as partial JSON text.
+ * input arrives as partial JSON text.  A thinking block is a thought part
+ * with its signature as thought_signature (streamed: signature_delta), a
+ * redacted_thinking block a thought part without text whose
+ * thought_signature is the block's data.
  *
  * IDENTIFICATION
  *	  src/model/adapter_anthropic.c
@@ -144,6 +153,8 @@ anth_build(const LlmRequestSpec *spec, char **errmsg)
 	if (llm_get(body, "max_tokens") == NULL)
 		json_object_object_add(body, "max_tokens",
 							   json_object_new_int(LLM_DEFAULT_MAX_TOKENS));
+	if (llm_thinking_anthropic(body, spec, errmsg) < 0)
+		goto fail;
 	if (spec->system_instruction != NULL && spec->system_instruction[0] != '\0')
 		llm_add_str(body, "system", spec->system_instruction);
 	if (anth_messages(body, spec, errmsg) < 0 || anth_tools(body, spec, errmsg) < 0)
@@ -342,7 +353,9 @@ anth_content(AnthMessages *am, struct json_object *content, size_t ci,
 		if (llm_part_decode(json_object_array_get_idx(parts, pi), ci, pi, &part,
 							errmsg) < 0)
 			goto fail;
-		if (part.kind == LLM_PART_TEXT && (part.thought || part.text_len == 0))
+		if (part.kind == LLM_PART_TEXT &&
+			(part.thought ? part.signature == NULL || !is_model :
+			 part.text_len == 0))
 			continue;
 		if ((part.kind == LLM_PART_CALL || part.kind == LLM_PART_RESPONSE) &&
 			part.id == NULL)
@@ -519,7 +532,8 @@ anth_reuse(AnthMessages *am, struct json_object *made, LlmIdSynth *ids)
 }
 
 /*
- * One content block for a part (not an empty or thought text).
+ * One content block for a part (not an empty text, nor a thought without
+ * a signature or in a user content).
  */
 static struct json_object *
 anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
@@ -530,6 +544,21 @@ anth_block(const LlmPart *part, int is_model, size_t ci, size_t pi,
 	const char *id;
 	char	   *str;
 
+	if (part->kind == LLM_PART_TEXT && part->thought && part->text_len == 0)
+	{
+		block = json_object_new_object();
+		llm_add_str(block, "type", "redacted_thinking");
+		llm_add_str(block, "data", part->signature);
+		return block;
+	}
+	if (part->kind == LLM_PART_TEXT && part->thought)
+	{
+		block = json_object_new_object();
+		llm_add_str(block, "type", "thinking");
+		json_object_object_add(block, "thinking", json_object_get(part->text_obj));
+		llm_add_str(block, "signature", part->signature);
+		return block;
+	}
 	if (part->kind == LLM_PART_TEXT)
 	{
 		block = json_object_new_object();
@@ -745,7 +774,8 @@ anth_parse(struct json_object *body)
 
 /*
  * A response content block as an ADK part: text, tool_use as a function
- * call, thinking as thought text; NULL for other block types.
+ * call, thinking as thought text with its signature, redacted_thinking as
+ * a thought without text; NULL for other block types.
  */
 static struct json_object *
 anth_block_part(struct json_object *block)
@@ -758,15 +788,26 @@ anth_block_part(struct json_object *block)
 
 	if (type == NULL)
 		return NULL;
+	if (strcmp(type, "redacted_thinking") == 0)
+	{
+		const char *data = llm_get_str(block, "data");
+
+		return data != NULL && data[0] != '\0' ?
+			llm_text_part("", 0, 1, data) : NULL;
+	}
 	if (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)
 	{
+		const char *sig = type[1] == 'h' ? llm_get_str(block, "signature") : NULL;
+
+		if (sig != NULL && sig[0] == '\0')
+			sig = NULL;
 		str = llm_get(block, type);
 		if (str == NULL || !json_object_is_type(str, json_type_string) ||
 			json_object_get_string_len(str) == 0)
 			return NULL;
 		return llm_text_part(json_object_get_string(str),
 							 (size_t) json_object_get_string_len(str),
-							 type[1] == 'h', NULL);
+							 type[1] == 'h', sig);
 	}
 	if (strcmp(type, "tool_use") != 0)
 		return NULL;
@@ -906,6 +947,18 @@ anth_block_start(LlmStream *s, struct json_object *chunk)
 	if (llm_stream_find(s, (int) index) != NULL)
 		return llm_stream_fail(s, "MALFORMED_RESPONSE",
 							   "content block index started twice");
+	if (strcmp(type, "redacted_thinking") == 0)
+	{
+		const char *data = llm_get_str(block, "data");
+
+		if ((slot = llm_stream_new_slot(s, (int) index, LLM_SLOT_TEXT)) == NULL)
+			return -1;
+		slot->thought = 1;
+		if (data != NULL && data[0] != '\0' &&
+			llm_stream_setstr(&slot->signature, data) < 0)
+			return llm_stream_fail(s, "OUT_OF_MEMORY", "out of memory");
+		return 0;
+	}
 	if (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)
 	{
 		const char *text = llm_get_str(block, type);
@@ -952,6 +1005,19 @@ anth_block_delta(LlmStream *s, struct json_object *chunk)
 		return llm_stream_text(s, (int) index, json_object_get_string(piece),
 							   (size_t) json_object_get_string_len(piece),
 							   type[1] == 'h');
+	}
+	if (strcmp(type, "signature_delta") == 0)
+	{
+		const char *sig = llm_get_str(delta, "signature");
+
+		slot = llm_stream_find(s, (int) index);
+		if (slot == NULL || slot->kind != LLM_SLOT_TEXT || !slot->thought)
+			return llm_stream_fail(s, "MALFORMED_RESPONSE",
+								   "signature_delta for a block that is not thinking");
+		if (sig != NULL && sig[0] != '\0' &&
+			llm_stream_setstr(&slot->signature, sig) < 0)
+			return llm_stream_fail(s, "OUT_OF_MEMORY", "out of memory");
+		return 0;
 	}
 	if (strcmp(type, "input_json_delta") != 0)
 		return 0;

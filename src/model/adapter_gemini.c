@@ -380,7 +380,8 @@ gemini_config(struct json_object *body, const LlmRequestSpec *spec,
 
 	struct json_object *schema = llm_get_obj(spec->config, "response_schema");
 
-	if (llm_config_apply(gc, spec, gemini_config_map, errmsg) < 0)
+	if (llm_config_apply(gc, spec, gemini_config_map, errmsg) < 0 ||
+		llm_thinking_gemini(gc, spec, errmsg) < 0)
 	{
 		json_object_put(gc);
 		return -1;

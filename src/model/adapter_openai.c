@@ -218,7 +218,8 @@ openai_build(const LlmRequestSpec *spec, char **errmsg)
 	llm_log_boundary(spec->log, json_object_array_length(messages) - off,
 					 LLM_RESUME_ANY, &ids);
 	if (openai_tools(body, spec, errmsg) < 0 ||
-		llm_config_apply(body, spec, openai_config_map, errmsg) < 0)
+		llm_config_apply(body, spec, openai_config_map, errmsg) < 0 ||
+		llm_thinking_openai(body, spec, errmsg) < 0)
 		goto fail;
 	openai_response_format(body, spec);
 	if (spec->stream)
@@ -797,9 +798,20 @@ openai_usage(struct json_object *usage)
 	if (llm_get_count(llm_get_obj(usage, "prompt_tokens_details"),
 					  "cached_tokens", &v))
 		llm_usage_set(out, "cached_content_token_count", v);
+	/*
+	 * Reasoning tokens are thoughts_token_count and, as Gemini counts them,
+	 * not candidates_token_count (completion_tokens holds both)
+	 */
 	if (llm_get_count(llm_get_obj(usage, "completion_tokens_details"),
 					  "reasoning_tokens", &v))
+	{
+		int64_t		out_tokens;
+
 		llm_usage_set(out, "thoughts_token_count", v);
+		if (v > 0 && llm_get_count(out, "candidates_token_count", &out_tokens))
+			llm_usage_set(out, "candidates_token_count",
+						  out_tokens > v ? out_tokens - v : 0);
+	}
 	return out;
 }
 

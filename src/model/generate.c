@@ -73,6 +73,7 @@ typedef struct StreamState
 	instr_time	start;			/* the request was sent */
 	double		first_chunk_ms; /* time to the first body chunk; < 0: none yet */
 	int			handed;			/* partials handed on so far */
+	bool		keep_signatures;	/* adk_drop_thoughts' (guard.c) */
 } StreamState;
 
 /*
@@ -124,6 +125,8 @@ struct AdkModelCall
 	const char *first_error;
 	bool		settled;		/* the answer is final: no model is tried
 								 * after it */
+	bool		thoughts_dropped;	/* adk.store_thoughts off took thought
+									 * text out of result */
 	Jsonb	   *keep_contents;
 	Jsonb	   *keep_tools;
 	Jsonb	   *keep_config;
@@ -638,6 +641,7 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 		st->on_partial = on_partial;
 		st->arg = arg;
 		st->secret = def->api_key;
+		st->keep_signatures = def->provider != LLM_ANTHROPIC;
 		req->on_chunk = on_chunk;
 		req->arg = st;
 	}
@@ -1074,6 +1078,12 @@ make_result(AdkModelCall *c)
 				 errmsg("out of memory")));
 	/* the provider's answer enters here: no key gets past this point */
 	adk_redact_jsonc(c->result, def->api_key);
+	/*
+	 * nor thought text with adk.store_thoughts off; Anthropic's signatures
+	 * are worth nothing without their text (docs/models.md, "Thinking")
+	 */
+	c->thoughts_dropped = adk_drop_thoughts(c->result,
+											def->provider != LLM_ANTHROPIC);
 }
 
 /*
@@ -1096,7 +1106,8 @@ fill_record(AdkModelCall *c, AdkModelCallRecord *rec)
 	rec->latency_ms = resp->latency_ms;
 	rec->request = c->ledger_request;	/* NULL: not sent */
 	/* the raw body of a complete HTTP response (streams: error bodies) */
-	if (resp->error_code == NULL && (!stream || resp->status >= 300))
+	if (resp->error_code == NULL && (!stream || resp->status >= 300) &&
+		!c->thoughts_dropped)
 	{
 		rec->response_body = resp->body.data;
 		rec->response_len = resp->body.len;
@@ -1300,7 +1311,16 @@ partial_to_jsonb(StreamState *st, struct json_object *p)
 
 	PG_TRY();
 	{
-		if (adk_redact_partial(p, st->secret, &st->hold))
+		bool		none = false;
+
+		/* a partial of thought text alone, dropped, is not handed on */
+		if (adk_drop_thoughts(p, st->keep_signatures))
+		{
+			struct json_object *content = json_object_object_get(p, "content");
+
+			none = json_object_array_length(json_object_object_get(content, "parts")) == 0;
+		}
+		if (!none && adk_redact_partial(p, st->secret, &st->hold))
 			jb = adk_jsonc_to_jsonb(p);
 	}
 	PG_CATCH();

@@ -4,8 +4,9 @@
  *	  The two borders of a model call.
  *
  * Going out: the transport options a call may set -- headers, timeout_ms,
- * connect_timeout_ms, retries, max_request_bytes, prompt_cache_key -- are
- * checked by adk_check_call_options(),
+ * connect_timeout_ms, retries, max_request_bytes, prompt_cache_key -- and
+ * its "thinking" setting (by llm_thinking.c's rules, adk_check_thinking())
+ * are checked by adk_check_call_options(),
  * the one set of rules for adk.models.options (the table's trigger calls
  * it through adk._check_call_options) and for the config of every call
  * (adk_generate, adk_generate_stream, the runner).  Header names must be
@@ -24,7 +25,9 @@
  * and job errors all see "[REDACTED]" instead of the key.  Streamed text
  * that ends with what could be the start of the key is held back until
  * the next delta (or the final response) settles it, so the key cannot be
- * reassembled from partials either.
+ * reassembled from partials either.  There too, with adk.store_thoughts
+ * off, the text of thought parts is dropped (adk_drop_thoughts), so that
+ * no event, ledger row or result holds it.
  *
  * IDENTIFICATION
  *	  src/model/guard.c
@@ -45,8 +48,10 @@
 
 #include "common/json_bridge.h"
 #include "model/guard.h"
+#include "model/llm.h"
 
 PG_FUNCTION_INFO_V1(adk_check_call_options_sql);
+PG_FUNCTION_INFO_V1(adk_check_thinking_sql);
 
 /*
  * Headers adk_runner sets itself, or that frame or route the request:
@@ -59,6 +64,8 @@ static const char *const reserved_headers[] = {
 	"connection", "keep-alive", "te", "trailer", "upgrade", "expect",
 	NULL
 };
+
+bool		adk_store_thoughts = true;
 
 static void check_int_option(struct json_object *options, const char *what,
 							 const char *key, int lo, int hi);
@@ -74,6 +81,7 @@ void
 adk_check_call_options(struct json_object *options, const char *what)
 {
 	struct json_object *headers;
+	struct json_object *thinking;
 
 	if (options == NULL || !json_object_is_type(options, json_type_object))
 		return;
@@ -87,6 +95,30 @@ adk_check_call_options(struct json_object *options, const char *what)
 	if (json_object_object_get_ex(options, "headers", &headers))
 		check_headers(headers, what);
 	check_cache_key(options, what);
+	if (json_object_object_get_ex(options, "thinking", &thinking))
+		adk_check_thinking(thinking, what);
+}
+
+/*
+ * Refuse (22023) a "thinking" setting llm_thinking.c cannot map
+ * (docs/models.md, "Thinking"); what names where it is set, as in
+ * adk_check_call_options.  JSON null (thinking NULL) is no thinking: set
+ * over a model's options, it turns theirs off.
+ */
+void
+adk_check_thinking(struct json_object *thinking, const char *what)
+{
+	char	   *why = NULL;
+	char	   *msg;
+
+	if (thinking == NULL || llm_thinking_check(thinking, &why) == 0)
+		return;
+	msg = pstrdup(why ? why : "is invalid");
+	free(why);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s \"thinking\" %s", what, msg),
+			 errhint("Use {\"budget_tokens\": N} or {\"effort\": \"low\" | \"medium\" | \"high\"}, with \"include_thoughts\": true or false if wanted.")));
 }
 
 /*
@@ -470,4 +502,93 @@ adk_redact_partial(struct json_object *partial, const char *secret,
 		pfree(clean);
 	}
 	return any;
+}
+
+/*
+ * adk._check_thinking(thinking jsonb, what text) RETURNS void:
+ * adk_check_thinking, for the triggers on adk.models and adk.agents.
+ */
+Datum
+adk_check_thinking_sql(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *jb = PG_GETARG_JSONB_P(0);
+	text	   *t = PG_GETARG_TEXT_PP(1);
+	char	   *what = pnstrdup(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	struct json_object *volatile obj;
+
+	/* JSON null: none */
+	if (JB_ROOT_IS_SCALAR(jb))
+	{
+		JsonbValue	v;
+
+		if (JsonbExtractScalar(&jb->root, &v) && v.type == jbvNull)
+			PG_RETURN_VOID();
+	}
+	obj = adk_jsonb_to_jsonc(jb, "thinking");
+	PG_TRY();
+	{
+		adk_check_thinking(obj, what);
+	}
+	PG_FINALLY();
+	{
+		json_object_put(obj);
+	}
+	PG_END_TRY();
+	PG_RETURN_VOID();
+}
+
+/*
+ * With adk.store_thoughts off, take the thoughts out of a response or a
+ * streamed partial (its content's parts): a thought part with text goes,
+ * but when keep_signatures, one with a thought_signature stays with its
+ * text emptied (Gemini needs the signature back, not the text), and a
+ * thought without text (Anthropic's redacted thinking: nothing readable)
+ * stays as it is.  Returns whether anything was dropped.
+ */
+bool
+adk_drop_thoughts(struct json_object *response, bool keep_signatures)
+{
+	struct json_object *content;
+	struct json_object *parts;
+	struct json_object *kept;
+	bool		dropped = false;
+	size_t		n;
+	size_t		i;
+
+	if (adk_store_thoughts || response == NULL ||
+		!json_object_object_get_ex(response, "content", &content) ||
+		!json_object_object_get_ex(content, "parts", &parts) ||
+		!json_object_is_type(parts, json_type_array))
+		return false;
+	n = json_object_array_length(parts);
+	kept = json_object_new_array();
+	if (kept == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	for (i = 0; i < n; i++)
+	{
+		struct json_object *part = json_object_array_get_idx(parts, i);
+		struct json_object *v;
+
+		if (json_object_object_get_ex(part, "thought", &v) &&
+			json_object_is_type(v, json_type_boolean) &&
+			json_object_get_boolean(v) &&
+			json_object_object_get_ex(part, "text", &v) &&
+			json_object_is_type(v, json_type_string) &&
+			json_object_get_string_len(v) > 0)
+		{
+			dropped = true;
+			if (!keep_signatures ||
+				!json_object_object_get_ex(part, "thought_signature", NULL))
+				continue;
+			json_object_object_add(part, "text", json_object_new_string(""));
+		}
+		json_object_array_add(kept, json_object_get(part));
+	}
+	if (dropped)
+		json_object_object_add(content, "parts", kept);
+	else
+		json_object_put(kept);
+	return dropped;
 }

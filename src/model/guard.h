@@ -34,10 +34,17 @@ typedef struct AdkRedactHold
 
 extern void adk_check_call_options(struct json_object *options,
 								   const char *what);
+/* Refuse (22023) a bad config "thinking" (model/llm_thinking.c) */
+extern void adk_check_thinking(struct json_object *thinking, const char *what);
 extern int	adk_call_int_option(struct json_object *options, const char *key,
 								int dflt);
 extern void adk_redact_jsonc(struct json_object *obj, const char *secret);
 extern bool adk_redact_partial(struct json_object *partial, const char *secret,
 							   AdkRedactHold *hold);
+
+/* GUC adk.store_thoughts (docs/models.md, "Thinking") */
+extern bool adk_store_thoughts;
+extern bool adk_drop_thoughts(struct json_object *response,
+							  bool keep_signatures);
 
 #endif							/* ADK_MODEL_GUARD_H */

@@ -77,10 +77,10 @@ static SPIPlanPtr prepare_insert(Oid *types);
 	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
 	" finish_reason, error_code, error_message, request, response, response_body," \
 	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id," \
-	" fallback_attempt, fallback_from, cache_creation_tokens)" \
+	" fallback_attempt, fallback_from, cache_creation_tokens, reasoning_tokens)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
-	"  $18, $19, $20, $21, $22, $23, $24, $25, $26)"
-#define NARGS 26
+	"  $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)"
+#define NARGS 27
 
 /*
  * The row as inserted, without its bodies, as JSON (shared/spent.c hands
@@ -106,7 +106,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
 		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
 	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
-	INT8OID};
+	INT8OID, INT8OID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
 	bool		traced;
@@ -138,7 +138,15 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	args[6] = Int32GetDatum(rec->attempts);
 	args[7] = Float8GetDatum(rec->latency_ms);
 	args[8] = usage_field(rec->result, "prompt_token_count", &nulls[8]);
+	/* output: the answer's tokens and its reasoning's (docs/models.md) */
 	args[9] = usage_field(rec->result, "candidates_token_count", &nulls[9]);
+	args[26] = usage_field(rec->result, "thoughts_token_count", &nulls[26]);
+	if (nulls[26] == ' ')
+	{
+		args[9] = Int64GetDatum((nulls[9] == ' ' ? DatumGetInt64(args[9]) : 0) +
+								DatumGetInt64(args[26]));
+		nulls[9] = ' ';
+	}
 	args[10] = string_field(rec->result, "finish_reason", &nulls[10]);
 	args[11] = string_field(rec->result, "error_code", &nulls[11]);
 	args[12] = string_field(rec->result, "error_message", &nulls[12]);

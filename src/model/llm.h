@@ -408,6 +408,15 @@ extern void llm_text_memo_free(LlmTextMemo *memo);
  */
 extern int64_t llm_cache_take_creation(struct json_object *result);
 
+/* Largest thinking "budget_tokens" accepted */
+#define LLM_MAX_THINKING_BUDGET 1000000
+
+/*
+ * Check config "thinking" (llm_thinking.c): 0, or -1 and *why (malloc'd),
+ * what is wrong with it, to follow its name in a message
+ */
+extern int	llm_thinking_check(struct json_object *v, char **why);
+
 #ifdef ADK_LLM_INTERNAL
 
 /*
@@ -635,6 +644,16 @@ extern struct json_object *llm_usage_from(struct json_object *src,
 										  const char *const *map);
 extern const char *llm_map_finish(const char *reason,
 								  const char *const *map);
+
+/* Thinking (llm_thinking.c): each provider's mapping of config "thinking" */
+extern int64_t llm_thinking_budget(struct json_object *thinking);
+extern const char *llm_thinking_effort(struct json_object *thinking);
+extern int	llm_thinking_gemini(struct json_object *gc, const LlmRequestSpec *spec,
+								char **errmsg);
+extern int	llm_thinking_anthropic(struct json_object *body,
+								   const LlmRequestSpec *spec, char **errmsg);
+extern int	llm_thinking_openai(struct json_object *body,
+								const LlmRequestSpec *spec, char **errmsg);
 
 /* Prompt caching (prompt_cache.c) */
 extern int	llm_cache_anthropic(struct json_object *body);

@@ -16,6 +16,7 @@
 #include "utils/guc.h"
 
 #include "model/generate.h"
+#include "model/guard.h"
 #include "model/http.h"
 #include "model/ledger.h"
 #include "model/model_def.h"
@@ -101,6 +102,15 @@ adk_model_init(void)
 							 &adk_model_calls_bodies,
 							 true,
 							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("adk.store_thoughts",
+							 gettext_noop("Whether the text of a model's thoughts is kept."),
+							 gettext_noop("Off: thought text is dropped where an answer comes in, before events, the ledger or a result hold it; thought signatures stay."),
+							 &adk_store_thoughts,
+							 true,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 

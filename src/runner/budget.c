@@ -109,13 +109,14 @@ adk_budget_charge_to(const char *app, const char *user, TimestampTz taken_at,
 }
 
 /*
- * Input + output tokens of a model response (usage_metadata), 0 when it
- * says nothing.
+ * Input + output tokens of a model response (usage_metadata), reasoning
+ * included (docs/models.md, "Thinking"), 0 when it says nothing.
  */
 int64
 adk_response_tokens(Jsonb *response)
 {
-	static const char *const keys[] = {"prompt_token_count", "candidates_token_count"};
+	static const char *const keys[] = {"prompt_token_count", "candidates_token_count",
+	"thoughts_token_count"};
 	JsonbValue *usage = adk_jsonb_get(&response->root, "usage_metadata");
 	int64		tokens = 0;
 	size_t		i;

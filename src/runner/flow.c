@@ -948,6 +948,11 @@ count_tokens(AdkRun *run, Jsonb *response)
 		v->type == jbvNumeric)
 		run->out.output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
 																NumericGetDatum(v->val.numeric)));
+	/* reasoning is output too (docs/models.md, "Thinking") */
+	if ((v = adk_jsonb_get(usage->val.binary.data, "thoughts_token_count")) != NULL &&
+		v->type == jbvNumeric)
+		run->out.output_tokens += DatumGetInt64(DirectFunctionCall1(numeric_int8,
+																NumericGetDatum(v->val.numeric)));
 }
 
 /*
@@ -1086,6 +1091,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		{
 			Call	   *c;
+			JsonbValue *sig;
 
 			if (tok != WJB_ELEM)
 				continue;
@@ -1106,6 +1112,12 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 			jw_key(&w, "args");
 			jw_jsonb(&w, c->args);
 			jw_end_object(&w);
+			/* Gemini's, sent back on this part (docs/models.md, "Thinking") */
+			if ((sig = adk_jsonb_get(v.val.binary.data, "thought_signature")) != NULL)
+			{
+				jw_key(&w, "thought_signature");
+				jw_value(&w, sig);
+			}
 			jw_end_object(&w);
 		}
 		jw_end_array(&w);

@@ -103,6 +103,8 @@ static IdEntry *index_get(IdIndex *ix, const char *id, uint32 hash);
 static bool part_is_paired(HistEvent *e, int k, IdIndex *ix);
 static void write_other_agent_content(JsonWriter *w, HistEvent *e);
 static void write_part(JsonWriter *w, JsonbValue *part);
+static void write_members(JsonWriter *w, JsonbContainer *c, const char *skip,
+						  const char *drop);
 static Jsonb *responses_piece(List *history, int at, HistEvent *call_event,
 							  AdkAgent *agent, IdIndex *ix);
 static List *part_ids(HistEvent *e, char kind);
@@ -518,7 +520,8 @@ write_own_content(JsonWriter *w, HistEvent *e, IdIndex *ix)
 }
 
 /*
- * A part, without a function call's / response's "adk-" id.
+ * A part, without a function call's / response's "adk-" id; its other
+ * members (a thought_signature, docs/models.md "Thinking") as they are.
  */
 static void
 write_part(JsonWriter *w, JsonbValue *part)
@@ -540,34 +543,45 @@ write_part(JsonWriter *w, JsonbValue *part)
 				break;
 			/* rebuild the part without the id */
 			jw_begin_object(w);
+			write_members(w, part->val.binary.data, kinds[k], NULL);
 			jw_key(w, kinds[k]);
 			jw_begin_object(w);
-			{
-				JsonbIterator *it = JsonbIteratorInit(f->val.binary.data);
-				JsonbValue	kv;
-				JsonbValue	vv;
-				JsonbIteratorToken tok;
-
-				while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
-				{
-					char	   *key;
-
-					if (tok != WJB_KEY)
-						continue;
-					(void) JsonbIteratorNext(&it, &vv, true);
-					key = pnstrdup(kv.val.string.val, kv.val.string.len);
-					if (strcmp(key, "id") == 0)
-						continue;
-					jw_key(w, key);
-					jw_value(w, &vv);
-				}
-			}
+			write_members(w, f->val.binary.data, NULL, "id");
 			jw_end_object(w);
 			jw_end_object(w);
 			return;
 		}
 	}
 	jw_value(w, part);
+}
+
+/*
+ * The members of object c but the one named skip (NULL: none) and the
+ * one named drop (NULL: none).
+ */
+static void
+write_members(JsonWriter *w, JsonbContainer *c, const char *skip,
+			  const char *drop)
+{
+	JsonbIterator *it = JsonbIteratorInit(c);
+	JsonbValue	kv;
+	JsonbValue	vv;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		(void) JsonbIteratorNext(&it, &vv, true);
+		key = pnstrdup(kv.val.string.val, kv.val.string.len);
+		if ((skip != NULL && strcmp(key, skip) == 0) ||
+			(drop != NULL && strcmp(key, drop) == 0))
+			continue;
+		jw_key(w, key);
+		jw_value(w, &vv);
+	}
 }
 
 /*

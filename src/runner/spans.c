@@ -602,12 +602,21 @@ adk_span_model_end(AdkRun *run, AdkSpanId span, Jsonb *response)
 	{
 		int64		in = 0,
 					out = 0,
+					thoughts = 0,
 					cached = 0;
 		bool		has_cached = false;
+		bool		has_out;
 
 		if (jsonb_int(usage->val.binary.data, "prompt_token_count", &in))
 			attr_int(s, "gen_ai.usage.input_tokens", in);
-		if (jsonb_int(usage->val.binary.data, "candidates_token_count", &out))
+		/* reasoning is output too, as in the ledger */
+		has_out = jsonb_int(usage->val.binary.data, "candidates_token_count", &out);
+		if (jsonb_int(usage->val.binary.data, "thoughts_token_count", &thoughts))
+		{
+			out += thoughts;
+			has_out = true;
+		}
+		if (has_out)
 			attr_int(s, "gen_ai.usage.output_tokens", out);
 		if ((has_cached = jsonb_int(usage->val.binary.data, "cached_content_token_count", &cached)))
 			attr_int(s, "gen_ai.usage.cache_read.input_tokens", cached);

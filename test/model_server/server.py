@@ -219,6 +219,8 @@ class Conv:
         self.prompt_chars = 0
         self.cache = None           # (prompt tokens, read, written) when cached (prompt_cache())
         self.response_schema = None  # OpenAI response_format's, Gemini's responseSchema
+        self.thinking = None        # thinking asked for: {"budget"|"level", "include"} (see thinking_*)
+        self.reasoning = None       # OpenAI reasoning_effort
 
     def add(self, role, texts=None, calls=None, results=None):
         m = {"role": role, "texts": list(texts or []), "calls": list(calls or []),
@@ -375,6 +377,12 @@ def parse_openai(body):
         if conv.max_tokens is None or conv.max_tokens < 1:
             raise BadRequest("Invalid 'max_tokens': integer below minimum value. Expected a value >= 1.",
                              "max_tokens", "integer_below_min_value")
+    re_ = body.get("reasoning_effort")
+    if re_ is not None:
+        if re_ not in ("minimal", "low", "medium", "high"):
+            raise BadRequest("Invalid value: '%s'. Supported values are: 'minimal', 'low', 'medium', and 'high'."
+                             % re_, "reasoning_effort", "invalid_value")
+        conv.reasoning = re_
     conv.stream = body.get("stream") is True
     so = body.get("stream_options")
     conv.include_usage = bool(conv.stream and isinstance(so, dict) and so.get("include_usage") is True)
@@ -491,7 +499,8 @@ def parse_gemini(body, model):
             if isinstance(fc, dict):
                 if fc.get("id"):
                     conv.gemini_ids = True
-                calls.append({"id": fc.get("id"), "name": fc.get("name"), "args": fc.get("args", {})})
+                calls.append({"id": fc.get("id"), "name": fc.get("name"), "args": fc.get("args", {}),
+                              "sig": _get(p, "thoughtSignature", "thought_signature")})
             fr = _get(p, "functionResponse", "function_response")
             if isinstance(fr, dict):
                 results.append({"id": fr.get("id"), "name": fr.get("name") or "unknown",
@@ -516,6 +525,7 @@ def parse_gemini(body, model):
             raise BadRequest("* GenerateContentRequest.generation_config.response_mime_type: "
                              "response_mime_type must be application/json when a response schema is set.\n")
         conv.response_schema = rs
+    thinking_gemini(conv, _get(gc, "thinkingConfig", "thinking_config"))
     mt = _get(gc, "maxOutputTokens", "max_output_tokens")
     if mt is not None:
         conv.max_tokens = _as_int(mt)
@@ -547,6 +557,7 @@ def parse_anthropic(body):
     sysv = body.get("system")
     conv.system = "\n".join(_text_of(sysv))
     names_by_id = {}
+    first_thinking = set()      # assistant messages that begin with a thinking block
     for i, m in enumerate(msgs):
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
             raise BadRequest("messages.%d.role: Input should be 'user' or 'assistant'" % i)
@@ -559,6 +570,11 @@ def parse_anthropic(body):
                 if not isinstance(b, dict):
                     continue
                 bt = b.get("type")
+                if bt in ("thinking", "redacted_thinking"):
+                    thinking_block_check(i, len(texts) + len(calls) + len(results), b, m["role"])
+                    if not texts and not calls:
+                        first_thinking.add(i)
+                    continue
                 if bt == "text" and isinstance(b.get("text"), str):
                     texts.append(b["text"])
                 elif bt in ("tool_use", "server_tool_use"):
@@ -576,7 +592,7 @@ def parse_anthropic(body):
         else:
             raise BadRequest("messages.%d.content: Input should be a valid list" % i)
         if m["role"] == "assistant":
-            conv.add("model", texts, calls)
+            conv.add("model", texts, calls)["index"] = i
         elif results:
             conv.add("tool", texts, results=results)
         else:
@@ -587,9 +603,129 @@ def parse_anthropic(body):
     tc = body.get("tool_choice")
     if isinstance(tc, dict) and tc.get("type") == "none":
         conv.tools_disabled = True
+    thinking_anthropic(conv, body, first_thinking)
     conv.stream = body.get("stream") is True
     conv.count_chars()
     return conv
+
+
+# ---- thinking ---------------------------------------------------------------
+#
+# A request that asks for thinking (Anthropic "thinking": {"type":
+# "enabled", "budget_tokens"}, Gemini generationConfig.thinkingConfig,
+# OpenAI reasoning_effort) is answered with thoughts, in each provider's
+# format: Anthropic a thinking block (its text, and a signature made of
+# it) before the answer's blocks -- and a redacted_thinking block too when
+# the user's message holds [[redacted]] -- counted in output_tokens;
+# Gemini a thought part when includeThoughts, a thoughtSignature on the
+# first functionCall part and thoughtsTokenCount; OpenAI
+# completion_tokens_details.reasoning_tokens (part of completion_tokens).
+# Sent back, they are checked as the APIs check them: an Anthropic
+# thinking block's signature must be the one made of its text and a
+# redacted block's data one this server made, and with thinking on, the
+# last assistant message with tool_use must begin with a thinking block;
+# a Gemini functionCall part of a model turn must carry the signature it
+# was given.
+
+THINK_PREFIX = "Thinking about: "
+OPENAI_REASONING_TOKENS = {"minimal": 0, "low": 8, "medium": 16, "high": 32}
+
+
+def thinking_sig(kind, text):
+    return kind + "-" + hashlib.sha256((kind + "\0" + text).encode("utf-8")).hexdigest()[:32]
+
+
+def thinking_block_check(i, j, b, role):
+    if role != "assistant":
+        raise BadRequest("messages.%d.content.%d: thinking blocks may only be in assistant messages" % (i, j))
+    if b.get("type") == "thinking":
+        text = b.get("thinking")
+        if not isinstance(text, str) or b.get("signature") != thinking_sig("sig", text):
+            raise BadRequest("messages.%d.content.%d: Invalid `signature` in `thinking` block" % (i, j))
+    else:
+        data = b.get("data")
+        if not isinstance(data, str) or not data.startswith("redacted-"):
+            raise BadRequest("messages.%d.content.%d: Invalid `data` in `redacted_thinking` block" % (i, j))
+
+
+def thinking_anthropic(conv, body, first_thinking):
+    th = body.get("thinking")
+    if th is None:
+        return
+    if not isinstance(th, dict) or th.get("type") not in ("enabled", "disabled"):
+        raise BadRequest("thinking: Input tag '%s' found using 'type' does not match any of the expected tags: "
+                         "'disabled', 'enabled'" % (th.get("type") if isinstance(th, dict) else th))
+    if th["type"] == "disabled":
+        return
+    budget = _as_int(th.get("budget_tokens"))
+    if budget is None or budget < 1024:
+        raise BadRequest("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+    if conv.max_tokens <= budget:
+        raise BadRequest("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                         "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+                         "#max-tokens-and-context-window-size")
+    conv.thinking = {"budget": budget, "include": True}
+    # a tool loop: the assistant message before the last tool results
+    last = [m for m in conv.messages if m["role"] == "model"]
+    if last and last[-1]["calls"] and conv.messages[-1]["role"] == "tool" and \
+            last[-1]["index"] not in first_thinking:
+        raise BadRequest("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                         "`tool_use`. When `thinking` is enabled, a final `assistant` message must start with "
+                         "a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+                         "We recommend you include thinking blocks from previous turns. To avoid this "
+                         "requirement, disable `thinking`." % last[-1]["index"])
+
+
+def thinking_gemini(conv, tc):
+    if tc is None:
+        return
+    if not isinstance(tc, dict):
+        raise BadRequest("Invalid JSON payload received. Unknown name \"thinkingConfig\": Proto field is not "
+                         "a message.")
+    budget = _get(tc, "thinkingBudget", "thinking_budget")
+    level = _get(tc, "thinkingLevel", "thinking_level")
+    if budget is not None and level is not None:
+        raise BadRequest("You can only set only one of thinking budget and thinking level.")
+    if level is not None and str(level).lower() not in ("minimal", "low", "medium", "high"):
+        raise BadRequest("Invalid value at 'generation_config.thinking_config.thinking_level' (%s)" % level)
+    if budget is not None and (_as_int(budget) is None or _as_int(budget) < -1):
+        raise BadRequest("Invalid value at 'generation_config.thinking_config.thinking_budget' (%s)" % budget)
+    conv.thinking = {"budget": budget, "level": level,
+                     "include": _get(tc, "includeThoughts", "include_thoughts") is True}
+    if budget == 0:
+        conv.thinking = None
+        return
+    # the current turn: from the user's last message on
+    start = max([i for i, m in enumerate(conv.messages) if m["role"] == "user" and m["texts"]] or [0])
+    for i, m in enumerate(conv.messages):
+        for c in m["calls"] if m["role"] == "model" and i > start else []:
+            if c.get("sig") is None:
+                raise BadRequest("Function call is missing a thought_signature in functionCall parts. This is "
+                                 "required for tools to work correctly, and missing thought_signature may lead "
+                                 "to degraded model performance. Additional data, function call `%s` , "
+                                 "position %d." % (c.get("name"), i + 1))
+            if c["sig"] != thinking_sig("gsig", (c.get("name") or "") + compact(c.get("args"))):
+                raise BadRequest("Corrupted thought signature.")
+
+
+def thinking_answer(conv, ans, user_text):
+    if conv.reasoning is not None:
+        ans.thought_tokens = OPENAI_REASONING_TOKENS[conv.reasoning]
+        ans.completion_tokens += ans.thought_tokens
+        return
+    if conv.thinking is None:
+        return
+    last = conv.messages[-1] if conv.messages else None
+    if last is not None and last["role"] == "tool" and last["results"]:
+        about = "the result of " + ", ".join(r.get("name") or "unknown" for r in last["results"])
+    else:
+        about = user_text or "nothing"
+    ans.thought = THINK_PREFIX + about
+    ans.thought_tokens = len(ans.thought) // 4 + 1
+    ans.include_thoughts = conv.thinking.get("include", False)
+    if conv.provider == "anthropic":
+        ans.redacted = "[[redacted]]" in user_text
+        ans.completion_tokens += ans.thought_tokens
 
 
 # --------------------------------------------------------------------------
@@ -606,11 +742,16 @@ class Answer:
         self.completion_tokens = 0
         self.cache_read = 0         # of prompt_tokens: read from the prompt cache
         self.cache_write = 0        # of prompt_tokens: written to it (Anthropic)
+        self.thought = None         # thinking text (Anthropic, Gemini) when thinking was asked for
+        self.thought_tokens = 0     # reasoning tokens (Gemini: apart from completion_tokens)
+        self.redacted = False       # Anthropic: a redacted_thinking block too
+        self.include_thoughts = False
 
     def summary(self):
         return {"rule": self.rule, "text": self.text, "calls": self.calls, "finish": self.finish,
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cache_read": self.cache_read, "cache_write": self.cache_write}
+                "cache_read": self.cache_read, "cache_write": self.cache_write,
+                "thought": self.thought, "thought_tokens": self.thought_tokens}
 
 
 def _fmt_num(v):
@@ -772,6 +913,7 @@ def script(conv):
     ans.completion_tokens = out_chars // 4 + 1
     if conv.cache is not None:
         ans.prompt_tokens, ans.cache_read, ans.cache_write = conv.cache
+    thinking_answer(conv, ans, user_text)
     return ans
 
 
@@ -927,7 +1069,7 @@ def openai_usage(ans):
     return {"prompt_tokens": ans.prompt_tokens, "completion_tokens": ans.completion_tokens,
             "total_tokens": ans.prompt_tokens + ans.completion_tokens,
             "prompt_tokens_details": {"cached_tokens": ans.cache_read, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+            "completion_tokens_details": {"reasoning_tokens": ans.thought_tokens, "audio_tokens": 0,
                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
 
 
@@ -1001,7 +1143,9 @@ def gemini_usage(ans, final=True):
         u["cachedContentTokenCount"] = ans.cache_read
     if final:
         u["candidatesTokenCount"] = ans.completion_tokens
-        u["totalTokenCount"] = ans.prompt_tokens + ans.completion_tokens
+        u["totalTokenCount"] = ans.prompt_tokens + ans.completion_tokens + ans.thought_tokens
+        if ans.thought_tokens:
+            u["thoughtsTokenCount"] = ans.thought_tokens
     else:
         u["totalTokenCount"] = ans.prompt_tokens
     u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": ans.prompt_tokens}]
@@ -1016,14 +1160,25 @@ def gemini_call_parts(ans):
         fc = {"name": c["name"], "args": c["args"]}
         if c.get("id"):
             fc = {"id": c["id"], "name": c["name"], "args": c["args"]}
-        parts.append({"functionCall": fc})
+        part = {"functionCall": fc}
+        if ans.thought is not None:
+            # every call part signed, so that each can be checked on its own
+            part["thoughtSignature"] = thinking_sig("gsig", c["name"] + compact(c["args"]))
+        parts.append(part)
     return parts
+
+
+def gemini_thought_parts(ans):
+    if ans.thought is None or not ans.include_thoughts:
+        return []
+    return [{"text": ans.thought, "thought": True}]
 
 
 def gemini_body(conv, ans, rid):
     parts = gemini_call_parts(ans) if ans.calls else [{"text": ans.text}]
     if ans.finish == "" and not ans.calls:
         parts = []
+    parts = gemini_thought_parts(ans) + parts
     body = {"candidates": [{"content": {"parts": parts, "role": "model"},
                             "finishReason": GEMINI_FINISH[ans.finish], "index": 0}],
             "usageMetadata": gemini_usage(ans), "modelVersion": conv.model, "responseId": rid}
@@ -1033,6 +1188,9 @@ def gemini_body(conv, ans, rid):
 def gemini_chunks(conv, ans, rid, text_chunk=TEXT_CHUNK):
     """List of GenerateContentResponse dicts; the last one carries finishReason."""
     out = []
+    if gemini_thought_parts(ans):
+        out.append({"candidates": [{"content": {"parts": gemini_thought_parts(ans), "role": "model"}}],
+                    "usageMetadata": gemini_usage(ans, False), "modelVersion": conv.model, "responseId": rid})
     if ans.calls:
         out.append({"candidates": [{"content": {"parts": gemini_call_parts(ans), "role": "model"},
                                     "finishReason": GEMINI_FINISH[ans.finish]}],
@@ -1080,9 +1238,19 @@ def anthropic_body(conv, ans, rid):
         content = [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]} for c in ans.calls]
     else:
         content = [{"type": "text", "text": ans.text}]
+    content = anthropic_thinking_blocks(ans) + content
     body = {"id": rid, "type": "message", "role": "assistant", "model": conv.model, "content": content,
             "stop_reason": ANTHROPIC_FINISH[ans.finish], "stop_sequence": None, "usage": anthropic_usage(ans)}
     return compact(body).encode("utf-8")
+
+
+def anthropic_thinking_blocks(ans):
+    if ans.thought is None:
+        return []
+    out = [{"type": "thinking", "thinking": ans.thought, "signature": thinking_sig("sig", ans.thought)}]
+    if ans.redacted:
+        out.append({"type": "redacted_thinking", "data": thinking_sig("redacted", ans.thought)})
+    return out
 
 
 def anthropic_event(name, data, raw=None):
@@ -1096,6 +1264,13 @@ def anthropic_stream(conv, ans, rid, text_chunk=TEXT_CHUNK):
            "stop_reason": None, "stop_sequence": None, "usage": anthropic_usage(ans, 1)}
     frames.append(anthropic_event("message_start", {"type": "message_start", "message": msg}))
     blocks = []
+    for b in anthropic_thinking_blocks(ans):
+        if b["type"] == "thinking":
+            blocks.append(({"type": "thinking", "thinking": "", "signature": ""},
+                           [{"type": "thinking_delta", "thinking": p} for p in chunks(b["thinking"], text_chunk)] +
+                           [{"type": "signature_delta", "signature": b["signature"]}]))
+        else:
+            blocks.append((b, []))
     if ans.calls:
         for c in ans.calls:
             blocks.append(({"type": "tool_use", "id": c["id"], "name": c["name"], "input": {}},

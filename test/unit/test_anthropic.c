@@ -109,7 +109,7 @@ test_parse_text_and_tools(void)
 								  "'usage':{'input_tokens':100,'cache_creation_input_tokens':20,'cache_read_input_tokens':30,'output_tokens':40}}");
 
 	/* the tokens written to the cache: for the ledger, taken out there */
-	CHECK_JSON(r, "{'content':{'role':'model','parts':[{'text':'hmm','thought':true},{'text':'Checking.'},"
+	CHECK_JSON(r, "{'content':{'role':'model','parts':[{'text':'hmm','thought':true,'thought_signature':'x'},{'text':'Checking.'},"
 			   "{'function_call':{'id':'toolu_1','name':'get_weather','args':{'city':'Paris'}}},"
 			   "{'function_call':{'id':'toolu_2','name':'get_time','args':{}}}]},"
 			   "'usage_metadata':{'cache_creation_token_count':20,'cached_content_token_count':30,"
@@ -227,6 +227,80 @@ test_stream_truncated(void)
 	CHECK_JSON(run.final, "{'error_code':'STREAM_TRUNCATED','error_message':'model response stream ended before the response was complete'}");
 	unit_stream_free(&run);
 	free(body);
+}
+
+/*
+ * Thinking (docs/models.md, "Thinking"): signed thoughts of a model content
+ * go back as thinking blocks, a thought without text as redacted_thinking,
+ * unsigned ones and a user content's not at all; config "thinking" is
+ * extended thinking, max_tokens raised above the budget; a stream's
+ * signature_delta and redacted_thinking block make the same parts.
+ */
+static void
+test_thinking(void)
+{
+	LlmRequestSpec spec = {0};
+	struct json_object *body;
+	char	   *err = NULL;
+	UnitStreamRun run;
+	static const char stream[] =
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"c\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Let me\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\" see\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQB\"}}\n\n"
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"EmwK\"}}\n\n"
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n"
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+	spec.provider = LLM_ANTHROPIC;
+	spec.model = "m";
+	spec.contents = J("[{'role':'user','parts':[{'text':'q'},{'text':'u','thought':true,'thought_signature':'s0'}]},"
+					  "{'role':'model','parts':[{'text':'plan','thought':true,'thought_signature':'s1'},"
+					  "{'text':'','thought':true,'thought_signature':'r1'},{'text':'other','thought':true},"
+					  "{'function_call':{'id':'t1','name':'f','args':{}}}]},"
+					  "{'role':'user','parts':[{'function_response':{'id':'t1','name':'f','response':{}}}]}]");
+	spec.config = J("{'thinking':{'budget_tokens':2048},'max_output_tokens':1000}");
+	body = llm_build_request_object(&spec, &err);
+	CHECK(body != NULL);
+	CHECK_JSON(llm_get(body, "thinking"), "{'type':'enabled','budget_tokens':2048}");
+	CHECK_JSON(llm_get(body, "max_tokens"), "3048");
+	CHECK_JSON(llm_get(body, "messages"),
+			   "[{'role':'user','content':[{'type':'text','text':'q'}]},"
+			   "{'role':'assistant','content':[{'type':'thinking','thinking':'plan','signature':'s1'},"
+			   "{'type':'redacted_thinking','data':'r1'},{'type':'tool_use','id':'t1','name':'f','input':{}}]},"
+			   "{'role':'user','content':[{'type':'tool_result','tool_use_id':'t1','content':'{}'}]}]");
+	json_object_put(body);
+	json_object_put(spec.config);
+	/* an effort is a budget; 0 is none; a bad setting fails the build */
+	spec.config = J("{'thinking':{'effort':'medium'}}");
+	body = llm_build_request_object(&spec, &err);
+	CHECK_JSON(llm_get(body, "thinking"), "{'type':'enabled','budget_tokens':8192}");
+	CHECK_JSON(llm_get(body, "max_tokens"), "12288");
+	json_object_put(body);
+	json_object_put(spec.config);
+	spec.config = J("{'thinking':{'budget_tokens':0}}");
+	body = llm_build_request_object(&spec, &err);
+	CHECK(llm_get(body, "thinking") == NULL);
+	json_object_put(body);
+	json_object_put(spec.config);
+	spec.config = J("{'thinking':{'effort':'max'}}");
+	CHECK(llm_build_request_object(&spec, &err) == NULL);
+	CHECK(err && strstr(err, "\"effort\" must be") != NULL);
+	free(err);
+	json_object_put(spec.config);
+	json_object_put(spec.contents);
+
+	unit_stream(LLM_ANTHROPIC, stream, sizeof(stream) - 1, 7, 200, &run);
+	CHECK_JSON(llm_get(run.final, "content"),
+			   "{'role':'model','parts':[{'text':'Let me see','thought':true,'thought_signature':'EqQB'},"
+			   "{'text':'','thought':true,'thought_signature':'EmwK'},{'text':'Hi'}]}");
+	unit_stream_free(&run);
 }
 
 static void
@@ -442,6 +516,7 @@ const UnitTest anthropic_tests[] = {
 	{"request_reuse_history", test_request_reuse_history},
 	{"request_id_reuse", test_request_id_reuse},
 	{"stream_refusal", test_stream_refusal},
+	{"thinking", test_thinking},
 	{"request_golden", test_request_golden},
 	{"request_merge_and_order", test_request_merge_and_order},
 	{"request_media", test_request_media},

@@ -224,12 +224,13 @@ test_parse_tool_calls(void)
 								  "'prompt_tokens_details':{'cached_tokens':2},'completion_tokens_details':{'reasoning_tokens':4}}}");
 
 	CHECK_INT(STRIP_IDS(r), 1);
+	/* reasoning tokens are thoughts, not candidates, as Gemini counts them */
 	CHECK_JSON(r, "{'content':{'role':'model','parts':["
 			   "{'text':'need weather','thought':true},"
 			   "{'function_call':{'id':'call_a','name':'get_weather','args':{'city':'Paris'}}},"
 			   "{'function_call':{'id':'call_b','name':'get_time','args':{}}},"
 			   "{'function_call':{'id':'GEN','name':'noid','args':{'x':[1]}}}]},"
-			   "'usage_metadata':{'prompt_token_count':5,'candidates_token_count':7,'total_token_count':12,"
+			   "'usage_metadata':{'prompt_token_count':5,'candidates_token_count':3,'total_token_count':12,"
 			   "'cached_content_token_count':2,'thoughts_token_count':4},"
 			   "'model_version':'gpt-4o','finish_reason':'STOP'}");
 	json_object_put(r);
