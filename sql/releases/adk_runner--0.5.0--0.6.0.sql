@@ -5,3 +5,16 @@
 -- 0.6.0 install (docs/releasing.md).
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
+
+-- A span is stored through the view adk._span_rows (an INSERT planned once
+-- per backend) instead of the plpgsql function adk._span_insert.
+DROP FUNCTION adk._span_insert(text, text, text, text, text, timestamptz, timestamptz, text, text,
+                               jsonb, jsonb, text, text, text, text, name, boolean);
+CREATE VIEW adk._span_rows AS
+SELECT s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.end_time,
+       s.status_code, s.status_message, s.attributes, s.events, s.app_name, s.user_id,
+       s.session_id, s.invocation_id, s.role_name, s.id
+  FROM adk.spans s;
+REVOKE ALL ON adk._span_rows FROM PUBLIC;
+COMMENT ON VIEW adk._span_rows IS
+    'Internal: adk.spans in the column order the runner inserts a span (src/runner/spans.c); the owner''s only.';
