@@ -6,6 +6,18 @@
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
 
+-- The rewind trigger's WHEN is adk._is_rewind(NEW.event_data): the same
+-- test as a function of one column, read at every INSERT for less.
+CREATE FUNCTION adk._is_rewind(event_data jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'adk_is_rewind_event' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION adk._is_rewind(jsonb) FROM PUBLIC;
+DROP TRIGGER adk_events_after_rewind ON adk.events;
+CREATE TRIGGER adk_events_after_rewind
+    AFTER INSERT ON adk.events
+    FOR EACH ROW
+    WHEN (adk._is_rewind(NEW.event_data))
+    EXECUTE FUNCTION adk._events_after_rewind();
+
 -- A span is stored through the view adk._span_rows (an INSERT planned once
 -- per backend) instead of the plpgsql function adk._span_insert.
 DROP FUNCTION adk._span_insert(text, text, text, text, text, timestamptz, timestamptz, text, text,
@@ -18,15 +30,3 @@ SELECT s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.
 REVOKE ALL ON adk._span_rows FROM PUBLIC;
 COMMENT ON VIEW adk._span_rows IS
     'Internal: adk.spans in the column order the runner inserts a span (src/runner/spans.c); the owner''s only.';
-
--- The rewind trigger's WHEN is adk._is_rewind(NEW.event_data): the same
--- test as a function of one column, read at every INSERT for less.
-CREATE FUNCTION adk._is_rewind(event_data jsonb) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'adk_is_rewind_event' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-REVOKE ALL ON FUNCTION adk._is_rewind(jsonb) FROM PUBLIC;
-DROP TRIGGER adk_events_after_rewind ON adk.events;
-CREATE TRIGGER adk_events_after_rewind
-    AFTER INSERT ON adk.events
-    FOR EACH ROW
-    WHEN (adk._is_rewind(NEW.event_data))
-    EXECUTE FUNCTION adk._events_after_rewind();
