@@ -190,19 +190,3 @@ SELECT adk_rewind('rw_role', 'rw_alice', 'mine',
 RESET ROLE;
 DROP OWNED BY rw_alice, rw_mallory;
 DROP ROLE rw_alice, rw_mallory;
-
--- The rewind trigger fires when (event_data #>> '{actions,
--- rewind_before_invocation_id}') IS NOT NULL; its WHEN asks adk._is_rewind,
--- which must say the same for every shape of event
-SELECT e AS event, adk._is_rewind(e) AS is_rewind,
-       adk._is_rewind(e) = ((e #>> '{actions,rewind_before_invocation_id}') IS NOT NULL) AS same
-  FROM (VALUES ('{"actions": {"rewind_before_invocation_id": "e-1"}}'::jsonb),
-               ('{"actions": {"rewind_before_invocation_id": ""}}'),
-               ('{"actions": {"rewind_before_invocation_id": 7}}'),
-               ('{"actions": {"rewind_before_invocation_id": {}}}'),
-               ('{"actions": {"rewind_before_invocation_id": null}}'),
-               ('{"actions": {"state_delta": {"a": 1}}}'),
-               ('{"actions": [{"rewind_before_invocation_id": "e-1"}]}'),
-               ('{"actions": null}'),
-               ('{"rewind_before_invocation_id": "e-1"}'),
-               ('{}'), ('[]'), ('"actions"'), ('null')) v(e);

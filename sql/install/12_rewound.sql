@@ -62,15 +62,10 @@ BEGIN
     RETURN NULL;
 END
 $$;
--- Whether an event is a rewind: (event_data #>> '{actions,
--- rewind_before_invocation_id}') IS NOT NULL, as a function of one column
--- (the trigger's WHEN is read from its stored form at every INSERT).
-CREATE FUNCTION adk._is_rewind(event_data jsonb) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'adk_is_rewind_event' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE TRIGGER adk_events_after_rewind
     AFTER INSERT ON adk.events
     FOR EACH ROW
-    WHEN (adk._is_rewind(NEW.event_data))
+    WHEN ((NEW.event_data #>> '{actions,rewind_before_invocation_id}') IS NOT NULL)
     EXECUTE FUNCTION adk._events_after_rewind();
 
 -- The events every reader of a history reads: not the rewound ones.

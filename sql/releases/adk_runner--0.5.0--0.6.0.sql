@@ -6,18 +6,6 @@
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
 
--- The rewind trigger's WHEN is adk._is_rewind(NEW.event_data): the same
--- test as a function of one column, read at every INSERT for less.
-CREATE FUNCTION adk._is_rewind(event_data jsonb) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'adk_is_rewind_event' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-REVOKE ALL ON FUNCTION adk._is_rewind(jsonb) FROM PUBLIC;
-DROP TRIGGER adk_events_after_rewind ON adk.events;
-CREATE TRIGGER adk_events_after_rewind
-    AFTER INSERT ON adk.events
-    FOR EACH ROW
-    WHEN (adk._is_rewind(NEW.event_data))
-    EXECUTE FUNCTION adk._events_after_rewind();
-
 -- A span is stored through the view adk._span_rows (an INSERT planned once
 -- per backend) instead of the plpgsql function adk._span_insert.
 DROP FUNCTION adk._span_insert(text, text, text, text, text, timestamptz, timestamptz, text, text,

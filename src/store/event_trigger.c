@@ -75,7 +75,6 @@
 PG_FUNCTION_INFO_V1(adk_events_before_insert);
 PG_FUNCTION_INFO_V1(adk_next_event_time);
 PG_FUNCTION_INFO_V1(adk_event_at);
-PG_FUNCTION_INFO_V1(adk_is_rewind_event);
 
 /* Column numbers of adk.events (or one of its partitions), per relation. */
 typedef struct EventCols
@@ -318,32 +317,6 @@ Datum
 adk_event_at(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_JSONB_P(event_at(PG_GETARG_JSONB_P(0), PG_GETARG_TIMESTAMPTZ(1)));
-}
-
-/*
- * adk._is_rewind(event_data): whether the event is a rewind, its
- * actions.rewind_before_invocation_id set and not null -- what
- * (event_data #>> '{actions,rewind_before_invocation_id}') IS NOT NULL
- * says.  It is the WHEN of adk.events' rewind trigger
- * (sql/install/12_rewound.sql): the executor reads a trigger's WHEN from
- * its stored node tree at every INSERT, and a call with one column reads
- * in a fraction of the time that expression's path constant did.
- */
-Datum
-adk_is_rewind_event(PG_FUNCTION_ARGS)
-{
-	Jsonb	   *ev = PG_GETARG_JSONB_P(0);
-	JsonbValue *actions;
-	JsonbValue *v;
-
-	if (!JB_ROOT_IS_OBJECT(ev))
-		PG_RETURN_BOOL(false);
-	actions = adk_jsonb_get(&ev->root, "actions");
-	if (actions == NULL || actions->type != jbvBinary ||
-		!JsonContainerIsObject(actions->val.binary.data))
-		PG_RETURN_BOOL(false);
-	v = adk_jsonb_get(actions->val.binary.data, "rewind_before_invocation_id");
-	PG_RETURN_BOOL(v != NULL && v->type != jbvNull);
 }
 
 /*
