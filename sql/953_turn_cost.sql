@@ -8,7 +8,9 @@
 -- transaction rolls back) after _budget_take has counted the charges of
 -- rolled-back calls (_budget_pending).  The runner's own statements are
 -- adk._ functions too (sql/install/87_runner_statements.sql): the
--- invocation's row, the app's built-in options, a span each.
+-- invocation's row; a span is an INSERT into the view adk._span_rows (no
+-- function call: written rows only); the app's built-in tool settings are
+-- read with its definitions (by the warm-up turn).
 SELECT adk_set_secret('tc-key', 'sk-tc', ARRAY['127.0.0.1']);
 SELECT adk_define_model('tc_model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
                         api_key_secret => 'tc-key');

@@ -250,31 +250,20 @@ BEGIN
 END
 $$;
 
--- A span of a run's trace stored; p_queued: also queued for the OTLP
--- exporter (adk.span_exports).
-CREATE FUNCTION adk._span_insert(p_trace_id text, p_span_id text, p_parent_span_id text,
-                                 p_name text, p_kind text, p_start_time timestamptz,
-                                 p_end_time timestamptz, p_status_code text,
-                                 p_status_message text, p_attributes jsonb, p_events jsonb,
-                                 p_app text, p_user text, p_session text, p_invocation text,
-                                 p_role name, p_queued boolean)
-RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    ref bigint;
-BEGIN
-    INSERT INTO adk.spans (trace_id, span_id, parent_span_id, name, kind, start_time, end_time,
-                           status_code, status_message, attributes, events, app_name, user_id,
-                           session_id, invocation_id, role_name)
-    VALUES (p_trace_id, p_span_id, p_parent_span_id, p_name, p_kind, p_start_time, p_end_time,
-            p_status_code, p_status_message, p_attributes, p_events, p_app, p_user, p_session,
-            p_invocation, p_role)
-    RETURNING id INTO ref;
-    IF p_queued THEN
-        INSERT INTO adk.span_exports (span_ref) VALUES (ref);
-    END IF;
-END
-$$;
+-- A span of a run's trace, as src/runner/spans.c stores it: an INSERT
+-- into this view (its columns in the order the C passes them, the row's
+-- id last) is one into adk.spans, planned once per backend, without a
+-- function call around it (a plpgsql function with its SET clause cost
+-- more than the insert, test/bench/README.md).  The view's names were
+-- resolved when it was made; only the owner of schema adk may use it.
+CREATE VIEW adk._span_rows AS
+SELECT s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.end_time,
+       s.status_code, s.status_message, s.attributes, s.events, s.app_name, s.user_id,
+       s.session_id, s.invocation_id, s.role_name, s.id
+  FROM adk.spans s;
+REVOKE ALL ON adk._span_rows FROM PUBLIC;
+COMMENT ON VIEW adk._span_rows IS
+    'Internal: adk.spans in the column order the runner inserts a span (src/runner/spans.c); the owner''s only.';
 
 -- Spans older than p_secs seconds go (adk.span_retention).
 CREATE FUNCTION adk._spans_purge(p_secs double precision)

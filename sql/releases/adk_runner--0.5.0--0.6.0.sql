@@ -742,3 +742,16 @@ SELECT c.app_name, c.user_id, i.agent, c.model,
  GROUP BY 1, 2, 3, 4, 5;
 COMMENT ON VIEW adk.costs IS
     'Model calls, tokens and cost (from adk.models.price; NULL without a price) per app and user (the session''s the call was made for; NULL for adk_generate), agent (the invocation''s), model and UTC day; of the input tokens, cached_input_tokens were read from the prompt cache and cache_creation_tokens written to it; of the output tokens, reasoning_tokens were spent reasoning (priced at "reasoning", else "output")';
+
+-- A span is stored through the view adk._span_rows (an INSERT planned once
+-- per backend) instead of the plpgsql function adk._span_insert.
+DROP FUNCTION adk._span_insert(text, text, text, text, text, timestamptz, timestamptz, text, text,
+                               jsonb, jsonb, text, text, text, text, name, boolean);
+CREATE VIEW adk._span_rows AS
+SELECT s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.end_time,
+       s.status_code, s.status_message, s.attributes, s.events, s.app_name, s.user_id,
+       s.session_id, s.invocation_id, s.role_name, s.id
+  FROM adk.spans s;
+REVOKE ALL ON adk._span_rows FROM PUBLIC;
+COMMENT ON VIEW adk._span_rows IS
+    'Internal: adk.spans in the column order the runner inserts a span (src/runner/spans.c); the owner''s only.';

@@ -10,6 +10,14 @@
  * statement runs with read_only = false, so it sees what the same command
  * wrote before it (the runner reads events it has just appended).
  *
+ * Each plan is generic (CURSOR_OPT_GENERIC_PLAN): made once for any
+ * parameters, as a plan with parameters becomes after five runs anyway
+ * when the planner finds it no dearer than the custom ones -- but without
+ * the custom plans before that, and without planning again at every run
+ * those statements whose generic plan the planner's estimate rates
+ * dearer (the runner's statements are lookups by key: the same plan for
+ * every key; test/bench/README.md has the figures).
+ *
  * A kept plan never carries one search_path into another: the plan cache
  * compares the search_path a plan was made under with the current one at
  * every use and replans when they differ.  The statements here are
@@ -57,7 +65,7 @@ adk_spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	}
 	if (plan == NULL)
 	{
-		plan = SPI_prepare(sql, nargs, argtypes);
+		plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		if (nplans < MAX_PLANS)

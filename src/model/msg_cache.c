@@ -77,7 +77,8 @@ int			adk_request_cache_kb = 16 * 1024;
 
 typedef struct MsgEntry
 {
-	struct MsgEntry *next;
+	struct MsgEntry *next;		/* in its bucket */
+	struct MsgEntry *older;		/* the entry added before it */
 	uint32		hash;
 	int			kind;
 	size_t		len;
@@ -85,7 +86,13 @@ typedef struct MsgEntry
 	char		key[FLEXIBLE_ARRAY_MEMBER];
 } MsgEntry;
 
+/*
+ * The buckets, and every entry newest first (so that emptying the cache
+ * visits the entries it holds, not the 16,384 buckets: it is emptied at
+ * the end of every run)
+ */
 static MsgEntry **buckets = NULL;
+static MsgEntry *newest = NULL;
 static size_t used = 0;
 
 static uint32 msg_hash(const char *key, size_t len);
@@ -203,6 +210,8 @@ add2(int kind, uint32 h1, const char *key1, size_t len1, const char *key2,
 	}
 	e->next = buckets[h & (NBUCKETS - 1)];
 	buckets[h & (NBUCKETS - 1)] = e;
+	e->older = newest;
+	newest = e;
 	used += ENTRY_COST(len);
 	return e;
 }
@@ -338,19 +347,13 @@ free_entry(MsgEntry *e)
 void
 adk_msg_cache_reset(void)
 {
-	int			i;
-
-	if (buckets == NULL)
-		return;
-	for (i = 0; i < NBUCKETS; i++)
+	while (newest != NULL)
 	{
-		while (buckets[i] != NULL)
-		{
-			MsgEntry   *e = buckets[i];
+		MsgEntry   *e = newest;
 
-			buckets[i] = e->next;
-			free_entry(e);
-		}
+		newest = e->older;
+		buckets[e->hash & (NBUCKETS - 1)] = NULL;
+		free_entry(e);
 	}
 	used = 0;
 }

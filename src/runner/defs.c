@@ -41,6 +41,7 @@ typedef struct CachedApp
 	bool		auto_create;
 	bool		compaction;
 	bool		context_cache;	/* adk.apps.context_cache enabled */
+	AdkAppOptions builtin;		/* adk._app_builtin_options */
 	int64		version;		/* adk.definitions_version it was read at */
 	int			max_llm_calls;
 	List	   *plugins;
@@ -116,6 +117,7 @@ adk_load_definitions(AdkRun *run, bool *auto_create)
 	*auto_create = c->auto_create;
 	run->defs.compaction_configured = c->compaction;
 	run->defs.context_cache = c->context_cache;
+	run->defs.builtin = c->builtin;
 	run->defs.version = c->version;
 }
 
@@ -255,6 +257,15 @@ load_app(const char *app)
 	c->compaction = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
 	c->context_cache = DatumGetBool(SPI_getbinval(row, desc, 6, &isnull));
 	c->version = cached_version;
+	/* the built-in tools' settings, read with the rest of the app's row */
+	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
+					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		row = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		c->builtin.save_input_blobs = DatumGetBool(SPI_getbinval(row, desc, 1, &isnull));
+		c->builtin.add_to_memory = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
+	}
 	adk_owner_spi_end(&save);
 
 	c->plugins = adk_load_plugins(plugins);
@@ -520,26 +531,13 @@ adk_agent_lists(AdkAgent *agent, const char *name)
 	return false;
 }
 
-/* The run's app's settings for the built-in tools (adk.apps) */
+/*
+ * The run's app's settings for the built-in tools (adk.apps), read with
+ * the app's definitions: a change to adk.apps bumps their version, so
+ * they are the row as it stands.
+ */
 AdkAppOptions
 adk_app_builtin_options(AdkRun *run)
 {
-	AdkAppOptions o = {false, false};
-	Oid			type = TEXTOID;
-	Datum		arg = CStringGetTextDatum(run->app);
-	AdkOwnerSave save;
-
-	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT * FROM adk._app_builtin_options($1)",
-					 1, &type, &arg, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		bool		isnull;
-
-		o.save_input_blobs = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1, &isnull));
-		o.add_to_memory = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-													 SPI_tuptable->tupdesc, 2, &isnull));
-	}
-	adk_owner_spi_end(&save);
-	return o;
+	return run->defs.builtin;
 }

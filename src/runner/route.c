@@ -76,6 +76,14 @@ adk_agent_for_input(AdkRun *run)
 			return task;
 	}
 
+	/*
+	 * An agent with no sub-agents is its tree's only agent: whoever wrote
+	 * the history, it is the one that answers, so the history need not be
+	 * read for it (the loop below could only return it).
+	 */
+	if (run->defs.root->sub_agents == NIL)
+		return run->defs.root;
+
 	/* the newest author that may answer again (store/session_read.c) */
 	authors = adk_session_recent_authors(run->app, run->user, run->session);
 	foreach(lc, authors)

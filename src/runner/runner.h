@@ -161,6 +161,13 @@ typedef struct AdkInput
  * consumes its answer is done with it, or when the run is abandoned or
  * freed.
  */
+/* an app's settings for the built-in tools */
+typedef struct AdkAppOptions
+{
+	bool		save_input_blobs;	/* adk.apps.save_input_blobs_as_artifacts */
+	bool		add_to_memory;	/* adk.apps.add_to_memory */
+} AdkAppOptions;
+
 /* What the run runs: the app's definitions (defs.c) */
 typedef struct AdkRunDefs
 {
@@ -170,6 +177,7 @@ typedef struct AdkRunDefs
 	AdkAgent   *first_agent;	/* the agent the run started with */
 	bool		compaction_configured;	/* adk.apps.compaction is set */
 	bool		context_cache;	/* adk.apps.context_cache is enabled */
+	AdkAppOptions builtin;		/* the app's settings for the built-in tools */
 	int64		version;		/* the definitions' (defs.c) */
 	struct AdkCompaction *compaction;	/* the app's settings, once read
 										 * (compaction.c) */
@@ -367,13 +375,6 @@ extern AdkAgent *adk_find_agent(AdkRun *run, const char *name);
 extern List *adk_transfer_targets(AdkAgent *agent);
 extern List *adk_load_tools(AdkAgent *agent);
 extern bool adk_agent_lists(AdkAgent *agent, const char *name);
-
-/* an app's settings for the built-in tools */
-typedef struct AdkAppOptions
-{
-	bool		save_input_blobs;	/* adk.apps.save_input_blobs_as_artifacts */
-	bool		add_to_memory;	/* adk.apps.add_to_memory */
-} AdkAppOptions;
 
 extern AdkAppOptions adk_app_builtin_options(AdkRun *run);
 

@@ -1025,19 +1025,25 @@ free_span(Span *s)
 	pfree(s);
 }
 
+/*
+ * The span's row through adk._span_rows (sql/install/87_runner_statements.sql:
+ * adk.spans in the order of args below), and its place in the OTLP
+ * exporter's queue when there is an exporter.
+ */
 #define INSERT_SQL \
-	"SELECT adk._span_insert($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+	"INSERT INTO adk._span_rows VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id"
+#define QUEUE_SQL "INSERT INTO adk.span_exports (span_ref) VALUES ($1)"
 #define PURGE_SQL "SELECT adk._spans_purge($1)"
 
 static void
 write_span(AdkRun *run, Span *s, TimestampTz end)
 {
 	AdkTrace   *t = run->trace.current;
-	Oid			types[17] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	Oid			types[16] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 		TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID,
-	TEXTOID, TEXTOID, TEXTOID, TEXTOID, NAMEOID, BOOLOID};
-	Datum		args[17];
-	char		nulls[17];
+	TEXTOID, TEXTOID, TEXTOID, TEXTOID, NAMEOID};
+	Datum		args[16];
+	char		nulls[16];
 	StringInfoData buf;
 	NameData	role;
 	AdkOwnerSave save;
@@ -1072,11 +1078,21 @@ write_span(AdkRun *run, Span *s, TimestampTz end)
 	args[14] = run->invocation_id ? CStringGetTextDatum(run->invocation_id) : (Datum) 0;
 	nulls[14] = run->invocation_id ? ' ' : 'n';
 	args[15] = NameGetDatum(&role);
-	args[16] = BoolGetDatum(queued);
 
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec(INSERT_SQL, 17, types, args, nulls, 0) != SPI_OK_SELECT)
+	if (adk_spi_exec(INSERT_SQL, 16, types, args, nulls, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
 		elog(ERROR, "could not insert into adk.spans");
+	if (queued)
+	{
+		Oid			qtype = INT8OID;
+		bool		isnull;
+		Datum		ref = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										1, &isnull);
+
+		if (adk_spi_exec(QUEUE_SQL, 1, &qtype, &ref, NULL, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not queue a span for export");
+	}
 	if (adk_spans_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
 	{
 		Oid			ptype = FLOAT8OID;

@@ -19,7 +19,8 @@
  * adk.model_breakers is empty.  At most BREAKER_SLOTS models are tracked
  * at once: when every slot is taken, the one least recently failed and
  * now closed is reused, and a model that finds none is not tracked.  One
- * LWLock guards the entries, held only for a few loads and stores.
+ * LWLock guards the entries, held only for a few loads and stores, and
+ * exclusively only to change one (an answer that changes nothing reads).
  *
  * IDENTIFICATION
  *	  src/shared/breaker.c
@@ -192,14 +193,25 @@ adk_breaker_failure(const char *model)
 
 /*
  * The model answered: its breaker closes and its failures are forgotten.
+ * Nearly every answer finds the breaker closed with nothing counted, or
+ * the model untracked: that is seen under the shared lock, so answers in
+ * many processes do not queue for the exclusive one; only a breaker with
+ * something to forget takes it (and looks again).
  */
 void
 adk_breaker_success(const char *model)
 {
 	uint64		h = name_hash(model);
 	BreakerEntry *e;
+	bool		clean;
 
 	if (breakers == NULL)
+		return;
+	LWLockAcquire(breakers->lock, LW_SHARED);
+	e = find_entry(h);
+	clean = (e == NULL || (e->failures == 0 && e->open_until == 0));
+	LWLockRelease(breakers->lock);
+	if (clean)
 		return;
 	LWLockAcquire(breakers->lock, LW_EXCLUSIVE);
 	e = find_entry(h);

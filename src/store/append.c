@@ -151,7 +151,9 @@ keep_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 {
 	if (*plan == NULL)
 	{
-		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+		/* generic, as common/spi_plans.c's: the same plan for every row */
+		SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types,
+										   CURSOR_OPT_GENERIC_PLAN);
 
 		if (p == NULL)
 			elog(ERROR, "SPI_prepare failed: %s",
