@@ -40,7 +40,7 @@ static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
 static Jsonb *
 agent_config(AdkRun *run, AdkAgent *agent)
 {
-	char	   *instruction = adk_build_instruction(run, agent);
+	char	   *instruction = adk_task_instruction(agent, adk_build_instruction(run, agent));
 
 	if (run->instruction_error != NULL)
 		ereport(ERROR,
@@ -68,6 +68,7 @@ adk_prompt(PG_FUNCTION_ARGS)
 	run->session = adk_arg_id(fcinfo, 2, "session id");
 	run->max_llm_calls = -1;
 	run->invocation_id = "";
+	run->run_cxt = CurrentMemoryContext;	/* the open task's, if any */
 	adk_load_definitions(run, &auto_create);
 	if (!adk_session_exists(run->app, run->user, run->session))
 		ereport(ERROR,
@@ -94,9 +95,16 @@ adk_prompt(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("agent \"%s\" makes no model calls", agent->name)));
 
+	/*
+	 * A task agent whose task is open: the prompt of its next turn, in its
+	 * isolation scope -- its input, then its scope's events
+	 * (docs/agent-modes.md)
+	 */
+	if (adk_is_task(agent) && adk_task_active(run) == agent)
+		run->scope = run->first_scope;
 	tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
 	PG_RETURN_JSONB_P(request_body(agent->model,
-								   adk_build_contents(run, agent, NULL),
+								   adk_task_contents(run, adk_build_contents(run, agent, NULL)),
 								   adk_tool_declarations(run, agent, tools),
 								   agent_config(run, agent)));
 }

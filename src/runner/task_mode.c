@@ -409,6 +409,7 @@ adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope)
 	JsonWriter	w;
 	Jsonb	   *response;
 	char	   *kept = run->scope;
+	char	   *kept_path = run->node_path;
 
 	t->ended = true;
 	if (!t->finished)
@@ -428,6 +429,9 @@ adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope)
 		response = adk_jsonb_one_value("output", &v);
 	}
 	run->scope = NULL;
+	/* ADK-Go: the response is in the coordinator's node */
+	if (kept_path != NULL && strrchr(kept_path, '/') != NULL)
+		run->node_path = pnstrdup(kept_path, strrchr(kept_path, '/') - kept_path);
 	adk_event_start(&w, run, "user", NULL);
 	jw_key(&w, "content");
 	jw_begin_object(&w);
@@ -441,6 +445,7 @@ adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope)
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
 	run->scope = kept;
+	run->node_path = kept_path;
 	return true;
 }
 
@@ -560,8 +565,6 @@ adk_task_active(AdkRun *run)
 	if (scope == NULL || (a = adk_find_agent(run, name)) == NULL || !adk_is_task(a) ||
 		a->parent == NULL || task_sub_agent(a->parent, a->name) == NULL)
 		return NULL;
-	if (run->run_cxt == NULL)
-		return a;				/* adk_prompt's: no run */
 	run->first_scope = MemoryContextStrdup(run->run_cxt, scope);
 	find_task(run, scope, true)->agent = a;
 	return a;
