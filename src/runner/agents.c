@@ -90,6 +90,7 @@ static void push_frame(AdkRun *run, AdkAgent *agent, const char *branch,
 					   AdkSpanId parent);
 static void node_path(AdkRun *run, Frame *parent, List *stack,
 					  const char *name);
+static void first_frame_scope(AdkRun *run, AdkAgent *agent);
 
 /*
  * The run's first agent (run.c): its span is the trace's root.
@@ -97,10 +98,20 @@ static void node_path(AdkRun *run, Frame *parent, List *stack,
 void
 adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 {
+	push_frame(run, agent, branch, 0);
+	first_frame_scope(run, agent);
+}
+
+/*
+ * The run's first frame, of agent: in the open task's scope when agent is
+ * the task agent the user's message -- or a retried job -- goes on with
+ * (route.c, task_mode.c).
+ */
+static void
+first_frame_scope(AdkRun *run, AdkAgent *agent)
+{
 	Frame	   *f;
 
-	push_frame(run, agent, branch, 0);
-	/* the open task the user's message went to (route.c, task_mode.c) */
 	if (run->first_scope != NULL && adk_is_task(agent))
 	{
 		f = (Frame *) llast(run->frames);
@@ -127,6 +138,7 @@ adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 	Frame	   *f;
 
 	push_frame(run, agent, branch, 0);
+	first_frame_scope(run, agent);
 	f = (Frame *) llast(run->frames);
 	f->stored_calls = calls;
 }

@@ -309,6 +309,7 @@ typedef struct AdkRetryPoint
 	AdkAgent   *agent;			/* the agent that goes on; NULL: none */
 	char	   *branch;			/* ... on its branch */
 	List	   *calls;			/* ... running these calls first */
+	char	   *scope;			/* ... in this task's isolation scope */
 	char	   *error_code;		/* the turn ended with an error event */
 	char	   *error_message;
 } AdkRetryPoint;
@@ -494,6 +495,8 @@ extern bool adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope);
 extern char *adk_task_instruction(AdkAgent *agent, char *instruction);
 extern Jsonb *adk_task_contents(AdkRun *run, Jsonb *contents);
 extern AdkAgent *adk_task_active(AdkRun *run);
+extern void adk_task_retry(AdkRun *run, AdkAgent *agent, const char *scope);
+extern void adk_task_check_answers(AdkRun *run);
 
 /* schema_check.c: arguments against a task or single_turn agent's schema */
 extern char *adk_schema_check(Jsonb *schema, Jsonb *args);
