@@ -11,8 +11,7 @@
 -- [[replay:...]] instruction (test/model_server/README.md).  A query
 -- lists every field where we differ; each difference we keep is an
 -- explicit, commented expectation here and in docs/agent-modes.md
--- ("Where we differ from ADK-Go").  Case 04 has no golden stream; case 06
--- (a task's HITL resume) is not ported yet.
+-- ("Where we differ from ADK-Go").  Case 04 has no golden stream.
 
 CREATE TABLE gd_golden (case_name text, n int, ev jsonb, PRIMARY KEY (case_name, n));
 
@@ -228,6 +227,55 @@ INSERT INTO gd_golden VALUES
 -- the empty response out)
 SELECT * FROM gd_diff('05', 'gd_05', 's', '{"gd_writer": "writer"}');
 
+-- TestDelegation_06_ChatToTaskHITLResume: the task agent's tool asks for
+-- confirmation; the invocation pauses inside the task; the user's answer
+-- (in the task's scope) resumes the task in the original invocation, the
+-- tool runs, the task finishes, and the coordinator gets its output once
+-- and goes on in that same invocation
+CREATE FUNCTION confirm() RETURNS jsonb LANGUAGE sql AS $$ SELECT '{"result": "Approved. Proceeding."}'::jsonb $$;
+SELECT adk_define_tool('confirm()'::regprocedure, require_confirmation => true);
+SELECT adk_define_agent('executor', model => 'local', mode => 'task', description => 'Performs actions.',
+                        tools => ARRAY['confirm'],
+                        output_schema => '{"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}',
+                        instruction => gd_replay('[{"answers": [{"calls": [{"name": "confirm", "args": {}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"done": true}}]}]}]'));
+SELECT adk_define_agent('coordinator', model => 'local', tools => NULL, sub_agents => ARRAY['executor'],
+                        instruction => gd_replay('[{"when": "Did the action", "answers": ["Yes, the action completed successfully."]},
+                                                   {"answers": [{"calls": [{"name": "executor", "args": {"request": "Perform the irreversible action as requested by the user."}}]},
+                                                                "I have successfully completed the requested irreversible action."]}]'));
+SELECT adk_define_app('gd_06', 'coordinator');
+SELECT count(*) AS rows FROM adk_run('gd_06', 'u', 's', 'Please perform the irreversible action.');
+SELECT status, agent, cardinality(interrupt_ids) AS pending FROM adk.run_states WHERE app_name = 'gd_06';
+SELECT count(*) AS rows
+  FROM adk_run('gd_06', 'u', 's',
+               adk_function_response((SELECT event_data #>> '{content,parts,0,function_call,id}' FROM adk.events
+                                       WHERE app_name = 'gd_06' AND session_id = 's'
+                                         AND event_data #>> '{content,parts,0,function_call,name}' = 'adk_request_confirmation'),
+                                     'adk_request_confirmation', '{"confirmed": true}'));
+-- resumed in the invocation that paused
+SELECT count(DISTINCT invocation_id) AS invocations FROM adk.events WHERE app_name = 'gd_06' AND session_id = 's';
+SELECT count(*) AS rows FROM adk_run('gd_06', 'u', 's', 'Did the action complete successfully?');
+INSERT INTO gd_golden VALUES
+ ('06', 1, '{"author": "user", "role": "user", "parts": [{"text": "Please perform the irreversible action."}]}'),
+ ('06', 2, '{"author": "coordinator", "role": "model", "parts": [{"function_call": {"name": "executor", "id": "#1", "args": {"request": "Perform the irreversible action as requested by the user."}}}], "node_info": {"path": "coordinator"}}'),
+ ('06', 3, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "confirm", "id": "#2"}}], "node_info": {"path": "coordinator/executor@#1"}}'),
+ ('06', 4, '{"author": "executor", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "confirm", "id": "#2", "response": {"error": "error tool \"confirm\" requires confirmation, please approve or reject"}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
+ ('06', 5, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "adk_request_confirmation", "id": "#3", "args": {"originalFunctionCall": {"id": "#2", "args": {}, "name": "confirm", "partialargs": [], "willcontinue": null}, "toolConfirmation": {"hint": "Please approve or reject the tool call confirm() by responding with a FunctionResponse with an expected ToolConfirmation payload.", "confirmed": false, "payload": null}}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
+ ('06', 6, '{"author": "user", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "adk_request_confirmation", "id": "#3", "response": {"confirmed": true}}}]}'),
+ ('06', 7, '{"author": "executor", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "confirm", "id": "#2", "response": {"result": "Approved. Proceeding."}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
+ ('06', 8, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "finish_task", "id": "#4", "args": {"done": true}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
+ ('06', 9, '{"author": "executor", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "finish_task", "id": "#4", "response": {"result": "Task completed."}}}], "output": {"done": true}, "node_info": {"path": "coordinator/executor@#1", "output_for": ["coordinator/executor@#1"]}}'),
+ ('06', 10, '{"author": "user", "role": "user", "parts": [{"function_response": {"name": "executor", "id": "#1", "response": {"done": true}}}], "node_info": {"path": "coordinator"}}'),
+ ('06', 11, '{"author": "coordinator", "role": "model", "parts": [{"text": "I have successfully completed the requested irreversible action."}], "node_info": {"path": "coordinator"}}'),
+ ('06', 12, '{"author": "user", "role": "user", "parts": [{"text": "Did the action complete successfully?"}]}'),
+ ('06', 13, '{"author": "coordinator", "role": "model", "parts": [{"text": "Yes, the action completed successfully."}], "node_info": {"path": "coordinator"}}');
+-- where we differ: the placeholder response of a call that waits for its
+-- confirmation is ADK Python's text (ADK-Go: 'error tool "confirm"
+-- requires confirmation, please approve or reject'), and
+-- originalFunctionCall holds id, name and args (ADK-Go's also has its Go
+-- struct's empty partialargs and willcontinue)
+SELECT * FROM gd_diff('06', 'gd_06', 's');
+
 -- TestDelegation_07_ChatToTaskValidationRetry: finish_task's arguments do
 -- not fit the output_schema: a successful response saying why, and the
 -- task retries
@@ -348,8 +396,8 @@ DELETE FROM adk.sessions WHERE app_name LIKE 'gd\_%';
 DELETE FROM adk.agents WHERE name IN ('coordinator', 'root');
 DELETE FROM adk.agents WHERE name = 'gd_writer';
 DELETE FROM adk.agents WHERE name IN ('data_fetcher', 'order_collector', 'payment_collector', 'translator',
-                                      'editor', 'solver', 'extractor', 'gd_billing', 'gd_support', 'sub');
-DELETE FROM adk.tools WHERE name IN ('store_report', 'summarize', 'tool_one', 'tool_two');
+                                      'editor', 'solver', 'extractor', 'gd_billing', 'gd_support', 'sub', 'executor');
+DELETE FROM adk.tools WHERE name IN ('store_report', 'summarize', 'tool_one', 'tool_two', 'confirm');
 DROP FUNCTION gd_diff(text, text, text, jsonb), gd_stream(text, text, jsonb), gd_map(text, jsonb), gd_ids(text, text),
-              gd_replay(jsonb), store_report(text[]), summarize(text[]), tool_one(), tool_two(text);
+              gd_replay(jsonb), store_report(text[]), summarize(text[]), tool_one(), tool_two(text), confirm();
 DROP TABLE gd_golden;
