@@ -130,6 +130,23 @@ BEGIN
 END
 $$;
 
+-- The task agent a call delegated to, when that call's id is an isolation
+-- scope of the session (task_mode.c): a user's function response for it
+-- is refused, the task's finish_task answers it.  NULL: no task.
+CREATE FUNCTION adk._task_of_call(p_app text, p_user text, p_session text, p_call text)
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT e.event_data ->> 'author'
+              FROM adk.live_events e
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND (e.event_data ->> 'isolation_scope') <> ''
+               AND e.event_data ->> 'isolation_scope' = p_call
+               AND e.event_data ->> 'author' <> 'user'
+             ORDER BY e.seq LIMIT 1);
+END
+$$;
+
 -- A tool's row as a run calls it.  No row: no such tool.
 CREATE FUNCTION adk._tool_definition(p_name text)
 RETURNS TABLE (r_function oid, r_description text, r_parameters jsonb, r_long_running boolean,

@@ -755,3 +755,22 @@ SELECT s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.
 REVOKE ALL ON adk._span_rows FROM PUBLIC;
 COMMENT ON VIEW adk._span_rows IS
     'Internal: adk.spans in the column order the runner inserts a span (src/runner/spans.c); the owner''s only.';
+
+-- 87_runner_statements.sql: a task's delegating call, by its id
+-- The task agent a call delegated to, when that call's id is an isolation
+-- scope of the session (task_mode.c): a user's function response for it
+-- is refused, the task's finish_task answers it.  NULL: no task.
+CREATE FUNCTION adk._task_of_call(p_app text, p_user text, p_session text, p_call text)
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT e.event_data ->> 'author'
+              FROM adk.live_events e
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND (e.event_data ->> 'isolation_scope') <> ''
+               AND e.event_data ->> 'isolation_scope' = p_call
+               AND e.event_data ->> 'author' <> 'user'
+             ORDER BY e.seq LIMIT 1);
+END
+$$;
+REVOKE ALL ON FUNCTION adk._task_of_call(text, text, text, text) FROM PUBLIC;

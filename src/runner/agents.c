@@ -71,6 +71,7 @@ typedef struct Frame
 								 * run them before any model call */
 	AdkRound   *round;			/* llm: half a round in flight */
 	char	   *scope;			/* a task agent's isolation scope */
+	char	   *path;			/* its node path: its events' node_info */
 	bool		resumed;		/* ... a task the user's message went to */
 	List	   *lanes;			/* parallel: List ** frame stacks */
 	AdkSpanId	span;			/* its invoke_agent span (spans.c) */
@@ -87,6 +88,9 @@ static void calls_result(AdkRun *run, Frame *f, AdkRoundResult rr,
 static void abandon_stack(List *stack);
 static void push_frame(AdkRun *run, AdkAgent *agent, const char *branch,
 					   AdkSpanId parent);
+static void node_path(AdkRun *run, Frame *parent, List *stack,
+					  const char *name);
+static void first_frame_scope(AdkRun *run, AdkAgent *agent);
 
 /*
  * The run's first agent (run.c): its span is the trace's root.
@@ -94,15 +98,30 @@ static void push_frame(AdkRun *run, AdkAgent *agent, const char *branch,
 void
 adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 {
+	push_frame(run, agent, branch, 0);
+	first_frame_scope(run, agent);
+}
+
+/*
+ * The run's first frame, of agent: in the open task's scope when agent is
+ * the task agent the user's message -- or a retried job -- goes on with
+ * (route.c, task_mode.c).
+ */
+static void
+first_frame_scope(AdkRun *run, AdkAgent *agent)
+{
 	Frame	   *f;
 
-	push_frame(run, agent, branch, 0);
-	/* the open task the user's message went to (route.c, task_mode.c) */
 	if (run->first_scope != NULL && adk_is_task(agent))
 	{
 		f = (Frame *) llast(run->frames);
 		f->scope = run->first_scope;
 		f->resumed = true;
+		/* under its coordinator, as when it was delegated to */
+		pfree(f->path);
+		f->path = MemoryContextStrdup(run->run_cxt,
+									  psprintf("%s/%s@%s", agent->parent->name,
+											   agent->name, f->scope));
 	}
 }
 
@@ -119,13 +138,18 @@ adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 	Frame	   *f;
 
 	push_frame(run, agent, branch, 0);
+	first_frame_scope(run, agent);
 	f = (Frame *) llast(run->frames);
 	f->stored_calls = calls;
 }
 
 /*
  * A frame for agent, run by the agent whose span is parent: a sub-agent, a
- * lane, the agent transferred to.
+ * lane, the agent transferred to.  Its node path is that of the frame
+ * being stepped -- ADK-Go's runner runs the invocation's first agent as
+ * one node, and an agent transferred to or run as a workflow's sub-agent
+ * inside it -- or, for the run's first agent, the agent's name; a task or
+ * single_turn sub-agent's frame gets its own (node_path()).
  */
 static void
 push_frame(AdkRun *run, AdkAgent *agent, const char *branch, AdkSpanId parent)
@@ -136,10 +160,27 @@ push_frame(AdkRun *run, AdkAgent *agent, const char *branch, AdkSpanId parent)
 
 	f->agent = agent;
 	f->branch = branch;
+	f->path = pstrdup(run->node_path ? run->node_path : agent->name);
 	f->phase = F_START;
 	*stack = lappend(*stack, f);
 	MemoryContextSwitchTo(old);
 	f->span = adk_span_agent_begin(run, parent, agent);
+}
+
+/*
+ * The node path of the frame just pushed on stack for a task or
+ * single_turn sub-agent of parent: "<parent's path>/<name>", name
+ * "<agent>@<call id>" for a task, the node's branch "<agent>@<n>" for a
+ * single_turn agent (ADK-Go's event streams).
+ */
+static void
+node_path(AdkRun *run, Frame *parent, List *stack, const char *name)
+{
+	Frame	   *child = (Frame *) llast(stack);
+
+	pfree(child->path);
+	child->path = MemoryContextStrdup(run->run_cxt,
+									  psprintf("%s/%s", parent->path, name));
 }
 
 /*
@@ -154,6 +195,9 @@ pop_frame(AdkRun *run)
 
 	*run->stack = list_delete_last(*run->stack);
 	adk_span_agent_end(run, f->span);
+	if (run->node_path == f->path)
+		run->node_path = NULL;
+	pfree(f->path);
 	if (f->decls)
 		pfree(f->decls);
 	list_free_deep(f->lanes);
@@ -172,6 +216,7 @@ adk_agent_step(AdkRun *run)
 
 	run->stack = NULL;
 	run->scope = NULL;
+	run->node_path = NULL;
 	return r;
 }
 
@@ -258,6 +303,7 @@ step_stack(AdkRun *run, List **stack)
 	f = (Frame *) llast(*stack);
 	adk_span_step_begin(run, f->span);	/* the step works for f */
 	run->scope = f->scope;		/* its events carry its scope (emit.c) */
+	run->node_path = f->path;	/* ... and its node path */
 	if (run->out.end_invocation)
 	{
 		/* a failure or an early end: no after_agent anywhere */
@@ -296,6 +342,7 @@ step_stack(AdkRun *run, List **stack)
 			{
 				f->phase = F_NODE;
 				push_frame(run, node, node_branch, f->span);
+				node_path(run, f, *stack, node_branch);
 				break;
 			}
 			/* a task sub-agent runs in its scope (task_mode.c) */
@@ -304,6 +351,7 @@ step_stack(AdkRun *run, List **stack)
 				f->phase = F_NODE;
 				push_frame(run, node, f->branch, f->span);
 				((Frame *) llast(*stack))->scope = task_scope;
+				node_path(run, f, *stack, psprintf("%s@%s", node->name, task_scope));
 				break;
 			}
 			if (run->out.end_invocation)
@@ -519,6 +567,7 @@ step_after(AdkRun *run, Frame *f)
 {
 	Jsonb	   *content;
 	AdkAgent   *coordinator = NULL;
+	char	   *coordinator_path = NULL;
 
 	if (adk_plugins_hook(run, CB_AFTER_AGENT, f->agent->name, f->branch,
 						 NULL, NULL, NULL, NULL, &content) &&
@@ -531,11 +580,17 @@ step_after(AdkRun *run, Frame *f)
 	 */
 	if (f->scope != NULL && !run->out.end_invocation &&
 		adk_task_end(run, f->agent, f->scope) && f->resumed)
+	{
 		coordinator = f->agent->parent;
+		/* the node the task ran in: its path less the task's part */
+		coordinator_path = strrchr(f->path, '/') ?
+			pnstrdup(f->path, strrchr(f->path, '/') - f->path) : pstrdup(f->path);
+	}
 	pop_frame(run);
 	if (coordinator != NULL)
 	{
 		run->scope = NULL;
+		run->node_path = coordinator_path;
 		push_frame(run, coordinator, NULL, 0);
 	}
 }

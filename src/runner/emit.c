@@ -50,12 +50,56 @@ adk_jw_function_response(JsonWriter *w, const char *id, const char *name,
 }
 
 /*
+ * The event's "node_info" as ADK-Go writes it (docs/agent-modes.md): the
+ * path of the node that wrote it ("coordinator",
+ * "coordinator/booker@<call id>", "coordinator/translator@1"); on the
+ * event that finishes a task or a single_turn node, "output_for" (that
+ * node's path), and "message_as_output" when the node's output is the
+ * event's own message.  Nothing outside a node (the user's message).
+ */
+void
+adk_jw_node_info(JsonWriter *w, AdkRun *run, bool output_for,
+				 bool message_as_output)
+{
+	if (run->node_path == NULL)
+		return;
+	jw_key(w, "node_info");
+	jw_begin_object(w);
+	jw_key(w, "path");
+	jw_string(w, run->node_path);
+	if (message_as_output)
+	{
+		jw_key(w, "message_as_output");
+		jw_bool(w, true);
+	}
+	if (output_for)
+	{
+		jw_key(w, "output_for");
+		jw_begin_array(w);
+		jw_string(w, run->node_path);
+		jw_end_array(w);
+	}
+	jw_end_object(w);
+}
+
+/*
  * Open an event object: {"invocation_id", "author"[, "branch"] -- the
  * caller adds the rest and closes it.
  */
 void
 adk_event_start(JsonWriter *w, AdkRun *run, const char *author,
 				const char *branch)
+{
+	adk_event_start_node(w, run, author, branch, false);
+}
+
+/*
+ * adk_event_start for the event whose output finishes its node
+ * (output_for: task_mode.c's finish_task response).
+ */
+void
+adk_event_start_node(JsonWriter *w, AdkRun *run, const char *author,
+					 const char *branch, bool output_for)
 {
 	jw_init(w);
 	jw_begin_object(w);
@@ -74,6 +118,7 @@ adk_event_start(JsonWriter *w, AdkRun *run, const char *author,
 		jw_key(w, "isolation_scope");
 		jw_string(w, run->scope);
 	}
+	adk_jw_node_info(w, run, output_for, false);
 }
 
 /*

@@ -620,7 +620,12 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	/* the event's own fields, the content's, the actions' */
 	room = room > 4096 ? room - 4096 : 0;
 
-	adk_event_start(&w, run, agent->name, branch);
+	/*
+	 * a successful finish_task's event carries the output and, in its
+	 * node_info, the task's path as output_for (task_mode.c)
+	 */
+	task_output = adk_task_output(run);
+	adk_event_start_node(&w, run, agent->name, branch, task_output != NULL);
 	jw_key(&w, "content");
 	jw_begin_object(&w);
 	jw_key(&w, "role");
@@ -637,8 +642,7 @@ assemble_calls(AdkRun *run, AdkAgent *agent, const char *branch, List *calls,
 	saved = round->saved;
 	jw_end_array(&w);
 	jw_end_object(&w);
-	/* a successful finish_task's event carries the output (task_mode.c) */
-	if ((task_output = adk_task_output(run)) != NULL)
+	if (task_output != NULL)
 	{
 		jw_key(&w, "output");
 		jw_jsonb(&w, task_output);
@@ -1033,6 +1037,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 	ListCell   *lc;
 	char	   *text = NULL;
 	bool		any_long = false;
+	bool		as_output = false;
 	JsonbIterator *it;
 	JsonbValue	k;
 	JsonbValue	v;
@@ -1149,7 +1154,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 	if (calls == NIL && answer && (text = response_text(response)) != NULL)
 	{
 		/* a single_turn node's output is its last answer (single_turn.c) */
-		adk_node_answer(run, agent, branch, text);
+		as_output = adk_node_answer(run, agent, branch, text);
 		if (agent->output_key)
 		{
 			jw_key(&w, "actions");
@@ -1165,6 +1170,7 @@ model_event(AdkRun *run, AdkAgent *agent, const char *branch, Jsonb *response,
 			jw_end_object(&w);
 		}
 	}
+	adk_jw_node_info(&w, run, as_output, as_output);
 	jw_end_object(&w);
 	return jw_finish(&w);
 }

@@ -41,7 +41,7 @@ static Jsonb *request_body(const char *model, Jsonb *contents, Jsonb *tools,
 static Jsonb *
 agent_config(AdkRun *run, AdkAgent *agent, Jsonb *decls)
 {
-	char	   *instruction = adk_build_instruction(run, agent);
+	char	   *instruction = adk_task_instruction(agent, adk_build_instruction(run, agent));
 
 	if (run->instruction_error != NULL)
 		ereport(ERROR,
@@ -73,6 +73,7 @@ adk_prompt(PG_FUNCTION_ARGS)
 	run->session = adk_arg_id(fcinfo, 2, "session id");
 	run->max_llm_calls = -1;
 	run->invocation_id = "";
+	run->run_cxt = CurrentMemoryContext;	/* the open task's, if any */
 	adk_load_definitions(run, &auto_create);
 	if (!adk_session_exists(run->app, run->user, run->session))
 		ereport(ERROR,
@@ -99,10 +100,17 @@ adk_prompt(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("agent \"%s\" makes no model calls", agent->name)));
 
+	/*
+	 * A task agent whose task is open: the prompt of its next turn, in its
+	 * isolation scope -- its input, then its scope's events
+	 * (docs/agent-modes.md)
+	 */
+	if (adk_is_task(agent) && adk_task_active(run) == agent)
+		run->scope = run->first_scope;
 	tools = agent->tools_loaded ? agent->tool_defs : adk_load_tools(agent);
 	decls = adk_tool_declarations(run, agent, tools);
 	PG_RETURN_JSONB_P(request_body(agent->model,
-								   adk_build_contents(run, agent, NULL),
+								   adk_task_contents(run, adk_build_contents(run, agent, NULL)),
 								   decls, agent_config(run, agent, decls)));
 }
 

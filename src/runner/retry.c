@@ -113,6 +113,9 @@ adk_retry_point(AdkRun *run, AdkRetryPoint *p)
 	p->agent = adk_find_agent(run, author);
 	if (p->agent == NULL)
 		return true;			/* not in the tree any more: nothing goes on */
+	/* a task agent's event: the task goes on in its scope (task_mode.c) */
+	if (adk_is_task(p->agent))
+		p->scope = adk_jstr(&last->root, "isolation_scope");
 	if (has_part(last, "function_call"))
 		p->calls = adk_llm_event_calls(last);
 	else if (has_part(last, "function_response"))

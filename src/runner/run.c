@@ -454,6 +454,9 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	 */
 	adk_input_decode(&run->input, message);
 	adk_input_find_call(run);
+	/* a task's delegating call is answered by its task alone */
+	if (!retry)
+		adk_task_check_answers(run);
 	run->invocation_id = invocation_id ? pstrdup(invocation_id) :
 		run->input.call_invocation;
 	/* HITL (hitl.c): only an answer to a pending interrupt resumes */
@@ -542,10 +545,16 @@ continue_run(AdkRun *run, Jsonb *message, AdkAgent *agent)
 		run->out.error_code = p.error_code;
 		run->out.error_message = p.error_message ? p.error_message : "";
 	}
-	else if (p.agent != NULL && p.calls != NIL)
-		adk_push_agent_at_calls(run, p.agent, p.branch, p.calls);
-	else if (p.agent != NULL)
-		adk_push_agent(run, p.agent, p.branch);
+	else
+	{
+		/* a task the attempt was in goes on in its scope (task_mode.c) */
+		if (p.agent != NULL && p.scope != NULL)
+			adk_task_retry(run, p.agent, p.scope);
+		if (p.agent != NULL && p.calls != NIL)
+			adk_push_agent_at_calls(run, p.agent, p.branch, p.calls);
+		else if (p.agent != NULL)
+			adk_push_agent(run, p.agent, p.branch);
+	}
 	return true;
 }
 

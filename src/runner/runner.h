@@ -253,6 +253,8 @@ typedef struct AdkRun
 	List	   *tasks;			/* task_mode.c: the tasks it ran */
 	char	   *scope;			/* the isolation scope of the frame being
 								 * stepped: its events carry it */
+	char	   *node_path;		/* the node path of the frame being stepped:
+								 * its events' node_info (emit.c) */
 	char	   *first_scope;	/* route.c: the open task the user's
 								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
@@ -319,6 +321,7 @@ typedef struct AdkRetryPoint
 	AdkAgent   *agent;			/* the agent that goes on; NULL: none */
 	char	   *branch;			/* ... on its branch */
 	List	   *calls;			/* ... running these calls first */
+	char	   *scope;			/* ... in this task's isolation scope */
 	char	   *error_code;		/* the turn ended with an error event */
 	char	   *error_message;
 } AdkRetryPoint;
@@ -350,6 +353,11 @@ struct JsonWriter;
 struct AdkStoredEvent;
 extern void adk_jw_function_response(struct JsonWriter *w, const char *id,
 									 const char *name, Jsonb *response);
+extern void adk_jw_node_info(struct JsonWriter *w, AdkRun *run,
+							 bool output_for, bool message_as_output);
+extern void adk_event_start_node(struct JsonWriter *w, AdkRun *run,
+								 const char *author, const char *branch,
+								 bool output_for);
 extern void adk_event_start(struct JsonWriter *w, AdkRun *run,
 							const char *author, const char *branch);
 extern void adk_emit(AdkRun *run, Jsonb *event);
@@ -476,7 +484,7 @@ extern Jsonb *adk_node_contents(AdkRun *run, const char *branch,
 								Jsonb *contents);
 extern bool adk_node_event_visible(AdkRun *run, const char *branch,
 								   Jsonb *event);
-extern void adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
+extern bool adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
 							const char *text);
 extern Jsonb *adk_agent_output_value(AdkAgent *agent, const char *text);
 
@@ -492,6 +500,8 @@ extern bool adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope);
 extern char *adk_task_instruction(AdkAgent *agent, char *instruction);
 extern Jsonb *adk_task_contents(AdkRun *run, Jsonb *contents);
 extern AdkAgent *adk_task_active(AdkRun *run);
+extern void adk_task_retry(AdkRun *run, AdkAgent *agent, const char *scope);
+extern void adk_task_check_answers(AdkRun *run);
 
 /* schema_check.c: arguments against a task or single_turn agent's schema */
 extern char *adk_schema_check(Jsonb *schema, Jsonb *args);

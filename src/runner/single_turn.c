@@ -264,8 +264,10 @@ adk_node_event_visible(AdkRun *run, const char *branch, Jsonb *event)
 
 /*
  * A text answer of agent on branch (flow.c): a node's output is its last.
+ * Whether it is one (its event then says so in node_info, as ADK-Go's
+ * message_as_output).
  */
-void
+bool
 adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
 				const char *text)
 {
@@ -274,8 +276,9 @@ adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
 	if (!adk_is_node_branch(branch) ||
 		(node = node_on_branch(run, branch)) == NULL ||
 		strcmp(node->agent, agent->name) != 0)
-		return;
+		return false;
 	node->output = MemoryContextStrdup(run->run_cxt, text);
+	return true;
 }
 
 /*

@@ -409,6 +409,7 @@ adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope)
 	JsonWriter	w;
 	Jsonb	   *response;
 	char	   *kept = run->scope;
+	char	   *kept_path = run->node_path;
 
 	t->ended = true;
 	if (!t->finished)
@@ -428,6 +429,9 @@ adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope)
 		response = adk_jsonb_one_value("output", &v);
 	}
 	run->scope = NULL;
+	/* ADK-Go: the response is in the coordinator's node */
+	if (kept_path != NULL && strrchr(kept_path, '/') != NULL)
+		run->node_path = pnstrdup(kept_path, strrchr(kept_path, '/') - kept_path);
 	adk_event_start(&w, run, "user", NULL);
 	jw_key(&w, "content");
 	jw_begin_object(&w);
@@ -441,6 +445,7 @@ adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope)
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
 	run->scope = kept;
+	run->node_path = kept_path;
 	return true;
 }
 
@@ -519,6 +524,72 @@ adk_task_contents(AdkRun *run, Jsonb *contents)
 }
 
 /*
+ * A retried job goes on with agent's task, of scope, where an earlier
+ * attempt left it (run.c, retry.c): the run's first frame is in that
+ * scope.  (A successful finish_task's response and the delegating call's
+ * are stored in one transaction -- no model call waits between them -- so
+ * an attempt never leaves one without the other.)
+ */
+void
+adk_task_retry(AdkRun *run, AdkAgent *agent, const char *scope)
+{
+	run->first_scope = MemoryContextStrdup(run->run_cxt, scope);
+	find_task(run, scope, true)->agent = agent;
+}
+
+/*
+ * The user's message answers no task's delegating call (run.c, under the
+ * session's lock): that call is answered by its task, with the output of
+ * its finish_task, exactly once -- a function response for it from
+ * outside, while the task works or after it finished, would answer it a
+ * second time.  Without a query when the app has no task agent.
+ */
+void
+adk_task_check_answers(AdkRun *run)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	AdkOwnerSave save;
+	ListCell   *lc;
+	bool		any = false;
+
+	if (run->input.responses == NIL)
+		return;
+	foreach(lc, run->defs.agents)
+		any = any || adk_is_task((AdkAgent *) lfirst(lc));
+	if (!any)
+		return;
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	foreach(lc, run->input.responses)
+	{
+		AdkInputResponse *r = (AdkInputResponse *) lfirst(lc);
+		char	   *agent = NULL;
+
+		args[3] = CStringGetTextDatum(r->id);
+		adk_owner_spi_begin(&save);
+		if (adk_spi_exec("SELECT adk._task_of_call($1, $2, $3, $4)", 4, types, args,
+						 NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+			if (v != NULL)
+				agent = pstrdup(v);
+		}
+		adk_owner_spi_end(&save);
+		if (agent != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a function response cannot answer the call that delegated a task to agent \"%s\"",
+							agent),
+					 errdetail("Call \"%s\" is answered by its task: its response is the task's output, stored once when the task calls finish_task.",
+							   r->id),
+					 errhint("Send the task agent a message instead: the session's open task receives it.")));
+	}
+}
+
+/*
  * The session's open task (route.c): its agent, when it is a task agent
  * of this app under a chat coordinator; run->first_scope is its scope.
  * NULL when there is none -- without a query when the app has no task
@@ -560,8 +631,6 @@ adk_task_active(AdkRun *run)
 	if (scope == NULL || (a = adk_find_agent(run, name)) == NULL || !adk_is_task(a) ||
 		a->parent == NULL || task_sub_agent(a->parent, a->name) == NULL)
 		return NULL;
-	if (run->run_cxt == NULL)
-		return a;				/* adk_prompt's: no run */
 	run->first_scope = MemoryContextStrdup(run->run_cxt, scope);
 	find_task(run, scope, true)->agent = a;
 	return a;

@@ -252,6 +252,17 @@ A "openai: weather without the tool -> echo" 'J["choices"][0]["message"]["conten
 OA '{"model":"m","tool_choice":"none",'"$TOOLS_OA"',"messages":[{"role":"user","content":"What is the weather in Paris?"}]}'
 A "openai: tool_choice none -> echo" 'J["choices"][0]["finish_reason"] == "stop"'
 
+# -------------------------------------------------------- rule 0 replay -----
+REPLAY_SYS='[[replay:[{\"when\": \"French\", \"answers\": [\"bonjour\"]}, {\"answers\": [{\"calls\": [{\"name\": \"lookup\", \"args\": {\"q\": 1}}]}, \"done\"]}]]]'
+OA '{"model":"m",'"$TOOLS_OA"',"messages":[{"role":"system","content":"'"$REPLAY_SYS"'"},{"role":"user","content":"hello"}]}'
+A "openai: replay, turn 0 -> the scripted call" '(lambda tc: len(tc) == 1 and tc[0]["function"]["name"] == "lookup" and json.loads(tc[0]["function"]["arguments"]) == {"q":1})(J["choices"][0]["message"]["tool_calls"])'
+OA '{"model":"m",'"$TOOLS_OA"',"messages":[{"role":"system","content":"'"$REPLAY_SYS"'"},{"role":"user","content":"hello"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"{}"}]}'
+A "openai: replay, turn 1 -> the scripted text" 'J["choices"][0]["message"]["content"] == "done"'
+OA '{"model":"m","messages":[{"role":"system","content":"'"$REPLAY_SYS"'"},{"role":"user","content":"in French"}]}'
+A "openai: replay, the entry whose when is in the user text" 'J["choices"][0]["message"]["content"] == "bonjour"'
+OA '{"model":"m","messages":[{"role":"system","content":"'"$REPLAY_SYS"'"},{"role":"user","content":"in French"},{"role":"assistant","content":"bonjour"},{"role":"user","content":"French again"},{"role":"assistant","content":"x"}]}'
+A "openai: replay past its answers -> the other rules" 'J["choices"][0]["message"]["content"] == "echo: French again"'
+
 # -------------------------------------------------------- rule 2 directives --
 OA '{"model":"m",'"$TOOLS_OA"',"messages":[{"role":"user","content":"call get_weather({\"city\":\"Paris\"}) then call lookup({\"q\": [1, 2], \"n\": {\"x\": null}}) and call undeclared({})"}]}'
 A "openai: parallel directive calls (undeclared skipped)" '(lambda tc: len(tc) == 2 and tc[0]["function"]["name"] == "get_weather" and json.loads(tc[0]["function"]["arguments"]) == {"city":"Paris"} and tc[1]["function"]["name"] == "lookup" and json.loads(tc[1]["function"]["arguments"]) == {"q":[1,2],"n":{"x":None}} and tc[0]["id"] != tc[1]["id"])(J["choices"][0]["message"]["tool_calls"])'

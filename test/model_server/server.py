@@ -837,14 +837,52 @@ def scripted(conv):
     return None
 
 
+REPLAY_MARK = "[[replay:"
+
+
+def replay_answer(conv):
+    """The scripted turn of a [[replay:[...]]] system instruction, or None.
+
+    The marker holds a JSON array of {"when": substring?, "answers": [...]}:
+    the first entry whose "when" is in the last user text (an entry without
+    one matches any) answers with its k-th answer, k the number of model
+    messages after the last user message with text.  An answer is a text,
+    or {"calls": [{"name", "args"}]}."""
+    at = conv.system.find(REPLAY_MARK)
+    if at < 0:
+        return None
+    try:
+        entries, _ = json.JSONDecoder().raw_decode(conv.system, at + len(REPLAY_MARK))
+    except ValueError:
+        return None
+    text = conv.last_user_text()
+    last = -1
+    for i, m in enumerate(conv.messages):
+        if m["role"] == "user" and m["texts"]:
+            last = i
+    k = sum(1 for m in conv.messages[last + 1:] if m["role"] == "model")
+    for e in entries if isinstance(entries, list) else []:
+        if not isinstance(e, dict) or ("when" in e and e["when"] not in text):
+            continue
+        answers = e.get("answers") or []
+        return answers[k] if k < len(answers) else None
+    return None
+
+
 def script(conv):
     ans = Answer()
     tools = set() if conv.tools_disabled else set(conv.tools)
     last = conv.messages[-1] if conv.messages else None
     user_text = conv.last_user_text()
     calls = []
-    item = scripted(conv)
-    if item is not None:
+    replay = replay_answer(conv)
+    if isinstance(replay, str):
+        ans.rule = "replay"
+        ans.text = replay
+    elif isinstance(replay, dict):
+        ans.rule = "replay"
+        calls = [(c["name"], c.get("args") or {}) for c in replay.get("calls") or []]
+    elif (item := scripted(conv)) is not None:
         for name, args, forced in parse_directives(item):
             if forced or name in tools:
                 calls.append((name, args))
