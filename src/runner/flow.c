@@ -1256,10 +1256,12 @@ run_call(AdkRun *run, AdkAgent *agent, const char *branch, Call *call,
 
 /*
  * An agent used as a tool (AgentTool): one model call of that agent with
- * the request as the only user content; its text is the result.  The
- * exchange is not stored in the session (ADK runs it in a session of its
- * own).  Starts the call (*call) and returns NULL, or returns the error
- * response when there is nothing to call.
+ * the request as the only user content; its text is the result -- or, when
+ * it has an output schema, the value its text parses to, the schema asked
+ * for in the request (output_schema.c).  The exchange is not stored in the
+ * session (ADK runs it in a session of its own).  Starts the call (*call)
+ * and returns NULL, or returns the error response when there is nothing to
+ * call.
  */
 static Jsonb *
 agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
@@ -1314,8 +1316,9 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 		adk_span_agent_tool_end(run, *agent_span, error);
 		return error;
 	}
-	config = adk_request_config(tool_agent, instruction);
-
+	instruction = adk_output_tool_instruction(tool_agent, instruction);
+	config = adk_output_config(tool_agent, NULL,
+							   adk_request_config(tool_agent, instruction));
 	config = adk_prompt_cache_config(run, tool_agent, config);
 
 	run->out.llm_calls++;
@@ -1334,7 +1337,9 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 }
 
 /*
- * The agent-tool's answer as its function response.
+ * The agent-tool's answer as its function response: {"result": text}, or,
+ * when its output schema applies, the value that fits it or the error
+ * (output_schema.c).  Thought parts are not the answer.
  */
 static Jsonb *
 agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
@@ -1354,6 +1359,8 @@ agent_tool_finish(AdkRun *run, AdkAgent *tool_agent, AdkModelCall *call,
 	if (code && code->type == jbvString)
 		result = adk_error_object(psprintf("agent \"%s\" failed: %s", tool_agent->name,
 										   adk_jstr(&response->root, "error_message")));
+	else if (adk_output_schema_applies(tool_agent))
+		result = adk_output_tool_result(tool_agent, response_text(response));
 	else
 	{
 		text = response_text(response);

@@ -26,6 +26,16 @@
  * only a valid one is written to output_key (as jsonb) or handed back by
  * a single_turn node.
  *
+ * An agent with an output schema used as a tool by another (AgentTool,
+ * flow.c's agent_tool_start) makes one model call that declares no tools:
+ * the schema goes natively for OpenAI and Gemini, and into the system
+ * instruction for Anthropic (a set_model_response call would need a
+ * forced tool choice, which Anthropic refuses with extended thinking).
+ * Its answer is checked the same way: a valid one is the tool's result as
+ * ADK Python's AgentTool shapes it (the parsed object, null-valued
+ * properties dropped); an invalid one is the function response's error --
+ * no second call: the calling model sees the error and may ask again.
+ *
  * IDENTIFICATION
  *	  src/runner/output_schema.c
  *
@@ -57,6 +67,8 @@
 	"to provide your final answer. This is required to complete the task."
 
 static bool by_tool(AdkAgent *agent, bool has_tools);
+static bool native_form(AdkAgent *agent);
+static Jsonb *as_response(Jsonb *value);
 static bool is_object_schema(Jsonb *schema);
 static bool decls_have(Jsonb *decls, const char *name);
 
@@ -128,16 +140,33 @@ by_tool(AdkAgent *agent, bool has_tools)
 }
 
 /*
+ * Whether the agent's model has a native form of a response schema: not
+ * Anthropic's adapter.
+ */
+static bool
+native_form(AdkAgent *agent)
+{
+	AdkModelDef def;
+
+	if (agent->model == NULL)
+		return false;
+	adk_load_model(agent->model, &def);
+	return def.provider != LLM_ANTHROPIC;
+}
+
+/*
  * The request config of a round: with the schema as response_schema (and
  * ADK's JSON MIME type) when it is asked for natively -- when the agent's
- * declarations (decls) have no set_model_response.
+ * declarations (decls) have no set_model_response and its provider has a
+ * native form.  An agent used as a tool declares none (decls NULL).
  */
 Jsonb *
 adk_output_config(AdkAgent *agent, Jsonb *decls, Jsonb *config)
 {
 	JsonWriter	w;
 
-	if (!adk_output_schema_applies(agent) || decls_have(decls, SET_MODEL_RESPONSE))
+	if (!adk_output_schema_applies(agent) || decls_have(decls, SET_MODEL_RESPONSE) ||
+		!native_form(agent))
 		return config;
 	jw_init(&w);
 	jw_begin_object(&w);
@@ -179,7 +208,6 @@ adk_output_call(AdkRun *run, AdkAgent *agent, const char *branch,
 	Jsonb	   *value = args;
 	char	   *problem;
 	MemoryContext old;
-	JsonbValue	wrapped;
 
 	if (strcmp(name, SET_MODEL_RESPONSE) != 0 || !adk_output_schema_applies(agent))
 		return NULL;
@@ -208,6 +236,18 @@ adk_output_call(AdkRun *run, AdkAgent *agent, const char *branch,
 		pfree(run->output_value);
 	run->output_value = DatumGetJsonbPCopy(JsonbPGetDatum(value));
 	MemoryContextSwitchTo(old);
+	return as_response(value);
+}
+
+/*
+ * A value as a function response: an object as it is, anything else as
+ * {"result": value} (ADK wraps a tool's result that is not a dict so).
+ */
+static Jsonb *
+as_response(Jsonb *value)
+{
+	JsonbValue	wrapped;
+
 	if (JB_ROOT_IS_OBJECT(value))
 		return value;
 	if (JB_ROOT_IS_SCALAR(value))
@@ -219,6 +259,57 @@ adk_output_call(AdkRun *run, AdkAgent *agent, const char *branch,
 		wrapped.val.binary.len = VARSIZE(value) - VARHDRSZ;
 	}
 	return adk_jsonb_one_value("result", &wrapped);
+}
+
+/*
+ * flow.c's agent_tool_start: the system instruction of an agent used as a
+ * tool.  Without a native form (Anthropic) the schema is in it, so the
+ * model knows what to answer; with one, it is as it was.
+ */
+char *
+adk_output_tool_instruction(AdkAgent *agent, char *instruction)
+{
+	char	   *note;
+
+	if (!adk_output_schema_applies(agent) || native_form(agent))
+		return instruction;
+	note = psprintf("Answer with only a JSON value, and no other text, that matches this JSON Schema: %s",
+					JsonbToCString(NULL, &agent->output_schema->root,
+								   VARSIZE(agent->output_schema)));
+	return instruction ? psprintf("%s\n\n%s", instruction, note) : note;
+}
+
+/*
+ * flow.c's agent_tool_finish: the function response of an agent used as a
+ * tool, from its answer's text (thought parts excluded; NULL: none), when
+ * its output schema applies.  A value of the schema is the result as ADK
+ * Python's AgentTool makes it (output_schema.model_validate_json(text)
+ * .model_dump(exclude_none=True)): the object without its null-valued
+ * properties (jsonb_strip_nulls), a value that is not an object as
+ * {"result": value}.  Anything else is the error the calling model sees.
+ */
+Jsonb *
+adk_output_tool_result(AdkAgent *agent, const char *text)
+{
+	Jsonb	   *value = NULL;
+	char	   *problem;
+
+	if (text == NULL)
+		problem = pstrdup("the answer has no text");
+	else
+	{
+		value = adk_agent_output_value(agent, text);
+		problem = adk_schema_problem(agent->output_schema, value);
+	}
+	if (problem != NULL)
+		return adk_error_object(psprintf("agent \"%s\" answered without matching its output schema: %s",
+										 agent->name, problem));
+	/* the second argument is PostgreSQL 18's strip_in_arrays; before, unread */
+	if (JB_ROOT_IS_OBJECT(value))
+		value = DatumGetJsonbP(DirectFunctionCall2(jsonb_strip_nulls,
+												   JsonbPGetDatum(value),
+												   BoolGetDatum(false)));
+	return as_response(value);
 }
 
 /*

@@ -526,6 +526,8 @@ extern char *adk_output_problem(AdkAgent *agent, const char *text);
 extern bool adk_output_retry(AdkRun *run, AdkAgent *agent, const char *branch,
 							 const char *problem, bool correct, bool by_tool_now);
 extern bool adk_output_by_tool(AdkAgent *agent, Jsonb *decls);
+extern char *adk_output_tool_instruction(AdkAgent *agent, char *instruction);
+extern Jsonb *adk_output_tool_result(AdkAgent *agent, const char *text);
 extern Jsonb *adk_delegation_error(AdkAgent *agent, Jsonb *args, MemoryContext keep);
 
 /* subxact.c */
