@@ -811,7 +811,7 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
            input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema
 $$;
 COMMENT ON FUNCTION adk_define_agent(text, text, text, text, text, text[], text[], text, boolean, boolean, integer, text, jsonb, text, jsonb, jsonb) IS
-    'Create or replace an agent: kind llm | sequential | parallel | loop; tools are tools, built-ins or other agents (AgentTool); sub_agents are children in order (one parent each, no cycles); mode chat | task | single_turn (NULL = chat) with input_schema and output_schema for task and single_turn agents.';
+    'Create or replace an agent: kind llm | sequential | parallel | loop; tools are tools, built-ins or other agents (AgentTool); sub_agents are children in order (one parent each, no cycles); mode chat | task | single_turn (NULL = chat); input_schema for task and single_turn agents; output_schema the shape of a chat or single_turn agent''s answer (structured output) or a task agent''s finish_task parameters.';
 
 -- ---------------------------------------------------------------------
 -- The agent tree, for the runner.

@@ -774,3 +774,8 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION adk._task_of_call(text, text, text, text) FROM PUBLIC;
+
+-- adk_define_agent's comment: output_schema is also a chat agent's
+-- (structured output, docs/models.md)
+COMMENT ON FUNCTION adk_define_agent(text, text, text, text, text, text[], text[], text, boolean, boolean, integer, text, jsonb, text, jsonb, jsonb) IS
+    'Create or replace an agent: kind llm | sequential | parallel | loop; tools are tools, built-ins or other agents (AgentTool); sub_agents are children in order (one parent each, no cycles); mode chat | task | single_turn (NULL = chat); input_schema for task and single_turn agents; output_schema the shape of a chat or single_turn agent''s answer (structured output) or a task agent''s finish_task parameters.';
