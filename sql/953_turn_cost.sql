@@ -2,8 +2,9 @@
 -- Benchmark: the runner's own time per turn).  Every write still goes
 -- through the executor (pgstat counts it per table), but nothing runs
 -- that the turn does not need: with no budget defined for the app, only
--- the check that none applies is called (_budget_applies); with one,
--- _budget_take and _budget_charge are too, once per model call, and each
+-- the check that none applies is read (a statement on the view
+-- adk._budget_limits, no function call); with one,
+-- _budget_take and _budget_charge are called, once per model call, and each
 -- notes what it charged for the budget (_budget_spent: kept if the
 -- transaction rolls back) after _budget_take has counted the charges of
 -- rolled-back calls (_budget_pending).  The runner's own statements are
@@ -56,6 +57,16 @@ SELECT author, function_calls IS NOT NULL AS call, function_responses IS NOT NUL
 INSERT INTO adk.budgets (app_name, period, max_tokens) VALUES ('tc_app', 'day', 1000000);
 SELECT * FROM tc_turn('s3');
 SELECT model_calls, tokens > 0 AS charged FROM adk.budget_spend s JOIN adk.budgets b ON b.id = s.budget_id
+ WHERE b.app_name = 'tc_app';
+DELETE FROM adk.budgets WHERE app_name = 'tc_app';
+-- budgets that do not cover the turn: one without a limit, one of another
+-- user, one of another role: nothing is taken or charged
+SELECT adk_create_session('tc_app', 'u', 's4') IS NOT NULL AS created;
+INSERT INTO adk.budgets (app_name, period) VALUES ('tc_app', 'day');
+INSERT INTO adk.budgets (app_name, user_id, period, max_tokens) VALUES ('tc_app', 'someone_else', 'day', 10);
+INSERT INTO adk.budgets (app_name, role_name, period, max_model_calls) VALUES ('tc_app', 'no_such_role', 'day', 1);
+SELECT * FROM tc_turn('s4') WHERE name LIKE '\_budget%';
+SELECT count(*) AS spent FROM adk.budget_spend s JOIN adk.budgets b ON b.id = s.budget_id
  WHERE b.app_name = 'tc_app';
 DELETE FROM adk.budgets WHERE app_name = 'tc_app';
 RESET track_functions;

@@ -176,19 +176,20 @@ BEGIN
 END
 $$;
 
--- Whether a budget with a limit covers a model call of p_user in p_app
--- as p_role (if none does, the call takes nothing from adk._budget_take).
-CREATE FUNCTION adk._budget_applies(p_app text, p_user text, p_role name)
-RETURNS boolean
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    RETURN EXISTS (SELECT FROM adk.budgets x
-                    WHERE x.app_name = p_app
-                      AND (x.user_id IS NULL OR x.user_id = p_user)
-                      AND (x.role_name IS NULL OR x.role_name = p_role)
-                      AND (x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL));
-END
-$$;
+-- The budgets with a limit, whose scopes src/runner/budget.c reads to see
+-- whether one covers a model call (if none does, the call takes nothing
+-- from adk._budget_take): a statement on this view, planned once per
+-- backend, without a function call around it (a plpgsql function with its
+-- SET clause cost more than the read, test/bench/README.md).  The view's
+-- names were resolved when it was made; only the owner of schema adk may
+-- use it.
+CREATE VIEW adk._budget_limits AS
+SELECT x.app_name, x.user_id, x.role_name
+  FROM adk.budgets x
+ WHERE x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL;
+REVOKE ALL ON adk._budget_limits FROM PUBLIC;
+COMMENT ON VIEW adk._budget_limits IS
+    'Internal: the scopes of the budgets with a limit (src/runner/budget.c); the owner''s only.';
 
 -- An app's compaction settings as a run follows them (0 where a setting
 -- is not given; the summarizer: its own, else the root agent's model),

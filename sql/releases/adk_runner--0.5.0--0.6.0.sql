@@ -779,3 +779,22 @@ REVOKE ALL ON FUNCTION adk._task_of_call(text, text, text, text) FROM PUBLIC;
 -- (structured output, docs/models.md)
 COMMENT ON FUNCTION adk_define_agent(text, text, text, text, text, text[], text[], text, boolean, boolean, integer, text, jsonb, text, jsonb, jsonb) IS
     'Create or replace an agent: kind llm | sequential | parallel | loop; tools are tools, built-ins or other agents (AgentTool); sub_agents are children in order (one parent each, no cycles); mode chat | task | single_turn (NULL = chat); input_schema for task and single_turn agents; output_schema the shape of a chat or single_turn agent''s answer (structured output) or a task agent''s finish_task parameters.';
+
+-- 87_runner_statements.sql: whether a budget covers a model call is read
+-- through the view adk._budget_limits (a statement planned once per
+-- backend) instead of the plpgsql function adk._budget_applies.
+DROP FUNCTION adk._budget_applies(text, text, name);
+-- The budgets with a limit, whose scopes src/runner/budget.c reads to see
+-- whether one covers a model call (if none does, the call takes nothing
+-- from adk._budget_take): a statement on this view, planned once per
+-- backend, without a function call around it (a plpgsql function with its
+-- SET clause cost more than the read, test/bench/README.md).  The view's
+-- names were resolved when it was made; only the owner of schema adk may
+-- use it.
+CREATE VIEW adk._budget_limits AS
+SELECT x.app_name, x.user_id, x.role_name
+  FROM adk.budgets x
+ WHERE x.max_tokens IS NOT NULL OR x.max_model_calls IS NOT NULL;
+REVOKE ALL ON adk._budget_limits FROM PUBLIC;
+COMMENT ON VIEW adk._budget_limits IS
+    'Internal: the scopes of the budgets with a limit (src/runner/budget.c); the owner''s only.';

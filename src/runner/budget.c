@@ -43,8 +43,13 @@
 /* taken_at of a call no budget covered: adk_budget_charge_to does nothing */
 #define NOT_TAKEN DT_NOBEGIN
 
-/* whether any budget covers the call (adk._budget_take takes nothing else) */
-#define ANY_BUDGET_SQL "SELECT adk._budget_applies($1, $2, $3)"
+/*
+ * whether a budget with a limit covers the call of $2 in app $1 as role $3
+ * (adk._budget_take takes nothing else; sql/install/87_runner_statements.sql)
+ */
+#define ANY_BUDGET_SQL \
+	"SELECT EXISTS (SELECT FROM adk._budget_limits x WHERE x.app_name = $1" \
+	" AND (x.user_id IS NULL OR x.user_id = $2) AND (x.role_name IS NULL OR x.role_name = $3))"
 
 char *
 adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)

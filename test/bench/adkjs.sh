@@ -66,5 +66,5 @@ read -r done t1 events < <($PSQL -At -F ' ' -c "
 awk -v n="$done" -v t0="$t0" -v t1="$t1" -v ev="$events" -v w="$WORKERS" 'BEGIN {
     printf "adk_runner (%d job workers):  %d turns (%d events) in %.2f s: %.1f turns/s\n", w, n, ev, t1 - t0, n / (t1 - t0) }'
 out=$(cd "$JS" && node adkjs_weather.mjs "$ADK_TEST_MODEL_URL" "$TURNS" "$LATENCY_MS" 2>/dev/null | tail -1)
-read -r jn js jr jcpu <<<"$out"
+read -r jn js jr jcpu _ <<<"$out"
 echo "ADK-JS 2.0.0 (one Node process): $jn turns in $js s: $jr turns/s ($jcpu s of Node CPU)"

@@ -3,9 +3,12 @@
 // in-memory session service, TURNS turns in flight at once in this one
 // Node process, against the local model server (Gemini wire format) at the
 // latency its model name asks for.  Prints one line: turns, seconds,
-// turns/s, and the Node process's CPU seconds.
+// turns/s, the Node process's CPU seconds, and the runner's own time per
+// turn in ms (the turns' wall time minus the time spent waiting for the
+// model's answers, as test/bench/run.sh reports ours; meaningful with one
+// turn in flight).
 //
-//   node adkjs_weather.mjs BASE_URL TURNS LATENCY_MS
+//   node adkjs_weather.mjs BASE_URL TURNS LATENCY_MS [IN_FLIGHT (TURNS)]
 // (run from a directory whose node_modules has @google/adk 2.0.0: the
 // script makes one in a temp dir with test/interop/package.json)
 import { FunctionTool, Gemini, InMemoryRunner, LlmAgent } from '@google/adk';
@@ -14,11 +17,25 @@ import { z } from 'zod';
 const [baseUrl, turnsArg, latencyArg] = process.argv.slice(2);
 const TURNS = Number(turnsArg || 200);
 const LATENCY = Number(latencyArg || 500);
+const IN_FLIGHT = Math.max(1, Math.min(TURNS, Number(process.argv[5] || TURNS)));
 
-// the model server instead of Google: the SDK's base URL
+// the model server instead of Google: the SDK's base URL; the time from a
+// request to each answer it yields (not the time its caller holds one) is
+// the model's
+let modelMs = 0;
 class LocalGemini extends Gemini {
   getHttpOptions() {
     return { ...super.getHttpOptions(), baseUrl };
+  }
+
+  async *generateContentAsync(...args) {
+    let t = performance.now();
+    for await (const r of super.generateContentAsync(...args)) {
+      modelMs += performance.now() - t;
+      yield r;
+      t = performance.now();
+    }
+    modelMs += performance.now() - t;
   }
 }
 
@@ -52,9 +69,19 @@ async function turn(i) {
 
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const counts = await Promise.all(Array.from({ length: TURNS }, (_, i) => turn(i)));
-const secs = (performance.now() - t0) / 1000;
+// IN_FLIGHT turns at a time, each taking the next turn when it is done
+const counts = [];
+let next = 0;
+async function lane() {
+  while (next < TURNS) {
+    const i = next++;
+    counts[i] = await turn(i);
+  }
+}
+await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+const ms = performance.now() - t0;
+const secs = ms / 1000;
 const cpu = process.cpuUsage(cpu0);
 const bad = counts.filter((n) => n < 3).length;
 if (bad) throw new Error(`${bad} turns had fewer than 3 events`);
-console.log(`${TURNS} ${secs.toFixed(2)} ${(TURNS / secs).toFixed(1)} ${((cpu.user + cpu.system) / 1e6).toFixed(2)}`);
+console.log(`${TURNS} ${secs.toFixed(2)} ${(TURNS / secs).toFixed(1)} ${((cpu.user + cpu.system) / 1e6).toFixed(2)} ${((ms - modelMs) / TURNS).toFixed(3)}`);

@@ -14,14 +14,34 @@
 # session (created before the clock starts) so every turn reads the same
 # history; one commit per turn.
 #
-# For scale (from the issue): ADK-JS 2.0 with its PostgreSQL session store
-# does 27 turns/s on this machine (35 ms a turn, 4 ms per stored event).
+# Each round then runs the same number of weather turns, one at a time,
+# through ADK-JS 2.0.0's Runner (in-memory sessions, in one Node process:
+# test/bench/adkjs_weather.mjs with one turn in flight) against the same
+# model server, and prints its own time per turn the same way (wall time
+# minus the time from each model request to its answer) and the ratios:
+# of the own times, and of the turns per second (whole turns, model calls
+# included: the figure the issue's "ADK-JS spends ~39-48 ms per turn"
+# compared with ours).
+# ADK-JS's figure leaves out what a session store costs it and counts its
+# request building and response parsing as the model's, so the ratio is a
+# lower bound.  Needs node and npm (`npm ci` of test/interop/package.json
+# into a temp dir); without them the ADK-JS column is left out.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 N=${1:-500}
 ROUNDS=${2:-5}
 bench_cluster
 bench_model_server
+JS=
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    JS=$(mktemp -d "${TMPDIR:-/tmp}/adk-js.XXXXXX")
+    bench_on_exit 'rm -rf "$JS"'
+    cp test/interop/package.json test/interop/package-lock.json test/bench/adkjs_weather.mjs "$JS/"
+    (cd "$JS" && npm ci --no-audit --no-fund --prefer-offline --cache "$JS/.npm" >/dev/null 2>&1) ||
+        { echo "npm ci failed in $JS: ADK-JS left out"; JS=; }
+else
+    echo "node or npm not found: ADK-JS left out"
+fi
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;
@@ -94,7 +114,7 @@ CALL floor_events(0, 20);
 SQL
 
 echo "weather turn (4 stored events, 2 model calls), $N turns x $ROUNDS rounds, model server at 0 ms"
-tps=(); own=(); per_event=(); floor_ev=(); ratio=()
+tps=(); own=(); per_event=(); floor_ev=(); js_own=(); js_ratio=(); js_turn=()
 for r in $(seq "$ROUNDS"); do
     $PSQL -c "TRUNCATE timing" -c "CALL make_sessions($r, $N)" -c "CALL turns($r, $N)" -c "CALL floor_events($r, $N)"
     read -r t o e f <<<"$($PSQL -At -F ' ' -c "
@@ -106,7 +126,15 @@ for r in $(seq "$ROUNDS"); do
     tps+=("$t"); own+=("$o"); per_event+=("$e"); floor_ev+=("$f")
     printf 'round %d: %7s turns/s   runner own time %6s ms/turn   storing %6s us/event (floor %6s us/event)\n' \
         "$r" "$t" "$o" "$e" "$f"
+    if [ -n "$JS" ]; then
+        read -r _ _ jt _ jo < <(cd "$JS" && node adkjs_weather.mjs "$ADK_TEST_MODEL_URL" "$N" 0 1 2>/dev/null | tail -1)
+        js_own+=("$jo"); js_ratio+=("$(awk -v j="$jo" -v o="$o" 'BEGIN {printf "%.1f", j / o}')")
+        js_turn+=("$(awk -v j="$jt" -v t="$t" 'BEGIN {printf "%.1f", t / j}')")
+        printf '         ADK-JS: %7s turns/s (ours %sx)   its own time %6s ms/turn (%sx ours)\n' \
+            "$jt" "${js_turn[-1]}" "$jo" "${js_ratio[-1]}"
+    fi
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 mt=$(median "${tps[@]}"); mo=$(median "${own[@]}"); me=$(median "${per_event[@]}"); mf=$(median "${floor_ev[@]}")
 echo "median: $mt turns/s; runner's own time $mo ms/turn (target < 1 ms); storing an event $me us vs floor $mf us ($(awk -v e="$me" -v f="$mf" 'BEGIN {printf "%.2f", e / f}')x, target <= 1.5x)"
+[ -z "$JS" ] || echo "ADK-JS 2.0.0 (in-memory sessions, one turn in flight): its own time $(median "${js_own[@]}") ms/turn, $(median "${js_ratio[@]}")x ours (target >= 50x); whole turns $(median "${js_turn[@]}")x as many per second here (medians of the rounds' ratios)"
