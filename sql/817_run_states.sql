@@ -13,7 +13,8 @@ CREATE FUNCTION rs_charge(amount integer) RETURNS jsonb LANGUAGE sql
 SELECT adk_define_tool('rs_charge(integer)'::regprocedure, require_confirmation => true);
 SELECT adk_define_agent('rs_cashier', model => 'local', mode => 'task', description => 'Takes payments.',
                         tools => ARRAY['rs_charge']);
-SELECT adk_define_agent('rs_till', model => 'local', sub_agents => ARRAY['rs_cashier']);
+SELECT adk_define_agent('rs_packer', model => 'local', mode => 'task', description => 'Packs parcels.');
+SELECT adk_define_agent('rs_till', model => 'local', sub_agents => ARRAY['rs_cashier', 'rs_packer']);
 SELECT adk_define_app('rs_app', 'rs_till');
 CREATE FUNCTION rs_rows(s text)
 RETURNS TABLE (node_path text, status text, agent text, pending int, answered int, input jsonb, output jsonb)
@@ -61,15 +62,42 @@ SELECT count(*) AS events
                                      'adk_request_confirmation', '{"confirmed": true}'));
 SELECT * FROM rs_rows('p1');
 
--- 4. The rows are derived: deleted and rebuilt, they are the same
+-- 4. The resume reads where it is from the rows: another writer opened a
+-- newer task scope meanwhile (the newest open scope of adk.active_tasks
+-- is the packer's), the answer still resumes the cashier, in its scope,
+-- in its invocation
+SELECT count(*) AS events
+  FROM adk_run('rs_app', 'u', 'p2', 'call rs_cashier({"request": "call rs_charge({\"amount\": 5})"})');
+SELECT count(*) AS appended FROM (VALUES (adk_append_event('rs_app', 'u', 'p2',
+    '{"author": "rs_packer", "isolation_scope": "other-scope",
+      "content": {"role": "model", "parts": [{"text": "Packing."}]}}'))) v;
+SELECT agent, scope FROM adk.active_tasks WHERE app_name = 'rs_app' AND session_id = 'p2'
+ ORDER BY last_seq DESC LIMIT 1;
+CREATE TEMP TABLE rs_p2 AS
+SELECT r.node_path, r.invocation_id, substring(r.node_path from '@(.*)$') AS scope
+  FROM adk.run_states r WHERE r.app_name = 'rs_app' AND r.session_id = 'p2' AND r.agent = 'rs_cashier';
+SELECT event_data ->> 'author' AS author,
+       event_data ->> 'isolation_scope' = (SELECT scope FROM rs_p2) AS cashier_scope,
+       invocation_id = (SELECT invocation_id FROM rs_p2) AS paused_invocation,
+       coalesce(event_data #>> '{content,parts,0,text}',
+                'call ' || (event_data #>> '{content,parts,0,function_call,name}'),
+                'response ' || (event_data #>> '{content,parts,0,function_response,name}')) AS part
+  FROM adk_run('rs_app', 'u', 'p2',
+               adk_function_response((SELECT call_id FROM adk.pending_interrupts
+                                       WHERE app_name = 'rs_app' AND session_id = 'p2'),
+                                     'adk_request_confirmation', '{"confirmed": true}'))
+ ORDER BY seq;
+SELECT * FROM rs_rows('p2');
+
+-- 5. The rows are derived: deleted and rebuilt, they are the same
 CREATE TEMP TABLE rs_before AS SELECT * FROM adk.run_states WHERE app_name = 'rs_app';
 DELETE FROM adk.run_states WHERE app_name = 'rs_app';
-SELECT adk_rebuild_run_states('rs_app', 'u', 'p1') AS rows;
+SELECT adk_rebuild_run_states('rs_app') AS rows;
 SELECT (SELECT count(*) FROM (SELECT * FROM rs_before EXCEPT SELECT * FROM adk.run_states) x) AS missing,
        (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE app_name = 'rs_app'
                               EXCEPT SELECT * FROM rs_before) x) AS extra;
 
--- 5. A session another runtime wrote (ADK-Go's case 06 shape, node_info
+-- 6. A session another runtime wrote (ADK-Go's case 06 shape, node_info
 -- on each event): adk_rebuild_run_states derives its nodes from node_info
 CREATE FUNCTION rs_ev(author text, path text, scope text, parts jsonb, extra jsonb DEFAULT '{}')
 RETURNS jsonb LANGUAGE sql AS $$
@@ -107,7 +135,7 @@ SELECT (SELECT count(*) FROM (SELECT * FROM rs_go EXCEPT SELECT * FROM adk.run_s
        (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE session_id = 'go-1'
                               EXCEPT SELECT * FROM rs_go) x) AS extra;
 
--- 6. Hostile node_info: a path that is not text, an output_for naming a
+-- 7. Hostile node_info: a path that is not text, an output_for naming a
 -- node that never ran, an event without node_info (ADK Python's) -- each
 -- node is what the events say, nothing fails
 SELECT adk_create_session('rs_app', 'u', 'odd-1') IS NOT NULL AS created;
@@ -125,5 +153,6 @@ SELECT * FROM rs_rows('odd-1');
 
 DELETE FROM adk.apps WHERE name = 'rs_app';
 DELETE FROM adk.sessions WHERE app_name = 'rs_app';
-DELETE FROM adk.agents WHERE name IN ('rs_till', 'rs_cashier');
+DELETE FROM adk.agents WHERE name = 'rs_till';
+DELETE FROM adk.agents WHERE name IN ('rs_cashier', 'rs_packer');
 SELECT count(*) AS run_states_left FROM adk.run_states WHERE app_name = 'rs_app';

@@ -35,9 +35,11 @@
 -- transaction of the event -- a task's finish_task response marks its row
 -- completed in the transaction that appends its coordinator's function
 -- response; adk_rebuild_run_states() writes the same rows
--- again from the events.  A resume derives its invocation's rows
--- again before it checks them, so it never depends on the rows being
--- there (000 §四.4.4: ADK-Go reconstructs the RunState every turn).
+-- again from the events.  A resume reads its invocation's rows to know
+-- where it is -- which node made the call, a task's agent and scope --
+-- and does not replay the history (ADK-Go reconstructs the RunState
+-- every turn, 000 §四.4.4); only an invocation with no rows at all gets
+-- them derived first.
 --
 -- Resume and exactly-once: see src/runner/hitl.c.  adk_run holds the
 -- session row from its start; adk._resume_interrupts also locks the
@@ -248,18 +250,21 @@ $$;
 
 -- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
 -- message holding function responses p_ids and the invocation that made
--- the calls: bring the invocation's rows up to date from the events, lock
--- the rows that have any of p_ids pending (SELECT ... FOR UPDATE: a second
--- resume of the same interrupt waits here, then finds it answered), mark
--- those ids answered and return them with the call each answers (name,
--- args, the agent that made it), the number of ids that node still waits
--- for, and, for an adk_request_confirmation call, the original function
--- call it asks about as found in the history.  No rows: nothing pending
--- matched, the message is plain input.
+-- the calls: lock the invocation's rows that have any of p_ids pending
+-- (SELECT ... FOR UPDATE: a second resume of the same interrupt waits
+-- here, then finds it answered), mark those ids answered and return them
+-- with the call each answers (name, args, the agent that made it), the
+-- number of ids that node still waits for, the node's path (where the
+-- run resumes: a task's row names its agent and scope), and, for an
+-- adk_request_confirmation call, the original function call it asks about
+-- as found in the history.  No rows: nothing pending matched, the
+-- message is plain input.  The rows are read as the append path keeps
+-- them; only an invocation that has none (its rows deleted, or written
+-- before there were any) gets them derived from its events first.
 CREATE FUNCTION adk._resume_interrupts(p_app text, p_user text, p_session text,
                                        p_invocation text, p_ids text[])
 RETURNS TABLE (r_call_id text, r_tool text, r_args jsonb, r_agent text, r_original jsonb,
-               r_left integer)
+               r_left integer, r_path text)
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     st record;
@@ -269,7 +274,11 @@ DECLARE
     -- volatile functions in UPDATEs of distributed tables
     now_ts timestamptz := clock_timestamp();
 BEGIN
-    PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    IF NOT EXISTS (SELECT 1 FROM adk.run_states s
+                    WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+                      AND s.invocation_id = p_invocation) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    END IF;
     FOR st IN
         SELECT s.node_path, s.agent, s.interrupt_ids
           FROM adk.run_states s
@@ -291,7 +300,7 @@ BEGIN
            AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
         RETURN QUERY
         SELECT c.call ->> 'id', c.call ->> 'name', c.call -> 'args', c.author, o.original,
-               cardinality(remaining)
+               cardinality(remaining), st.node_path
           FROM (SELECT DISTINCT ON (p #>> '{function_call,id}') p -> 'function_call' AS call,
                        e.event_data ->> 'author' AS author
                   FROM adk.events e

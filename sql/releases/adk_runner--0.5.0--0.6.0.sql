@@ -777,8 +777,8 @@ REVOKE ALL ON FUNCTION adk._task_of_call(text, text, text, text) FROM PUBLIC;
 
 -- 62_hitl.sql: adk.run_states holds one row per node activation (path as
 -- node_info writes it), with the node's input and output; a coordinator's
--- row holds the interrupts of its task; a resume finds the calls by the
--- row's node path
+-- row holds the interrupts of its task; a resume reads the rows and says
+-- which node it resumes
 ALTER TABLE adk.run_states ADD COLUMN input jsonb, ADD COLUMN output jsonb;
 COMMENT ON TABLE adk.run_states IS
     'Workflow RunState per node activation of an invocation that paused: status, pending interrupt_ids, answered_ids, input, output; derived from adk.events (adk_rebuild_run_states)';
@@ -960,20 +960,25 @@ BEGIN
 END
 $$;
 
+-- a new column, r_path: dropped and created again
+DROP FUNCTION adk._resume_interrupts(text, text, text, text, text[]);
 -- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
 -- message holding function responses p_ids and the invocation that made
--- the calls: bring the invocation's rows up to date from the events, lock
--- the rows that have any of p_ids pending (SELECT ... FOR UPDATE: a second
--- resume of the same interrupt waits here, then finds it answered), mark
--- those ids answered and return them with the call each answers (name,
--- args, the agent that made it), the number of ids that node still waits
--- for, and, for an adk_request_confirmation call, the original function
--- call it asks about as found in the history.  No rows: nothing pending
--- matched, the message is plain input.
-CREATE OR REPLACE FUNCTION adk._resume_interrupts(p_app text, p_user text, p_session text,
+-- the calls: lock the invocation's rows that have any of p_ids pending
+-- (SELECT ... FOR UPDATE: a second resume of the same interrupt waits
+-- here, then finds it answered), mark those ids answered and return them
+-- with the call each answers (name, args, the agent that made it), the
+-- number of ids that node still waits for, the node's path (where the
+-- run resumes: a task's row names its agent and scope), and, for an
+-- adk_request_confirmation call, the original function call it asks about
+-- as found in the history.  No rows: nothing pending matched, the
+-- message is plain input.  The rows are read as the append path keeps
+-- them; only an invocation that has none (its rows deleted, or written
+-- before there were any) gets them derived from its events first.
+CREATE FUNCTION adk._resume_interrupts(p_app text, p_user text, p_session text,
                                        p_invocation text, p_ids text[])
 RETURNS TABLE (r_call_id text, r_tool text, r_args jsonb, r_agent text, r_original jsonb,
-               r_left integer)
+               r_left integer, r_path text)
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     st record;
@@ -983,7 +988,11 @@ DECLARE
     -- volatile functions in UPDATEs of distributed tables
     now_ts timestamptz := clock_timestamp();
 BEGIN
-    PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    IF NOT EXISTS (SELECT 1 FROM adk.run_states s
+                    WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+                      AND s.invocation_id = p_invocation) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    END IF;
     FOR st IN
         SELECT s.node_path, s.agent, s.interrupt_ids
           FROM adk.run_states s
@@ -1005,7 +1014,7 @@ BEGIN
            AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
         RETURN QUERY
         SELECT c.call ->> 'id', c.call ->> 'name', c.call -> 'args', c.author, o.original,
-               cardinality(remaining)
+               cardinality(remaining), st.node_path
           FROM (SELECT DISTINCT ON (p #>> '{function_call,id}') p -> 'function_call' AS call,
                        e.event_data ->> 'author' AS author
                   FROM adk.events e
@@ -1036,6 +1045,7 @@ BEGIN
     END LOOP;
 END
 $$;
+REVOKE ALL ON FUNCTION adk._resume_interrupts(text, text, text, text, text[]) FROM PUBLIC;
 
 -- The append path (src/store/event_trigger.c, for every writer): the run
 -- states an event changes, refreshed in its transaction.  p_new is
