@@ -245,7 +245,7 @@ SELECT adk_define_agent('coordinator', model => 'local', tools => NULL, sub_agen
                                                                 "I have successfully completed the requested irreversible action."]}]'));
 SELECT adk_define_app('gd_06', 'coordinator');
 SELECT count(*) AS rows FROM adk_run('gd_06', 'u', 's', 'Please perform the irreversible action.');
-SELECT status, agent, cardinality(interrupt_ids) AS pending FROM adk.run_states WHERE app_name = 'gd_06';
+SELECT status, agent, cardinality(interrupt_ids) AS pending FROM adk.run_states WHERE app_name = 'gd_06' ORDER BY node_path;
 SELECT count(*) AS rows
   FROM adk_run('gd_06', 'u', 's',
                adk_function_response((SELECT event_data #>> '{content,parts,0,function_call,id}' FROM adk.events

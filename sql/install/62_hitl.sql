@@ -9,22 +9,37 @@
 -- new invocation of their own, and decide "answered" by the call id, as
 -- we do).
 --
--- adk.run_states holds that, one row per (session, invocation, node):
--- node_path is '<app>/<agent>' for the agent that made the calls (ADK-Go's
--- synthetic workflow name), interrupt_ids the pending ids, answered_ids the
--- answered ones, status 'waiting' while anything is pending, otherwise what
--- the node's last event of the invocation says ('failed' for an error
--- event, 'cancelled' for error_code CANCELLED, else 'completed');
--- 'running' only inside the transaction of a resume, between the answer
--- and the end of the invocation.  Only invocations that made such a call
--- have rows.  The rows are derived from adk.events alone
+-- adk.run_states holds that, one row per node activation of an invocation
+-- that made such a call (ADK-Go's RunState per node, 000 §四.4.3):
+-- node_path is the node's path as node_info writes it (docs/agent-modes.md
+-- "Node info": "coordinator", "coordinator/booker@<call id>" for a task;
+-- the author for an event another runtime wrote without node_info), so
+-- the root coordinator is a node too.  interrupt_ids are the pending ids
+-- of the calls made in the node or in a node below it (a pause inside a
+-- task waits on the task's row and holds its coordinator's: both are
+-- 'waiting' with the same ids), answered_ids the answered ones; status
+-- 'waiting' while anything is pending, 'completed' once an event names
+-- the node in node_info.output_for (a task's finish_task response), else
+-- what the node's last event says ('failed' for an error event,
+-- 'cancelled' for error_code CANCELLED), 'running' for a task or
+-- single_turn node no output finished yet, 'completed' for the root.
+-- input is the node's input (the root's: the content of the invocation's
+-- first user event; a task's: its delegating call's arguments), output
+-- the output that finished it.
+-- 'running' is also what a resume sets, inside its transaction, between
+-- the answer and the end of the invocation.  The rows are derived from
+-- adk.events alone
 -- (adk._derive_run_states) and kept up to date in the append path: the
 -- events trigger (src/store/event_trigger.c), which every writer passes,
 -- refreshes the rows an event changes (adk._event_appended), in the
--- transaction of the event; adk_rebuild_run_states() writes the same rows
--- again from the events.  A resume derives its invocation's rows
--- again before it checks them, so it never depends on the rows being
--- there (000 §四.4.4: ADK-Go reconstructs the RunState every turn).
+-- transaction of the event -- a task's finish_task response marks its row
+-- completed in the transaction that appends its coordinator's function
+-- response; adk_rebuild_run_states() writes the same rows
+-- again from the events.  A resume reads its invocation's rows to know
+-- where it is -- which node made the call, a task's agent and scope --
+-- and does not replay the history (ADK-Go reconstructs the RunState
+-- every turn, 000 §四.4.4); only an invocation with no rows at all gets
+-- them derived first.
 --
 -- Resume and exactly-once: see src/runner/hitl.c.  adk_run holds the
 -- session row from its start; adk._resume_interrupts also locks the
@@ -48,15 +63,30 @@ CREATE TABLE adk.run_states (
     answered_ids  text[] NOT NULL DEFAULT '{}',
     agent         text NOT NULL,
     updated_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    input         jsonb,
+    output        jsonb,
     CONSTRAINT run_states_pkey PRIMARY KEY (app_name, user_id, session_id, invocation_id, node_path),
     CONSTRAINT run_states_waiting_has_ids
         CHECK (status <> 'waiting' OR cardinality(interrupt_ids) > 0)
 );
 COMMENT ON TABLE adk.run_states IS
-    'Workflow RunState per (session, invocation, node): status, pending interrupt_ids, answered_ids; derived from adk.events (adk_rebuild_run_states)';
-COMMENT ON COLUMN adk.run_states.node_path IS '''<app>/<agent>'': the agent that made the interrupting calls';
-COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confirmation call ids, in call order';
-COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids the user has answered (in any invocation), in call order';
+    'Workflow RunState per node activation of an invocation that paused: status, pending interrupt_ids, answered_ids, input, output; derived from adk.events (adk_rebuild_run_states)';
+COMMENT ON COLUMN adk.run_states.node_path IS 'the node''s path as node_info writes it (coordinator, coordinator/booker@<call id>); the author for an event without node_info';
+COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confirmation call ids of the node and the nodes below it, in call order';
+COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids of the node and the nodes below it the user has answered (in any invocation), in call order';
+COMMENT ON COLUMN adk.run_states.input IS 'the node''s input: the root''s user message content, a task''s delegating call arguments';
+COMMENT ON COLUMN adk.run_states.output IS 'the output that finished the node (node_info.output_for)';
+
+-- The node an event belongs to: node_info's path (a string), else the
+-- agent that wrote it (another runtime's event without node_info); NULL
+-- for a user's event outside any node.
+CREATE FUNCTION adk._node_path(d jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(CASE WHEN jsonb_typeof(d #> '{node_info,path}') = 'string'
+                         THEN d #>> '{node_info,path}' END,
+                    nullif(nullif(d ->> 'author', ''), 'user'))
+$$;
 
 -- The rows of one invocation (or of every invocation of the session when
 -- p_invocation is NULL), computed from the session's live events (not
@@ -74,7 +104,8 @@ BEGIN
     WITH incoming AS (
         SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
                (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
-               coalesce(p_new #>> '{event_data,author}', '') AS author
+               coalesce(p_new #>> '{event_data,author}', '') AS author,
+               adk._node_path(p_new -> 'event_data') AS path
          WHERE p_new IS NOT NULL
            AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
            AND NOT EXISTS (SELECT 1 FROM adk.events e
@@ -82,7 +113,8 @@ BEGIN
                               AND e.seq = (p_new ->> 'seq')::bigint)
     ), ev AS (
         SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
-               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author,
+               adk._node_path(e.event_data) AS path
           FROM adk.live_events e
          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
            AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
@@ -94,7 +126,7 @@ BEGIN
          WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
     ), calls AS (
         -- every interrupt: an id in long_running_tool_ids of an agent's event
-        SELECT ev.invocation_id, ev.author AS agent, ev.seq, lr.ord, lr.id
+        SELECT ev.invocation_id, ev.path, ev.seq, lr.ord, lr.id
           FROM ev
          CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
                WITH ORDINALITY AS lr(id, ord)
@@ -114,32 +146,66 @@ BEGIN
          CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
          WHERE p ? 'function_response'
     ), interrupts AS (
-        SELECT c.invocation_id, c.agent, c.seq, c.ord, c.id,
+        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id,
                (SELECT a.ts FROM answers a
                  WHERE a.id = c.id AND a.seq > c.seq
                  ORDER BY a.seq LIMIT 1) AS answered_at
           FROM calls c
     ), nodes AS (
-        SELECT i.invocation_id, i.agent,
-               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NULL),
-                        '{}') AS pending,
+        -- every node activation of an invocation that made an interrupt
+        SELECT DISTINCT ev.invocation_id, ev.path
+          FROM ev
+         WHERE ev.path IS NOT NULL
+           AND ev.invocation_id IN (SELECT c.invocation_id FROM calls c)
+    ), held AS (
+        -- the interrupts of a node and of the nodes below it
+        SELECT n.invocation_id, n.path,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL), '{}') AS pending,
                coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
                         '{}') AS answered,
                max(i.answered_at) AS last_answer
-          FROM interrupts i
-         GROUP BY i.invocation_id, i.agent
+          FROM nodes n
+          LEFT JOIN interrupts i
+                 ON i.invocation_id = n.invocation_id
+                AND (i.path = n.path OR starts_with(i.path, n.path || '/'))
+         GROUP BY n.invocation_id, n.path
     )
-    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, p_app || '/' || n.agent,
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, n.path,
            CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN fin.d IS NOT NULL THEN 'completed'
                 WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
                 WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                WHEN strpos(n.path, '/') > 0 THEN 'running'
                 ELSE 'completed' END,
-           n.pending, n.answered, n.agent,
-           greatest(last.ts, n.last_answer)
-      FROM nodes n
-     CROSS JOIN LATERAL (SELECT ev.d, ev.ts FROM ev
-                          WHERE ev.invocation_id = n.invocation_id AND ev.author = n.agent
-                          ORDER BY ev.seq DESC LIMIT 1) last;
+           n.pending, n.answered, last.author,
+           greatest(last.ts, n.last_answer),
+           CASE WHEN strpos(n.path, '@') = 0 THEN
+                (SELECT ev.d -> 'content' FROM ev
+                  WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
+                  ORDER BY ev.seq LIMIT 1)
+           ELSE
+                -- a task's delegating call: its id is after the '@'
+                (SELECT p -> 'function_call' -> 'args'
+                   FROM adk.live_events e
+                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                    AND coalesce(e.event_data ->> 'author', 'user') <> 'user'
+                    AND p #>> '{function_call,id}' = substring(n.path from '@([^@/]*)$')
+                  ORDER BY e.seq LIMIT 1)
+           END,
+           CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
+                ELSE fin.d -> 'output' END
+      FROM held n
+     CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
+                            AND ev.author <> 'user'
+                          ORDER BY ev.seq DESC LIMIT 1) last
+      LEFT JOIN LATERAL (SELECT ev.d FROM ev
+                          WHERE ev.invocation_id = n.invocation_id
+                            AND ev.d #> '{node_info,output_for}' ? n.path
+                          ORDER BY ev.seq DESC LIMIT 1) fin ON true;
 END
 $$;
 
@@ -168,15 +234,15 @@ BEGIN
     FOREACH x IN ARRAY d LOOP
         INSERT INTO adk.run_states AS r
         VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
-                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at)
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output)
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
-               updated_at = EXCLUDED.updated_at
-         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at)
+               updated_at = EXCLUDED.updated_at, input = EXCLUDED.input, output = EXCLUDED.output
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output)
                IS DISTINCT FROM
                (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
-                EXCLUDED.updated_at);
+                EXCLUDED.updated_at, EXCLUDED.input, EXCLUDED.output);
     END LOOP;
     RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
 END
@@ -184,18 +250,21 @@ $$;
 
 -- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
 -- message holding function responses p_ids and the invocation that made
--- the calls: bring the invocation's rows up to date from the events, lock
--- the rows that have any of p_ids pending (SELECT ... FOR UPDATE: a second
--- resume of the same interrupt waits here, then finds it answered), mark
--- those ids answered and return them with the call each answers (name,
--- args, the agent that made it), the number of ids that node still waits
--- for, and, for an adk_request_confirmation call, the original function
--- call it asks about as found in the history.  No rows: nothing pending
--- matched, the message is plain input.
+-- the calls: lock the invocation's rows that have any of p_ids pending
+-- (SELECT ... FOR UPDATE: a second resume of the same interrupt waits
+-- here, then finds it answered), mark those ids answered and return them
+-- with the call each answers (name, args, the agent that made it), the
+-- number of ids that node still waits for, the node's path (where the
+-- run resumes: a task's row names its agent and scope), and, for an
+-- adk_request_confirmation call, the original function call it asks about
+-- as found in the history.  No rows: nothing pending matched, the
+-- message is plain input.  The rows are read as the append path keeps
+-- them; only an invocation that has none (its rows deleted, or written
+-- before there were any) gets them derived from its events first.
 CREATE FUNCTION adk._resume_interrupts(p_app text, p_user text, p_session text,
                                        p_invocation text, p_ids text[])
 RETURNS TABLE (r_call_id text, r_tool text, r_args jsonb, r_agent text, r_original jsonb,
-               r_left integer)
+               r_left integer, r_path text)
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     st record;
@@ -205,7 +274,11 @@ DECLARE
     -- volatile functions in UPDATEs of distributed tables
     now_ts timestamptz := clock_timestamp();
 BEGIN
-    PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    IF NOT EXISTS (SELECT 1 FROM adk.run_states s
+                    WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+                      AND s.invocation_id = p_invocation) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    END IF;
     FOR st IN
         SELECT s.node_path, s.agent, s.interrupt_ids
           FROM adk.run_states s
@@ -226,14 +299,18 @@ BEGIN
          WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
            AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
         RETURN QUERY
-        SELECT c.call ->> 'id', c.call ->> 'name', c.call -> 'args', st.agent, o.original,
-               cardinality(remaining)
-          FROM (SELECT DISTINCT ON (p #>> '{function_call,id}') p -> 'function_call' AS call
+        SELECT c.call ->> 'id', c.call ->> 'name', c.call -> 'args', c.author, o.original,
+               cardinality(remaining), st.node_path
+          FROM (SELECT DISTINCT ON (p #>> '{function_call,id}') p -> 'function_call' AS call,
+                       e.event_data ->> 'author' AS author
                   FROM adk.events e
                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                    AND e.invocation_id = p_invocation
-                   AND e.event_data ->> 'author' = st.agent
+                   -- the calls made in this node (a coordinator's row, which
+                   -- holds its task's, finds none: the task's row returns them)
+                   AND adk._node_path(e.event_data) = st.node_path
+                   AND e.event_data ->> 'author' <> 'user'
                    AND e.event_data -> 'long_running_tool_ids' ?| answered
                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                    AND p #>> '{function_call,id}' = ANY (answered)
@@ -245,7 +322,7 @@ BEGIN
                  WHERE c.call ->> 'name' = 'adk_request_confirmation'
                    AND e2.app_name = p_app AND e2.user_id = p_user AND e2.session_id = p_session
                    AND e2.invocation_id = p_invocation
-                   AND e2.event_data ->> 'author' = st.agent
+                   AND e2.event_data ->> 'author' = c.author
                    AND p2 #>> '{function_call,id}' = c.call #>> '{args,originalFunctionCall,id}'
                    AND p2 #>> '{function_call,name}' <> 'adk_request_confirmation'
                    AND e2.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
@@ -261,6 +338,8 @@ $$;
 -- trigger may call this for before the row is visible.  An agent's event
 -- with long_running_tool_ids: its invocation's rows.  A user's function
 -- responses: the rows of every invocation that waits on one of those ids.
+-- An event that finishes a node (node_info.output_for) in an invocation
+-- that has rows: that invocation's rows (the node completed).
 CREATE FUNCTION adk._event_appended(p_app text, p_user text, p_session text, p_new jsonb)
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -269,6 +348,14 @@ DECLARE
     ids text[];
     inv text;
 BEGIN
+    IF d #> '{node_info,output_for}' IS NOT NULL
+       AND EXISTS (SELECT 1 FROM adk.run_states r
+                    WHERE r.app_name OPERATOR(pg_catalog.=) p_app
+                      AND r.user_id OPERATOR(pg_catalog.=) p_user
+                      AND r.session_id OPERATOR(pg_catalog.=) p_session
+                      AND r.invocation_id OPERATOR(pg_catalog.=) (p_new ->> 'invocation_id')) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new);
+    END IF;
     IF coalesce(d ->> 'author', '') OPERATOR(pg_catalog.<>) 'user'
        AND pg_catalog.jsonb_typeof(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
        AND pg_catalog.jsonb_array_length(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.>) 0 THEN
@@ -391,7 +478,14 @@ SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, i.call_id,
            AND e.event_data -> 'long_running_tool_ids' ? i.call_id
            AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
            AND p #>> '{function_call,id}' = i.call_id
-         ORDER BY e.seq DESC LIMIT 1) c ON true;
+         ORDER BY e.seq DESC LIMIT 1) c ON true
+ -- once, from the node that made the call: not from a coordinator that
+ -- holds it for its task
+ WHERE NOT EXISTS (
+       SELECT 1 FROM adk.run_states b
+        WHERE b.app_name = r.app_name AND b.user_id = r.user_id AND b.session_id = r.session_id
+          AND b.invocation_id = r.invocation_id AND starts_with(b.node_path, r.node_path || '/')
+          AND i.call_id = ANY (b.interrupt_ids));
 COMMENT ON VIEW adk.pending_interrupts IS
     'Pending interrupts of every session: the call (tool, args) each waits on, since when, by which agent and invocation.';
 

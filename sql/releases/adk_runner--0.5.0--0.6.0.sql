@@ -798,3 +798,360 @@ SELECT x.app_name, x.user_id, x.role_name
 REVOKE ALL ON adk._budget_limits FROM PUBLIC;
 COMMENT ON VIEW adk._budget_limits IS
     'Internal: the scopes of the budgets with a limit (src/runner/budget.c); the owner''s only.';
+
+-- 62_hitl.sql: adk.run_states holds one row per node activation (path as
+-- node_info writes it), with the node's input and output; a coordinator's
+-- row holds the interrupts of its task; a resume reads the rows and says
+-- which node it resumes
+ALTER TABLE adk.run_states ADD COLUMN input jsonb, ADD COLUMN output jsonb;
+COMMENT ON TABLE adk.run_states IS
+    'Workflow RunState per node activation of an invocation that paused: status, pending interrupt_ids, answered_ids, input, output; derived from adk.events (adk_rebuild_run_states)';
+COMMENT ON COLUMN adk.run_states.node_path IS 'the node''s path as node_info writes it (coordinator, coordinator/booker@<call id>); the author for an event without node_info';
+COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confirmation call ids of the node and the nodes below it, in call order';
+COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids of the node and the nodes below it the user has answered (in any invocation), in call order';
+COMMENT ON COLUMN adk.run_states.input IS 'the node''s input: the root''s user message content, a task''s delegating call arguments';
+COMMENT ON COLUMN adk.run_states.output IS 'the output that finished the node (node_info.output_for)';
+
+-- The node an event belongs to: node_info's path (a string), else the
+-- agent that wrote it (another runtime's event without node_info); NULL
+-- for a user's event outside any node.
+CREATE FUNCTION adk._node_path(d jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(CASE WHEN jsonb_typeof(d #> '{node_info,path}') = 'string'
+                         THEN d #>> '{node_info,path}' END,
+                    nullif(nullif(d ->> 'author', ''), 'user'))
+$$;
+REVOKE ALL ON FUNCTION adk._node_path(jsonb) FROM PUBLIC;
+
+-- The rows of one invocation (or of every invocation of the session when
+-- p_invocation is NULL), computed from the session's live events (not
+-- the rewound ones: 12_rewound.sql).
+CREATE OR REPLACE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author,
+               adk._node_path(p_new -> 'event_data') AS path
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author,
+               adk._node_path(e.event_data) AS path
+          FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.path, ev.seq, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.live_events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
+    ), interrupts AS (
+        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id,
+               (SELECT a.ts FROM answers a
+                 WHERE a.id = c.id AND a.seq > c.seq
+                 ORDER BY a.seq LIMIT 1) AS answered_at
+          FROM calls c
+    ), nodes AS (
+        -- every node activation of an invocation that made an interrupt
+        SELECT DISTINCT ev.invocation_id, ev.path
+          FROM ev
+         WHERE ev.path IS NOT NULL
+           AND ev.invocation_id IN (SELECT c.invocation_id FROM calls c)
+    ), held AS (
+        -- the interrupts of a node and of the nodes below it
+        SELECT n.invocation_id, n.path,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL), '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer
+          FROM nodes n
+          LEFT JOIN interrupts i
+                 ON i.invocation_id = n.invocation_id
+                AND (i.path = n.path OR starts_with(i.path, n.path || '/'))
+         GROUP BY n.invocation_id, n.path
+    )
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, n.path,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN fin.d IS NOT NULL THEN 'completed'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                WHEN strpos(n.path, '/') > 0 THEN 'running'
+                ELSE 'completed' END,
+           n.pending, n.answered, last.author,
+           greatest(last.ts, n.last_answer),
+           CASE WHEN strpos(n.path, '@') = 0 THEN
+                (SELECT ev.d -> 'content' FROM ev
+                  WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
+                  ORDER BY ev.seq LIMIT 1)
+           ELSE
+                -- a task's delegating call: its id is after the '@'
+                (SELECT p -> 'function_call' -> 'args'
+                   FROM adk.live_events e
+                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                    AND coalesce(e.event_data ->> 'author', 'user') <> 'user'
+                    AND p #>> '{function_call,id}' = substring(n.path from '@([^@/]*)$')
+                  ORDER BY e.seq LIMIT 1)
+           END,
+           CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
+                ELSE fin.d -> 'output' END
+      FROM held n
+     CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
+                            AND ev.author <> 'user'
+                          ORDER BY ev.seq DESC LIMIT 1) last
+      LEFT JOIN LATERAL (SELECT ev.d FROM ev
+                          WHERE ev.invocation_id = n.invocation_id
+                            AND ev.d #> '{node_info,output_for}' ? n.path
+                          ORDER BY ev.seq DESC LIMIT 1) fin ON true;
+END
+$$;
+
+-- Make adk.run_states say what the events say, for one invocation (or the
+-- whole session when p_invocation is NULL): rows that changed are updated
+-- in place (so a concurrent SELECT ... FOR UPDATE re-checks the new
+-- version), rows that no longer derive are deleted.  Returns the number of
+-- interrupts still pending in that scope.
+CREATE OR REPLACE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
+                                        p_invocation text DEFAULT NULL,
+                                        p_new jsonb DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- statements Citus can route to the session's shard: the derived rows
+    -- are read once, then the table is brought to them
+    d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
+                                                                     p_invocation, p_new) x);
+    x adk.run_states;
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND NOT EXISTS (SELECT 1 FROM unnest(d) k
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
+    FOREACH x IN ARRAY d LOOP
+        INSERT INTO adk.run_states AS r
+        VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output)
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
+               answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
+               updated_at = EXCLUDED.updated_at, input = EXCLUDED.input, output = EXCLUDED.output
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output)
+               IS DISTINCT FROM
+               (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
+                EXCLUDED.updated_at, EXCLUDED.input, EXCLUDED.output);
+    END LOOP;
+    RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
+$$;
+
+-- a new column, r_path: dropped and created again
+DROP FUNCTION adk._resume_interrupts(text, text, text, text, text[]);
+-- The resume check of adk_run (000 §四.4.4 buildResumeResponses), for a
+-- message holding function responses p_ids and the invocation that made
+-- the calls: lock the invocation's rows that have any of p_ids pending
+-- (SELECT ... FOR UPDATE: a second resume of the same interrupt waits
+-- here, then finds it answered), mark those ids answered and return them
+-- with the call each answers (name, args, the agent that made it), the
+-- number of ids that node still waits for, the node's path (where the
+-- run resumes: a task's row names its agent and scope), and, for an
+-- adk_request_confirmation call, the original function call it asks about
+-- as found in the history.  No rows: nothing pending matched, the
+-- message is plain input.  The rows are read as the append path keeps
+-- them; only an invocation that has none (its rows deleted, or written
+-- before there were any) gets them derived from its events first.
+CREATE FUNCTION adk._resume_interrupts(p_app text, p_user text, p_session text,
+                                       p_invocation text, p_ids text[])
+RETURNS TABLE (r_call_id text, r_tool text, r_args jsonb, r_agent text, r_original jsonb,
+               r_left integer, r_path text)
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    st record;
+    answered text[];
+    remaining text[];
+    -- a value, not clock_timestamp() in the UPDATE: Citus refuses
+    -- volatile functions in UPDATEs of distributed tables
+    now_ts timestamptz := clock_timestamp();
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM adk.run_states s
+                    WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+                      AND s.invocation_id = p_invocation) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_invocation);
+    END IF;
+    FOR st IN
+        SELECT s.node_path, s.agent, s.interrupt_ids
+          FROM adk.run_states s
+         WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+           AND s.invocation_id = p_invocation AND s.interrupt_ids && p_ids
+         ORDER BY s.node_path
+           FOR UPDATE
+    LOOP
+        answered := ARRAY(SELECT u.id FROM unnest(st.interrupt_ids) WITH ORDINALITY AS u(id, n)
+                           WHERE u.id = ANY (p_ids) ORDER BY u.n);
+        remaining := ARRAY(SELECT u.id FROM unnest(st.interrupt_ids) WITH ORDINALITY AS u(id, n)
+                            WHERE u.id <> ALL (p_ids) ORDER BY u.n);
+        UPDATE adk.run_states s
+           SET status = CASE WHEN cardinality(remaining) > 0 THEN 'waiting' ELSE 'running' END,
+               interrupt_ids = remaining,
+               answered_ids = s.answered_ids || answered,
+               updated_at = now_ts
+         WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session
+           AND s.invocation_id = p_invocation AND s.node_path = st.node_path;
+        RETURN QUERY
+        SELECT c.call ->> 'id', c.call ->> 'name', c.call -> 'args', c.author, o.original,
+               cardinality(remaining), st.node_path
+          FROM (SELECT DISTINCT ON (p #>> '{function_call,id}') p -> 'function_call' AS call,
+                       e.event_data ->> 'author' AS author
+                  FROM adk.events e
+                 CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.invocation_id = p_invocation
+                   -- the calls made in this node (a coordinator's row, which
+                   -- holds its task's, finds none: the task's row returns them)
+                   AND adk._node_path(e.event_data) = st.node_path
+                   AND e.event_data ->> 'author' <> 'user'
+                   AND e.event_data -> 'long_running_tool_ids' ?| answered
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                   AND p #>> '{function_call,id}' = ANY (answered)
+                 ORDER BY p #>> '{function_call,id}', e.seq DESC) c
+          LEFT JOIN LATERAL (
+                SELECT p2 -> 'function_call' AS original
+                  FROM adk.events e2
+                 CROSS JOIN LATERAL adk._parts(e2.event_data -> 'content') p2
+                 WHERE c.call ->> 'name' = 'adk_request_confirmation'
+                   AND e2.app_name = p_app AND e2.user_id = p_user AND e2.session_id = p_session
+                   AND e2.invocation_id = p_invocation
+                   AND e2.event_data ->> 'author' = c.author
+                   AND p2 #>> '{function_call,id}' = c.call #>> '{args,originalFunctionCall,id}'
+                   AND p2 #>> '{function_call,name}' <> 'adk_request_confirmation'
+                   AND e2.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                 ORDER BY e2.seq DESC LIMIT 1) o ON true
+         ORDER BY array_position(answered, c.call ->> 'id');
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION adk._resume_interrupts(text, text, text, text, text[]) FROM PUBLIC;
+
+-- The append path (src/store/event_trigger.c, for every writer): the run
+-- states an event changes, refreshed in its transaction.  p_new is
+-- {seq, invocation_id, timestamp, event_data} of the event, which the
+-- trigger may call this for before the row is visible.  An agent's event
+-- with long_running_tool_ids: its invocation's rows.  A user's function
+-- responses: the rows of every invocation that waits on one of those ids.
+-- An event that finishes a node (node_info.output_for) in an invocation
+-- that has rows: that invocation's rows (the node completed).
+CREATE OR REPLACE FUNCTION adk._event_appended(p_app text, p_user text, p_session text, p_new jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    d jsonb := p_new -> 'event_data';
+    ids text[];
+    inv text;
+BEGIN
+    IF d #> '{node_info,output_for}' IS NOT NULL
+       AND EXISTS (SELECT 1 FROM adk.run_states r
+                    WHERE r.app_name OPERATOR(pg_catalog.=) p_app
+                      AND r.user_id OPERATOR(pg_catalog.=) p_user
+                      AND r.session_id OPERATOR(pg_catalog.=) p_session
+                      AND r.invocation_id OPERATOR(pg_catalog.=) (p_new ->> 'invocation_id')) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new);
+    END IF;
+    IF coalesce(d ->> 'author', '') OPERATOR(pg_catalog.<>) 'user'
+       AND pg_catalog.jsonb_typeof(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
+       AND pg_catalog.jsonb_array_length(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new);
+    END IF;
+    IF d ->> 'author' OPERATOR(pg_catalog.=) 'user' THEN
+        ids := ARRAY(SELECT p #>> '{function_response,id}' FROM adk._parts(d -> 'content') p
+                      WHERE p #>> '{function_response,id}' IS NOT NULL);
+        IF pg_catalog.cardinality(ids) OPERATOR(pg_catalog.>) 0 THEN
+            FOR inv IN
+                SELECT DISTINCT r.invocation_id FROM adk.run_states r
+                 WHERE r.app_name OPERATOR(pg_catalog.=) p_app AND r.user_id OPERATOR(pg_catalog.=) p_user
+                   AND r.session_id OPERATOR(pg_catalog.=) p_session
+                   AND r.interrupt_ids OPERATOR(pg_catalog.&&) ids
+            LOOP
+                -- answered from outside that invocation (another runtime's
+                -- own invocation): it no longer waits
+                IF adk._refresh_run_states(p_app, p_user, p_session, inv, p_new) OPERATOR(pg_catalog.=) 0
+                   AND inv IS DISTINCT FROM p_new ->> 'invocation_id' THEN
+                    UPDATE adk.invocations i SET status = 'completed'
+                     WHERE i.invocation_id OPERATOR(pg_catalog.=) inv
+                       AND i.status OPERATOR(pg_catalog.=) 'waiting';
+                END IF;
+            END LOOP;
+        END IF;
+    END IF;
+END
+$$;
+
+-- What every session is waiting on: one row per pending interrupt, with
+-- the call (tool, args) and when it was made -- an approval UI is one
+-- SELECT.  For a tool that asks for confirmation the call is
+-- adk_request_confirmation and args.originalFunctionCall is the call that
+-- waits for the answer.
+CREATE OR REPLACE VIEW adk.pending_interrupts AS
+SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, i.call_id,
+       c.call ->> 'name' AS tool, c.call -> 'args' AS args, c.since, r.agent
+  FROM adk.run_states r
+ CROSS JOIN LATERAL unnest(r.interrupt_ids) WITH ORDINALITY AS i(call_id, ord)
+  LEFT JOIN LATERAL (
+        SELECT p -> 'function_call' AS call, e."timestamp" AS since
+          FROM adk.events e
+         CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+         WHERE e.app_name = r.app_name AND e.user_id = r.user_id AND e.session_id = r.session_id
+           AND e.invocation_id = r.invocation_id
+           AND e.event_data -> 'long_running_tool_ids' ? i.call_id
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+           AND p #>> '{function_call,id}' = i.call_id
+         ORDER BY e.seq DESC LIMIT 1) c ON true
+ -- once, from the node that made the call: not from a coordinator that
+ -- holds it for its task
+ WHERE NOT EXISTS (
+       SELECT 1 FROM adk.run_states b
+        WHERE b.app_name = r.app_name AND b.user_id = r.user_id AND b.session_id = r.session_id
+          AND b.invocation_id = r.invocation_id AND starts_with(b.node_path, r.node_path || '/')
+          AND i.call_id = ANY (b.interrupt_ids));
+-- CREATE OR REPLACE VIEW resets its options (85_tenancy.sql)
+ALTER VIEW adk.pending_interrupts SET (security_invoker = true);
+-- the rows of the sessions that paused, again, in the new shape
+SELECT adk._rebuild_run_states(NULL, NULL, NULL);

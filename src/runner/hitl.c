@@ -22,12 +22,14 @@
  *
  * Resume.  run.c finds the invocation of the call a function response
  * answers (resolveInvocationID); adk_hitl_begin then asks
- * adk._resume_interrupts, which brings that invocation's run_states rows
- * up to date from the events, locks the rows holding one of the message's
- * ids as pending (SELECT ... FOR UPDATE) and marks those ids answered.  A
- * match resumes: the invocation id is reused, the user event is stored
- * under it, and the LLM flow of the agent that made the call runs again --
- * the model sees its call with the (moved-up) response.  No match -- an
+ * adk._resume_interrupts, which locks that invocation's run_states rows
+ * holding one of the message's ids as pending (SELECT ... FOR UPDATE),
+ * marks those ids answered and says which node made the calls.  A match
+ * resumes: the invocation id is reused, the user event is stored under
+ * it, and the LLM flow of the agent that made the call runs again, in
+ * that node -- a task's row names its agent and scope (route.c,
+ * task_mode.c), read, not found again in the history -- and the model
+ * sees its call with the (moved-up) response.  No match -- an
  * unknown id, or one answered already -- and the message is plain input
  * in a new invocation (ADK: wf.Run, not wf.Resume).  Several interrupts
  * may be answered one per turn.  Each answer is stored and marked, but the
@@ -114,6 +116,8 @@ struct AdkHitl
 	List	   *holding;		/* String *: resumed agents that still wait */
 	List	   *requests;		/* HitlCall *: this round asks about these */
 	bool		long_running;	/* this round made a long-running call */
+	char	   *resumed_path;	/* run_states node_path of the node resumed */
+	char	   *resumed_agent;	/* the agent that made its calls */
 };
 
 static struct AdkHitl *hitl_of(AdkRun *run);
@@ -193,6 +197,22 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 }
 
 /*
+ * The node a resume goes on in, as its adk.run_states row says (path as
+ * node_info writes it, and the agent that made the answered calls); NULL
+ * when the run resumes nothing.
+ */
+const char *
+adk_hitl_resumed_node(AdkRun *run, const char **agent)
+{
+	struct AdkHitl *h = run->waits.hitl;
+
+	if (h == NULL || h->resumed_path == NULL || h->resumed_agent == NULL)
+		return NULL;
+	*agent = h->resumed_agent;
+	return h->resumed_path;
+}
+
+/*
  * Every id answers a confirmation that a user's response answered already
  * (adk._repeated_confirmation): the message repeats a decision.
  */
@@ -235,6 +255,14 @@ note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc, MemoryContext caller)
 	AdkInputResponse *answer = NULL;
 	ListCell   *lc;
 
+	if (hitl_of(run)->resumed_path == NULL)
+	{
+		/* where the run resumes: the node whose row made the call */
+		spi = MemoryContextSwitchTo(caller);
+		hitl_of(run)->resumed_path = SPI_getvalue(row, desc, 7);
+		hitl_of(run)->resumed_agent = SPI_getvalue(row, desc, 4);
+		MemoryContextSwitchTo(spi);
+	}
 	if (DatumGetInt32(SPI_getbinval(row, desc, 6, &isnull)) > 0)
 	{
 		/* that agent waits for more answers: it goes on once all are in */

@@ -68,10 +68,15 @@ adk_agent_for_input(AdkRun *run)
 			return a;
 	}
 
-	/* the session's open task: its agent goes on in its scope (task_mode.c) */
+	/*
+	 * A resumed task goes on where its run_states row says; else the
+	 * session's open task: its agent goes on in its scope (task_mode.c)
+	 */
 	{
-		AdkAgent   *task = adk_task_active(run);
+		AdkAgent   *task = adk_task_resumed(run);
 
+		if (task == NULL)
+			task = adk_task_active(run);
 		if (task != NULL && in_main_tree(run, task))
 			return task;
 	}

@@ -458,6 +458,7 @@ extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 
 /* hitl.c: human in the loop -- long-running tools, confirmation, run_states */
 extern char *adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id);
+extern const char *adk_hitl_resumed_node(AdkRun *run, const char **agent);
 extern bool adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent,
 								 const char *branch, List *tools);
 extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
@@ -500,6 +501,7 @@ extern bool adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope);
 extern char *adk_task_instruction(AdkAgent *agent, char *instruction);
 extern Jsonb *adk_task_contents(AdkRun *run, Jsonb *contents);
 extern AdkAgent *adk_task_active(AdkRun *run);
+extern AdkAgent *adk_task_resumed(AdkRun *run);
 extern void adk_task_retry(AdkRun *run, AdkAgent *agent, const char *scope);
 extern void adk_task_check_answers(AdkRun *run);
 

@@ -71,6 +71,7 @@ typedef struct AdkTask
 
 static AdkTask *find_task(AdkRun *run, const char *scope, bool create);
 static AdkAgent *task_sub_agent(AdkAgent *coordinator, const char *name);
+static AdkAgent *go_on(AdkRun *run, const char *scope, const char *name);
 static bool is_object_schema(Jsonb *schema);
 static Jsonb *finish_schema(AdkAgent *agent);
 static Jsonb *task_input(AdkAgent *agent, Jsonb *args);
@@ -603,7 +604,6 @@ adk_task_active(AdkRun *run)
 	AdkOwnerSave save;
 	char	   *scope = NULL;
 	char	   *name = NULL;
-	AdkAgent   *a;
 	MemoryContext caller = CurrentMemoryContext;
 	ListCell   *lc;
 	bool		any = false;
@@ -628,8 +628,40 @@ adk_task_active(AdkRun *run)
 	}
 	adk_owner_spi_end(&save);
 	MemoryContextSwitchTo(caller);
-	if (scope == NULL || (a = adk_find_agent(run, name)) == NULL || !adk_is_task(a) ||
-		a->parent == NULL || task_sub_agent(a->parent, a->name) == NULL)
+	return go_on(run, scope, name);
+}
+
+/*
+ * The task a resume goes on in (route.c): the node its adk.run_states row
+ * names (hitl.c), "<path>/<agent>@<scope>", when that agent is a task
+ * agent of this app -- read from the row, not found in the history.
+ * NULL when the run resumes no task.
+ */
+AdkAgent *
+adk_task_resumed(AdkRun *run)
+{
+	const char *agent = NULL;
+	const char *path = adk_hitl_resumed_node(run, &agent);
+	const char *at;
+
+	if (path == NULL || (at = strrchr(path, '@')) == NULL || at[1] == '\0' ||
+		strchr(at, '/') != NULL)
+		return NULL;
+	return go_on(run, at + 1, agent);
+}
+
+/*
+ * Task agent name goes on in scope (its delegating call's id), when it is
+ * a task agent of this app under a chat coordinator: run->first_scope is
+ * its scope.  NULL otherwise.
+ */
+static AdkAgent *
+go_on(AdkRun *run, const char *scope, const char *name)
+{
+	AdkAgent   *a;
+
+	if (scope == NULL || name == NULL || (a = adk_find_agent(run, name)) == NULL ||
+		!adk_is_task(a) || a->parent == NULL || task_sub_agent(a->parent, a->name) == NULL)
 		return NULL;
 	run->first_scope = MemoryContextStrdup(run->run_cxt, scope);
 	find_task(run, scope, true)->agent = a;

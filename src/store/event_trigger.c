@@ -482,7 +482,9 @@ adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
 
 /*
  * Whether an event makes or answers an interrupt: an agent's event with
- * long_running_tool_ids, or a user's event with a function response.
+ * long_running_tool_ids, or a user's event with a function response; or
+ * finishes a node (node_info.output_for), whose run_states row an
+ * invocation that paused has (sql/install/62_hitl.sql).
  */
 static bool
 touches_interrupts(Jsonb *event)
@@ -492,6 +494,10 @@ touches_interrupts(Jsonb *event)
 		author->val.string.len == 4 && memcmp(author->val.string.val, "user", 4) == 0;
 	JsonbValue *v;
 
+	v = adk_jsonb_get(&event->root, "node_info");
+	if (v != NULL && v->type == jbvBinary &&
+		adk_jsonb_get(v->val.binary.data, "output_for") != NULL)
+		return true;
 	if (!user)
 	{
 		v = adk_jsonb_get(&event->root, "long_running_tool_ids");
