@@ -99,6 +99,17 @@ SELECT jsonb_path_query_array(request, '$.messages[1].content[*].type') AS block
  WHERE invocation_id = (SELECT invocation_id FROM adk.invocations
                          WHERE app_name = 'tu_claude_app' AND session_id = 'tu-s1' ORDER BY started_at LIMIT 1)
  ORDER BY id DESC LIMIT 1;
+-- nor what a plugin's before_model is given (it could store it)
+CREATE TABLE tu_seen (callback text, with_thought_text boolean);
+CREATE FUNCTION tu_watch(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$
+  INSERT INTO tu_seen VALUES (ctx ->> 'callback', ctx::text LIKE '%Thinking about%') RETURNING NULL::jsonb $$;
+SELECT adk_define_plugin('tu_watch', before_model => 'tu_watch(jsonb)');
+SELECT adk_define_app('tu_watched_app', 'tu_claude_agent', plugins => ARRAY['tu_watch']);
+SELECT event_data ->> 'author' AS author, pg_temp.kinds(event_data) AS parts,
+       event_data #>> '{error_code}' AS error
+  FROM adk_run('tu_watched_app', 'u1', 'tu-w1', 'call tu_lookup({"x": "w"})');
+SELECT callback, count(*) AS calls, count(*) FILTER (WHERE with_thought_text) AS with_thought_text
+  FROM tu_seen GROUP BY callback;
 SELECT count(*) > 0 AS model_spans_with_messages,
        count(*) FILTER (WHERE attributes::text LIKE '%Thinking about%') AS with_thought_text
   FROM adk.spans WHERE app_name LIKE 'tu\_%' AND attributes ? 'gen_ai.input.messages';
@@ -139,3 +150,6 @@ DELETE FROM adk.models WHERE name LIKE 'tu\_%';
 DELETE FROM adk.secrets WHERE name = 'tu-key';
 DROP FUNCTION tu_lookup(text);
 DROP FUNCTION tu_approve(text);
+DELETE FROM adk.plugins WHERE name = 'tu_watch';
+DROP FUNCTION tu_watch(jsonb);
+DROP TABLE tu_seen;

@@ -844,7 +844,8 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 		jw_key(&w, "model");
 		jw_string(&w, agent->model);
 		jw_key(&w, "contents");
-		jw_jsonb(&w, contents);
+		/* thoughts a run sends back but does not store (thoughts.c) */
+		jw_jsonb(&w, adk_contents_without_thoughts(contents));
 		jw_key(&w, "tools");
 		jw_jsonb(&w, decls);
 		jw_key(&w, "config");
