@@ -77,6 +77,7 @@ OBJS = \
 	src/runner/spans.o \
 	src/runner/subxact.o \
 	src/runner/task_mode.o \
+	src/runner/thoughts.o \
 	src/runner/tools.o \
 	src/shared/breaker.o \
 	src/shared/registry.o \

@@ -159,6 +159,8 @@ anth_build(const LlmRequestSpec *spec, char **errmsg)
 		llm_add_str(body, "system", spec->system_instruction);
 	if (anth_messages(body, spec, errmsg) < 0 || anth_tools(body, spec, errmsg) < 0)
 		goto fail;
+	if (spec->thinking_unkept)
+		llm_thinking_anthropic_fit(body);
 	/* breakpoints on what was just built, never on the memo's messages */
 	if (spec->cache_key != NULL && llm_cache_anthropic(body) < 0)
 	{

@@ -127,6 +127,8 @@ struct AdkModelCall
 								 * after it */
 	bool		thoughts_dropped;	/* adk.store_thoughts off took thought
 									 * text out of result */
+	struct json_object *thoughts;	/* ... and what it took (guard.c's
+									 * adk_drop_thoughts), or NULL */
 	Jsonb	   *keep_contents;
 	Jsonb	   *keep_tools;
 	Jsonb	   *keep_config;
@@ -485,19 +487,38 @@ settle(AdkModelCall *c)
 Jsonb *
 adk_model_finish(AdkModelCall *c)
 {
+	return adk_model_finish_thoughts(c, NULL);
+}
+
+/*
+ * adk_model_finish for a run: *thoughts (when not NULL) is set to what
+ * adk.store_thoughts off took out of the response (guard.c's
+ * adk_drop_thoughts: a jsonb array of {"at", "emptied", "part"}), or NULL
+ * when nothing was.  The run sends it back within itself and stores it
+ * nowhere (docs/models.md, "Thinking").
+ */
+Jsonb *
+adk_model_finish_thoughts(AdkModelCall *c, Jsonb **thoughts)
+{
 	MemoryContext caller = CurrentMemoryContext;
 	Jsonb	   *volatile result = NULL;
+	Jsonb	   *volatile taken = NULL;
 
 	if (!adk_model_call_ready(c))
 		elog(ERROR, "model call finished before its answer came");
 	PG_TRY();
 	{
 		Jsonb	   *r;
+		Jsonb	   *t = NULL;
 
 		MemoryContextSwitchTo(c->cxt);
 		r = finish_call(c);
+		if (thoughts != NULL && c->thoughts != NULL)
+			t = adk_jsonc_to_jsonb(c->thoughts);
 		MemoryContextSwitchTo(caller);
 		result = DatumGetJsonbPCopy(JsonbPGetDatum(r));
+		if (t != NULL)
+			taken = DatumGetJsonbPCopy(JsonbPGetDatum(t));
 	}
 	PG_CATCH();
 	{
@@ -507,6 +528,8 @@ adk_model_finish(AdkModelCall *c)
 	}
 	PG_END_TRY();
 	MemoryContextDelete(c->cxt);
+	if (thoughts != NULL)
+		*thoughts = taken;
 	return result;
 }
 
@@ -557,6 +580,8 @@ start_call(AdkModelCall *c, Jsonb *contents, Jsonb *tools, Jsonb *options,
 	spec.tools = c->tools;
 	spec.config = c->config;
 	spec.stream = c->stream;
+	/* a paused tool loop's thoughts were not kept (llm_thinking.c) */
+	spec.thinking_unkept = !adk_store_thoughts;
 	if (json_object_object_get_ex(c->config, "system_instruction", &si) &&
 		json_object_is_type(si, json_type_string))
 		spec.system_instruction = json_object_get_string(si);
@@ -1080,10 +1105,15 @@ make_result(AdkModelCall *c)
 	adk_redact_jsonc(c->result, def->api_key);
 	/*
 	 * nor thought text with adk.store_thoughts off; Anthropic's signatures
-	 * are worth nothing without their text (docs/models.md, "Thinking")
+	 * are worth nothing without their text (docs/models.md, "Thinking").
+	 * What it took goes to the run alone (adk_model_finish_thoughts).
 	 */
+	if (c->thoughts != NULL)
+		json_object_put(c->thoughts);
+	c->thoughts = NULL;
 	c->thoughts_dropped = adk_drop_thoughts(c->result,
-											def->provider != LLM_ANTHROPIC);
+											def->provider != LLM_ANTHROPIC,
+											&c->thoughts);
 }
 
 /*
@@ -1140,6 +1170,8 @@ free_call_objects(void *arg)
 		json_object_put(c->config);
 	if (c->result)
 		json_object_put(c->result);
+	if (c->thoughts)
+		json_object_put(c->thoughts);
 	if (c->request)
 		json_object_put(c->request);
 	free(c->body);
@@ -1154,6 +1186,7 @@ free_call_objects(void *arg)
 		json_object_put(((AdkModelCallRecord *) lfirst(lc))->result);
 	c->failed = NIL;
 	c->contents = c->tools = c->config = c->result = c->request = NULL;
+	c->thoughts = NULL;
 	c->headers = NULL;
 	c->st.stream = NULL;
 	c->st.pending = NIL;
@@ -1314,7 +1347,7 @@ partial_to_jsonb(StreamState *st, struct json_object *p)
 		bool		none = false;
 
 		/* a partial of thought text alone, dropped, is not handed on */
-		if (adk_drop_thoughts(p, st->keep_signatures))
+		if (adk_drop_thoughts(p, st->keep_signatures, NULL))
 		{
 			struct json_object *content = json_object_object_get(p, "content");
 

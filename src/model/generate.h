@@ -73,6 +73,7 @@ extern AdkModelCall *adk_model_start(const char *model, Jsonb *contents,
 									 const AdkCallFor *call_for);
 extern bool adk_model_call_ready(AdkModelCall *c);
 extern Jsonb *adk_model_finish(AdkModelCall *c);
+extern Jsonb *adk_model_finish_thoughts(AdkModelCall *c, Jsonb **thoughts);
 extern void adk_model_abandon(AdkModelCall *c);
 extern Jsonb *adk_model_call(const char *model, Jsonb *contents, Jsonb *tools,
 							 Jsonb *config, bool stream,

@@ -27,7 +27,8 @@
  * the next delta (or the final response) settles it, so the key cannot be
  * reassembled from partials either.  There too, with adk.store_thoughts
  * off, the text of thought parts is dropped (adk_drop_thoughts), so that
- * no event, ledger row or result holds it.
+ * no event, ledger row or result holds it; only the run that made the
+ * call gets it, to send back within itself (runner/thoughts.c).
  *
  * IDENTIFICATION
  *	  src/model/guard.c
@@ -72,6 +73,9 @@ static void check_int_option(struct json_object *options, const char *what,
 static void check_headers(struct json_object *headers, const char *what);
 static void check_cache_key(struct json_object *options, const char *what);
 static bool is_token(const char *s);
+static void take_thought(struct json_object **taken, struct json_object *part,
+						 size_t at, bool emptied);
+static struct json_object *empty_thought(struct json_object *part);
 
 /*
  * Refuse (22023) transport options that break the rules above.  what
@@ -544,9 +548,15 @@ adk_check_thinking_sql(PG_FUNCTION_ARGS)
  * text emptied (Gemini needs the signature back, not the text), and a
  * thought without text (Anthropic's redacted thinking: nothing readable)
  * stays as it is.  Returns whether anything was dropped.
+ *
+ * taken, when not NULL, gets what was taken, for the run that made the
+ * call to send back within it (runner/thoughts.c): a new array (or NULL,
+ * nothing taken) of {"at": its index in the parts, "emptied": kept with
+ * its text emptied, or left out, "part": the part as it came}.
  */
 bool
-adk_drop_thoughts(struct json_object *response, bool keep_signatures)
+adk_drop_thoughts(struct json_object *response, bool keep_signatures,
+				  struct json_object **taken)
 {
 	struct json_object *content;
 	struct json_object *parts;
@@ -555,6 +565,8 @@ adk_drop_thoughts(struct json_object *response, bool keep_signatures)
 	size_t		n;
 	size_t		i;
 
+	if (taken != NULL)
+		*taken = NULL;
 	if (adk_store_thoughts || response == NULL ||
 		!json_object_object_get_ex(response, "content", &content) ||
 		!json_object_object_get_ex(content, "parts", &parts) ||
@@ -570,6 +582,7 @@ adk_drop_thoughts(struct json_object *response, bool keep_signatures)
 	{
 		struct json_object *part = json_object_array_get_idx(parts, i);
 		struct json_object *v;
+		bool		emptied;
 
 		if (json_object_object_get_ex(part, "thought", &v) &&
 			json_object_is_type(v, json_type_boolean) &&
@@ -579,10 +592,15 @@ adk_drop_thoughts(struct json_object *response, bool keep_signatures)
 			json_object_get_string_len(v) > 0)
 		{
 			dropped = true;
-			if (!keep_signatures ||
-				!json_object_object_get_ex(part, "thought_signature", NULL))
+			emptied = keep_signatures &&
+				json_object_object_get_ex(part, "thought_signature", NULL);
+			if (taken != NULL)
+				take_thought(taken, part, i, emptied);
+			if (!emptied)
 				continue;
-			json_object_object_add(part, "text", json_object_new_string(""));
+			/* a copy: the part taken keeps its text */
+			json_object_array_add(kept, empty_thought(part));
+			continue;
 		}
 		json_object_array_add(kept, json_object_get(part));
 	}
@@ -591,4 +609,46 @@ adk_drop_thoughts(struct json_object *response, bool keep_signatures)
 	else
 		json_object_put(kept);
 	return dropped;
+}
+
+/* Append {"at", "emptied", "part"} to *taken (made when NULL) */
+static void
+take_thought(struct json_object **taken, struct json_object *part, size_t at,
+			 bool emptied)
+{
+	struct json_object *t = json_object_new_object();
+
+	if (t == NULL ||
+		(*taken == NULL && (*taken = json_object_new_array()) == NULL))
+	{
+		json_object_put(t);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	json_object_array_add(*taken, t);
+	json_object_object_add(t, "at", json_object_new_int64((int64_t) at));
+	json_object_object_add(t, "emptied", json_object_new_boolean(emptied));
+	json_object_object_add(t, "part", json_object_get(part));
+}
+
+/* A copy of thought part with its text "" (a new reference) */
+static struct json_object *
+empty_thought(struct json_object *part)
+{
+	struct json_object *copy = json_object_new_object();
+
+	if (copy == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	{
+		json_object_object_foreach(part, k, v)
+		{
+			json_object_object_add(copy, k, strcmp(k, "text") == 0 ?
+								   json_object_new_string("") :
+								   json_object_get(v));
+		}
+	}
+	return copy;
 }

@@ -45,6 +45,7 @@ extern bool adk_redact_partial(struct json_object *partial, const char *secret,
 /* GUC adk.store_thoughts (docs/models.md, "Thinking") */
 extern bool adk_store_thoughts;
 extern bool adk_drop_thoughts(struct json_object *response,
-							  bool keep_signatures);
+							  bool keep_signatures,
+							  struct json_object **taken);
 
 #endif							/* ADK_MODEL_GUARD_H */

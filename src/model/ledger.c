@@ -47,7 +47,9 @@
 #include "common/json_bridge.h"
 #include "common/owner.h"
 #include "common/trace_context.h"
+#include "model/guard.h"
 #include "model/ledger.h"
+#include "model/llm.h"
 #include "model/request_jsonb.h"
 #include "shared/spent.h"
 
@@ -70,6 +72,7 @@ static Datum string_field(struct json_object *result, const char *key,
 						  char *null);
 static void remember_call(const AdkModelCallRecord *rec);
 static Jsonb *compress_request(Jsonb *req);
+static Jsonb *without_thoughts(Jsonb *req);
 static SPIPlanPtr prepare_insert(Oid *types);
 
 #define INSERT_SQL \
@@ -241,7 +244,7 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 Jsonb *
 adk_ledger_request(struct json_object *request)
 {
-	return compress_request(adk_request_jsonb(request));
+	return compress_request(without_thoughts(adk_request_jsonb(request)));
 }
 
 /*
@@ -252,8 +255,45 @@ adk_ledger_request(struct json_object *request)
 Jsonb *
 adk_ledger_request_redacted(const char *body, const char *secret)
 {
-	return compress_request(adk_cstring_to_jsonb(redact(body, strlen(body),
-														 secret)));
+	return compress_request(without_thoughts(adk_cstring_to_jsonb(redact(body, strlen(body),
+																		  secret))));
+}
+
+/*
+ * With adk.store_thoughts off, the request as the ledger keeps it: the
+ * text of the thoughts it sent back (within the run that received them,
+ * docs/models.md "Thinking") emptied.  req itself when there is none (or
+ * the setting is on); otherwise a new jsonb, req freed.
+ */
+static Jsonb *
+without_thoughts(Jsonb *req)
+{
+	struct json_object *volatile obj;
+	Jsonb	   *volatile out = NULL;
+
+	if (adk_store_thoughts || req == NULL)
+		return req;
+	obj = adk_jsonb_to_jsonc(req, "request");
+	PG_TRY();
+	{
+		int			n = llm_request_empty_thoughts(obj);
+
+		if (n < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		if (n > 0)
+			out = adk_jsonc_to_jsonb(obj);
+	}
+	PG_FINALLY();
+	{
+		json_object_put(obj);
+	}
+	PG_END_TRY();
+	if (out == NULL)
+		return req;
+	pfree(req);
+	return out;
 }
 
 /*

@@ -158,6 +158,14 @@ typedef struct LlmRequestSpec
 	 * sends it as prompt_cache_key, Anthropic marks cache breakpoints
 	 */
 	const char *cache_key;
+
+	/*
+	 * Anthropic with thinking on: when the request continues a tool loop
+	 * whose assistant message has no thinking block to begin with (its
+	 * thoughts' text was not kept: adk.store_thoughts off), send it
+	 * without thinking, which the API then allows (llm_thinking.c)
+	 */
+	int			thinking_unkept;
 } LlmRequestSpec;
 
 /*
@@ -417,6 +425,12 @@ extern int64_t llm_cache_take_creation(struct json_object *result);
  */
 extern int	llm_thinking_check(struct json_object *v, char **why);
 
+/*
+ * Empty the text of the thoughts in a provider request (llm_thinking.c):
+ * how many were; -1 when out of memory
+ */
+extern int	llm_request_empty_thoughts(struct json_object *request);
+
 #ifdef ADK_LLM_INTERNAL
 
 /*
@@ -650,6 +664,7 @@ extern int64_t llm_thinking_budget(struct json_object *thinking);
 extern const char *llm_thinking_effort(struct json_object *thinking);
 extern int	llm_thinking_gemini(struct json_object *gc, const LlmRequestSpec *spec,
 								char **errmsg);
+extern void llm_thinking_anthropic_fit(struct json_object *body);
 extern int	llm_thinking_anthropic(struct json_object *body,
 								   const LlmRequestSpec *spec, char **errmsg);
 extern int	llm_thinking_openai(struct json_object *body,

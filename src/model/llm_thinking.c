@@ -21,6 +21,15 @@
  * include_thoughts is Gemini's only: Anthropic always answers with its
  * thinking, OpenAI's Chat Completions never.
  *
+ * With adk.store_thoughts off, the copy of a request the ledger keeps has
+ * the text of the thoughts it sends back emptied
+ * (llm_request_empty_thoughts): Anthropic's thinking blocks, Gemini's
+ * thought parts (OpenAI's Chat Completions are sent none).  The run that
+ * received them sends them back; another run has only what was stored,
+ * and Anthropic refuses a tool loop's next request whose assistant
+ * message does not begin with its thinking: that request goes without
+ * thinking then (llm_thinking_anthropic_fit), as the API advises.
+ *
  * IDENTIFICATION
  *	  src/model/llm_thinking.c
  *
@@ -44,6 +53,8 @@ static const int64_t effort_budgets[] = {2048, 8192, 24576};
 static const int64_t effort_bounds[] = {4096, 16384};
 
 static int	effort_index(const char *effort);
+static int	empty_members(struct json_object *list, const char *inner,
+						  const char *is, const char *text);
 
 /*
  * Check a "thinking" setting: 0, or -1 and *why (malloc'd) saying what is
@@ -227,6 +238,48 @@ llm_thinking_anthropic(struct json_object *body, const LlmRequestSpec *spec,
 }
 
 /*
+ * Anthropic, body built with thinking on: when its messages end with a
+ * user message of tool_result blocks whose assistant message before does
+ * not begin with a thinking or redacted_thinking block (the API refuses
+ * that), take "thinking" out: that request is answered without thinking.
+ */
+void
+llm_thinking_anthropic_fit(struct json_object *body)
+{
+	struct json_object *msgs = llm_get(body, "messages");
+	struct json_object *user;
+	struct json_object *blocks;
+	const char *type;
+	size_t		n;
+	size_t		i;
+	int			results = 0;
+
+	if (llm_get(body, "thinking") == NULL || msgs == NULL ||
+		!json_object_is_type(msgs, json_type_array) ||
+		(n = json_object_array_length(msgs)) < 2)
+		return;
+	user = json_object_array_get_idx(msgs, n - 1);
+	blocks = llm_get(user, "content");
+	if (blocks == NULL || !json_object_is_type(blocks, json_type_array))
+		return;
+	for (i = 0; i < json_object_array_length(blocks); i++)
+	{
+		type = llm_get_str(json_object_array_get_idx(blocks, i), "type");
+		if (type != NULL && strcmp(type, "tool_result") == 0)
+			results = 1;
+	}
+	if (!results)
+		return;
+	blocks = llm_get(json_object_array_get_idx(msgs, n - 2), "content");
+	if (blocks != NULL && json_object_is_type(blocks, json_type_array) &&
+		json_object_array_length(blocks) > 0 &&
+		(type = llm_get_str(json_object_array_get_idx(blocks, 0), "type")) != NULL &&
+		(strcmp(type, "thinking") == 0 || strcmp(type, "redacted_thinking") == 0))
+		return;
+	json_object_object_del(body, "thinking");
+}
+
+/*
  * OpenAI Chat Completions: reasoning_effort into body.  0, or -1 (errmsg).
  */
 int
@@ -240,4 +293,70 @@ llm_thinking_openai(struct json_object *body, const LlmRequestSpec *spec,
 	if (t != NULL)
 		llm_add_str(body, "reasoning_effort", llm_thinking_effort(t));
 	return 0;
+}
+
+/*
+ * Empty the text of the thoughts request sends back: in Anthropic's
+ * messages[].content[] the "thinking" of each block of type "thinking",
+ * in Gemini's contents[].parts[] the "text" of each part with "thought":
+ * true.  Returns how many were emptied, or -1 when out of memory.
+ */
+int
+llm_request_empty_thoughts(struct json_object *request)
+{
+	int			a;
+	int			g;
+
+	a = empty_members(llm_get(request, "messages"), "content", NULL, "thinking");
+	g = empty_members(llm_get(request, "contents"), "parts", "thought", "text");
+	return a < 0 || g < 0 ? -1 : a + g;
+}
+
+/*
+ * For each element of list, each element of its array inner: a block of
+ * type "thinking" (is NULL) or a part whose member is is true, with a
+ * string member text that is not empty, has that text emptied.
+ */
+static int
+empty_members(struct json_object *list, const char *inner, const char *is,
+			  const char *text)
+{
+	size_t		i;
+	size_t		j;
+	int			n = 0;
+
+	if (list == NULL || !json_object_is_type(list, json_type_array))
+		return 0;
+	for (i = 0; i < json_object_array_length(list); i++)
+	{
+		struct json_object *items = llm_get(json_object_array_get_idx(list, i), inner);
+
+		if (items == NULL || !json_object_is_type(items, json_type_array))
+			continue;
+		for (j = 0; j < json_object_array_length(items); j++)
+		{
+			struct json_object *item = json_object_array_get_idx(items, j);
+			struct json_object *t = llm_get(item, text);
+			struct json_object *flag;
+			const char *type;
+
+			if (t == NULL || !json_object_is_type(t, json_type_string) ||
+				json_object_get_string_len(t) == 0)
+				continue;
+			if (is == NULL)
+			{
+				type = llm_get_str(item, "type");
+				if (type == NULL || strcmp(type, "thinking") != 0)
+					continue;
+			}
+			else if ((flag = llm_get(item, is)) == NULL ||
+					 !json_object_is_type(flag, json_type_boolean) ||
+					 !json_object_get_boolean(flag))
+				continue;
+			if (json_object_set_string(t, "") != 1)
+				return -1;
+			n++;
+		}
+	}
+	return n;
 }

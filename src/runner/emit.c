@@ -262,7 +262,10 @@ adk_store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
 	INSTR_TIME_SUBTRACT(end, start);
 	run->out.store_ms += INSTR_TIME_GET_MILLISEC(end);
 	if (stored->seq > 0)
+	{
 		run->out.stored_events++;
+		run->last_seq = stored->seq;
+	}
 }
 
 /*

@@ -103,6 +103,8 @@ struct AdkRound
 	AdkSpanId	span;			/* its span (spans.c) */
 	Jsonb	   *request;		/* for on_model_error */
 	Jsonb	   *response;		/* before_model's answer, or NULL */
+	Jsonb	   *thoughts;		/* what adk.store_thoughts off took out of
+								 * the model's answer (thoughts.c), or NULL */
 	TimestampTz taken_at;		/* the budget's take (budget.c) */
 	/* the calls half */
 	int			ncalls;
@@ -130,7 +132,8 @@ static Jsonb *model_event(AdkRun *run, AdkAgent *agent, const char *branch,
 						  bool answer);
 static AdkRoundResult output_check(AdkRun *run, AdkAgent *agent,
 								   const char *branch, List *tools,
-								   Jsonb *decls, Jsonb *response);
+								   Jsonb *decls, Jsonb *response, Jsonb *thoughts);
+static void emit_model_event(AdkRun *run, Jsonb *event, Jsonb *thoughts);
 static Jsonb *run_call(AdkRun *run, AdkAgent *agent, const char *branch,
 					   Call *call, List *tools, AdkAgent **transfer,
 					   bool *escalate, AdkAgent **agent_tool,
@@ -395,11 +398,12 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
 		round_calls = response_calls(response);
 		if (round_calls == NIL && adk_output_schema_applies(agent))
 			result = output_check(run, agent, branch, tools, round->decls,
-								  response);
+								  response, round->thoughts);
 		else
 		{
-			adk_emit(run, model_event(run, agent, branch, response, round_calls,
-									  tools, true));
+			emit_model_event(run, model_event(run, agent, branch, response,
+											  round_calls, tools, true),
+							 round->thoughts);
 			if (round_calls != NIL && !run->out.end_invocation)
 				result = ROUND_CALLS;
 		}
@@ -423,12 +427,13 @@ adk_llm_round_finish(AdkRun *run, AdkAgent *agent, const char *branch,
  */
 static AdkRoundResult
 output_check(AdkRun *run, AdkAgent *agent, const char *branch, List *tools,
-			 Jsonb *decls, Jsonb *response)
+			 Jsonb *decls, Jsonb *response, Jsonb *thoughts)
 {
 	char	   *problem = adk_output_problem(agent, response_text(response));
 
-	adk_emit(run, model_event(run, agent, branch, response, NIL, tools,
-							  problem == NULL));
+	emit_model_event(run, model_event(run, agent, branch, response, NIL, tools,
+									  problem == NULL),
+					 thoughts);
 	if (run->out.end_invocation)
 		return ROUND_DONE;
 	if (problem == NULL)
@@ -839,7 +844,8 @@ start_model(AdkRun *run, AdkAgent *agent, const char *branch, AdkRound *round,
 		jw_key(&w, "model");
 		jw_string(&w, agent->model);
 		jw_key(&w, "contents");
-		jw_jsonb(&w, contents);
+		/* thoughts a run sends back but does not store (thoughts.c) */
+		jw_jsonb(&w, adk_contents_without_thoughts(contents));
 		jw_key(&w, "tools");
 		jw_jsonb(&w, decls);
 		jw_key(&w, "config");
@@ -892,7 +898,7 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 	if (round->call == NULL)
 		return round->response; /* before_model answered */
 	adk_span_model_finishing(run, round->span);
-	response = adk_model_finish(round->call);
+	response = adk_model_finish_thoughts(round->call, &round->thoughts);
 	round->call = NULL;
 	adk_span_model_end(run, round->span, response);
 	tokens_before = run->out.input_tokens + run->out.output_tokens;
@@ -913,12 +919,34 @@ model_response(AdkRun *run, AdkAgent *agent, const char *branch,
 			return NULL;
 		}
 		response = replaced;
+		round->thoughts = NULL;
 	}
 
 	if (!adk_plugins_hook(run, CB_AFTER_MODEL, agent->name, branch,
 						  "response", response, NULL, NULL, &replaced))
 		return NULL;
-	return replaced ? replaced : response;
+	if (replaced != NULL)
+	{
+		/* not the model's answer: its thoughts are not this one's */
+		round->thoughts = NULL;
+		return replaced;
+	}
+	return response;
+}
+
+/*
+ * Step 5 for the event of a model's answer; the thoughts adk.store_thoughts
+ * off took out of that answer (NULL: none) are kept with it when it is
+ * stored, for the run's next requests (thoughts.c).
+ */
+static void
+emit_model_event(AdkRun *run, Jsonb *event, Jsonb *thoughts)
+{
+	int64		before = run->last_seq;
+
+	adk_emit(run, event);
+	if (thoughts != NULL && run->last_seq != before)
+		adk_thoughts_keep(run, run->last_seq, thoughts);
 }
 
 static void

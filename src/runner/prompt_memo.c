@@ -104,9 +104,11 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 	{
 		AdkSessionEvent *row = (AdkSessionEvent *) lfirst(lc);
 		HistEvent  *h;
+		/* the run's own answer, with the thoughts it did not store */
+		Jsonb	   *ev = adk_thoughts_restore(run, row->seq, row->event);
 
 		MemoryContextSwitchTo(cache ? cache->cxt : caller);
-		h = adk_hist_event(row->event, branch, run->scope);
+		h = adk_hist_event(ev, branch, run->scope);
 		/* a node's prompt: this invocation's events (single_turn.c) */
 		if (h != NULL && !adk_node_event_visible(run, branch, row->event))
 			h = NULL;
@@ -124,6 +126,8 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 			result = lappend(result, h);
 		MemoryContextSwitchTo(caller);
 		/* adk_hist_event kept a copy of what it needs */
+		if (ev != row->event)
+			pfree(ev);
 		pfree(row->event);
 		pfree(row);
 	}

@@ -266,6 +266,10 @@ typedef struct AdkRun
 	List	   *history;		/* what it read of its session */
 	char	   *instruction_error;	/* the instruction cannot be built */
 
+	/* thoughts.c's: the thoughts taken out of its stored events */
+	List	   *thoughts;
+	int64		last_seq;		/* emit.c: the seq of the last event stored */
+
 	/* output_schema.c's */
 	int			output_retries; /* invalid answers sent back so far */
 	Jsonb	   *output_value;	/* a valid set_model_response value */
@@ -371,6 +375,11 @@ extern void adk_store_timed(AdkRun *run, Jsonb *event,
 extern void adk_put_row(AdkRun *run, struct AdkStoredEvent *stored,
 						bool partial);
 extern char *adk_event_unstorable(Jsonb *event, const char **code);
+
+/* thoughts.c: thoughts not stored, sent back within the run */
+extern void adk_thoughts_keep(AdkRun *run, int64 seq, Jsonb *taken);
+extern Jsonb *adk_thoughts_restore(AdkRun *run, int64 seq, Jsonb *event);
+extern Jsonb *adk_contents_without_thoughts(Jsonb *contents);
 extern bool adk_plugins_hook(AdkRun *run, AdkCallback cb, const char *agent,
 							 const char *branch, const char *key1,
 							 Jsonb *value1, const char *key2, Jsonb *value2,

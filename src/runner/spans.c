@@ -480,6 +480,8 @@ adk_span_model_begin(AdkRun *run, AdkSpanId parent, const char *model,
 	{
 		JsonbValue	v;
 
+		/* thoughts a run sends back but does not store: not kept here */
+		contents = adk_contents_without_thoughts(contents);
 		v.type = jbvBinary;
 		v.val.binary.data = &contents->root;
 		v.val.binary.len = VARSIZE(contents);

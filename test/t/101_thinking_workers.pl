@@ -4,7 +4,9 @@
 # backend does (the local model server refuses the next request
 # otherwise); adk.store_thoughts is the server's setting there, not the
 # queuing session's: a session's SET does not reach the worker, a reload
-# of postgresql.conf does.
+# of postgresql.conf does.  With it off, a worker's Anthropic tool loop
+# still sends its thinking blocks back, text and signature, within the
+# run, and stores none of the text.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -101,5 +103,27 @@ is( $node->safe_psql(
 		'postgres', qq{
 	SELECT count(*) FROM adk.events WHERE session_id = '$session' AND event_data::text LIKE '%Thinking about%'}),
 	'0', 'nothing stored holds thought text');
+
+# 4. off, Anthropic: the run keeps the thinking it did not store and
+#    sends it back (the server checks the signature against the text)
+is(run_queued('claude_app', 's4', 'call lookup({"x": "d"})'),
+	'text | call | response | text',
+	'postgresql.conf off: Anthropic tool loop in a worker completes');
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT jsonb_path_query_array(c.request, '$.messages[1].content[*].type')::text || ' ' ||
+	       (c.request #>> '{messages,1,content,0,thinking}') || ' ' ||
+	       (c.request #> '{messages,1,content,0}' ? 'signature')
+	  FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
+	 WHERE i.session_id = 's4' AND c.request #>> '{messages,1,role}' = 'assistant'}),
+	'["thinking", "tool_use"]  true',
+	'the ledger\'s copy of the second request: the block signed, its text emptied');
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT (SELECT count(*) FROM adk.events WHERE session_id = 's4' AND event_data::text LIKE '%Thinking about%') +
+	       (SELECT count(*) FROM adk.model_calls c JOIN adk.invocations i USING (invocation_id)
+	         WHERE i.session_id = 's4' AND (c.request::text || c.response::text || coalesce(c.response_body, ''))
+	                                       LIKE '%Thinking about%')}),
+	'0', 'no event or ledger row of it holds thought text');
 
 done_testing();
