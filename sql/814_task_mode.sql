@@ -109,13 +109,20 @@ SELECT * FROM tk_events('tk-4');
 
 -- two tasks in sequence (TestDelegation_02): the first task's output
 -- leads the coordinator to delegate the second (its call_next), each in
--- its own scope; both calls answered once, both scopes closed
+-- its own scope; both calls answered once, both scopes closed.  (As in
+-- ADK-Go, finish_task refuses an argument its schema does not name: here
+-- the fetcher's output_schema names call_next.)
+SELECT adk_define_agent('tk_fetcher', model => 'local', mode => 'task',
+                        description => 'Fetches items.', tools => ARRAY['tk_lookup'],
+                        output_schema => '{"type": "object", "properties": {"result": {"type": "string"}, "call_next": {"type": "string"}}, "required": ["result"]}');
 SELECT count(*) AS rows
   FROM adk_run('tk_app', 'u', 'tk-5', 'call tk_fetcher({"request": "call finish_task({\"result\": \"apples\", \"call_next\": \"call tk_booker({\\\"request\\\": \\\"call finish_task({\\\\\\\"city\\\\\\\": \\\\\\\"Rome\\\\\\\"})\\\"})\"})"})');
 SELECT * FROM tk_events('tk-5');
 SELECT count(DISTINCT event_data ->> 'isolation_scope') AS scopes,
        (SELECT count(*) FROM adk.active_tasks WHERE app_name = 'tk_app' AND session_id = 'tk-5') AS open_tasks
   FROM adk.events WHERE app_name = 'tk_app' AND session_id = 'tk-5' AND event_data ? 'isolation_scope';
+SELECT adk_define_agent('tk_fetcher', model => 'local', mode => 'task',
+                        description => 'Fetches items.', tools => ARRAY['tk_lookup']);
 
 -- chat chained through chat to task (TestDelegation_05): the root
 -- transfers to a chat sub-agent, which delegates to its own task agent;

@@ -9,9 +9,9 @@
 -- ids numbered in order of appearance (#1, #2, ...) as ours are; each
 -- agent's model turns are the golden ones, scripted with the server's
 -- [[replay:...]] instruction (test/model_server/README.md).  A query
--- lists every field where we differ; each difference we keep is an
--- explicit, commented expectation here and in docs/agent-modes.md
--- ("Where we differ from ADK-Go").  Case 04 has no golden stream.
+-- lists every field where we differ: none, where ADK runtimes differ
+-- adk_runner writes what ADK-Go writes (docs/agent-modes.md "Where we
+-- differ from ADK-Go").  Case 04 has no golden stream.
 
 CREATE TABLE gd_golden (case_name text, n int, ev jsonb, PRIMARY KEY (case_name, n));
 
@@ -71,12 +71,13 @@ LANGUAGE sql AS $$
      WHERE e.app_name = p_app AND e.session_id = p_session
      ORDER BY e.seq
 $$;
--- every field where our stream differs from the golden one
+-- every field where our stream differs from the golden one (a null is
+-- an absent field on both sides)
 CREATE FUNCTION gd_diff(p_case text, p_app text, p_session text, names jsonb DEFAULT '{}')
 RETURNS TABLE (n bigint, field text, golden jsonb, ours jsonb)
 LANGUAGE sql AS $$
     SELECT coalesce(g.n, o.n), k, g.ev -> k, o.ev -> k
-      FROM (SELECT * FROM gd_golden WHERE case_name = p_case) g
+      FROM (SELECT n, jsonb_strip_nulls(ev) AS ev FROM gd_golden WHERE case_name = p_case) g
       FULL JOIN gd_stream(p_app, p_session, names) o ON o.n = g.n,
            LATERAL (SELECT jsonb_object_keys(coalesce(g.ev, '{}') || coalesce(o.ev, '{}'))) ks(k)
      WHERE (g.ev -> k) IS DISTINCT FROM (o.ev -> k)
@@ -223,8 +224,7 @@ INSERT INTO gd_golden VALUES
  ('05', 12, '{"author": "editor", "isolation_scope": "#4", "role": "user", "parts": [{"function_response": {"name": "finish_task", "id": "#5", "response": {"result": "Task completed."}}}], "output": {"edited": "They were eating lunch quickly."}, "node_info": {"path": "writer/editor@#4", "output_for": ["writer/editor@#4"]}}'),
  ('05', 13, '{"author": "user", "role": "user", "parts": [{"function_response": {"name": "editor", "id": "#4", "response": {"edited": "They were eating lunch quickly."}}}], "node_info": {"path": "writer"}}'),
  ('05', 14, '{"author": "writer", "role": "model", "parts": [{"text": "Here is the polished version of your draft: \"They were eating lunch quickly.\""}], "node_info": {"path": "writer"}}');
--- where we differ: transfer_to_agent's response is {} (ADK-Go leaves
--- the empty response out)
+-- transfer_to_agent's empty response is left out, as ADK-Go writes it
 SELECT * FROM gd_diff('05', 'gd_05', 's', '{"gd_writer": "writer"}');
 
 -- TestDelegation_06_ChatToTaskHITLResume: the task agent's tool asks for
@@ -260,7 +260,7 @@ INSERT INTO gd_golden VALUES
  ('06', 2, '{"author": "coordinator", "role": "model", "parts": [{"function_call": {"name": "executor", "id": "#1", "args": {"request": "Perform the irreversible action as requested by the user."}}}], "node_info": {"path": "coordinator"}}'),
  ('06', 3, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "confirm", "id": "#2"}}], "node_info": {"path": "coordinator/executor@#1"}}'),
  ('06', 4, '{"author": "executor", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "confirm", "id": "#2", "response": {"error": "error tool \"confirm\" requires confirmation, please approve or reject"}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
- ('06', 5, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "adk_request_confirmation", "id": "#3", "args": {"originalFunctionCall": {"id": "#2", "args": {}, "name": "confirm", "partialargs": [], "willcontinue": null}, "toolConfirmation": {"hint": "Please approve or reject the tool call confirm() by responding with a FunctionResponse with an expected ToolConfirmation payload.", "confirmed": false, "payload": null}}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
+ ('06', 5, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "adk_request_confirmation", "id": "#3", "args": {"originalFunctionCall": {"id": "#2", "args": {}, "name": "confirm"}, "toolConfirmation": {"hint": "Please approve or reject the tool call confirm() by responding with a FunctionResponse with an expected ToolConfirmation payload.", "confirmed": false, "payload": null}}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
  ('06', 6, '{"author": "user", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "adk_request_confirmation", "id": "#3", "response": {"confirmed": true}}}]}'),
  ('06', 7, '{"author": "executor", "isolation_scope": "#1", "role": "user", "parts": [{"function_response": {"name": "confirm", "id": "#2", "response": {"result": "Approved. Proceeding."}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
  ('06', 8, '{"author": "executor", "isolation_scope": "#1", "role": "model", "parts": [{"function_call": {"name": "finish_task", "id": "#4", "args": {"done": true}}}], "node_info": {"path": "coordinator/executor@#1"}}'),
@@ -269,11 +269,11 @@ INSERT INTO gd_golden VALUES
  ('06', 11, '{"author": "coordinator", "role": "model", "parts": [{"text": "I have successfully completed the requested irreversible action."}], "node_info": {"path": "coordinator"}}'),
  ('06', 12, '{"author": "user", "role": "user", "parts": [{"text": "Did the action complete successfully?"}]}'),
  ('06', 13, '{"author": "coordinator", "role": "model", "parts": [{"text": "Yes, the action completed successfully."}], "node_info": {"path": "coordinator"}}');
--- where we differ: the placeholder response of a call that waits for its
--- confirmation is ADK Python's text (ADK-Go: 'error tool "confirm"
--- requires confirmation, please approve or reject'), and
--- originalFunctionCall holds id, name and args (ADK-Go's also has its Go
--- struct's empty partialargs and willcontinue)
+-- the placeholder response of a call that waits for its confirmation is
+-- ADK-Go's; the golden originalFunctionCall above leaves out what
+-- ADK-Go's stream also shows, its Go struct's empty "partialargs": [] and
+-- "willcontinue": null -- ADK-Go's reader of the call (OriginalCallFrom)
+-- fills them in when absent, so adk_runner does not write them
 SELECT * FROM gd_diff('06', 'gd_06', 's');
 
 -- TestDelegation_07_ChatToTaskValidationRetry: finish_task's arguments do
@@ -301,10 +301,38 @@ INSERT INTO gd_golden VALUES
  ('07', 8, '{"author": "coordinator", "role": "model", "parts": [{"text": "21 plus 21 is 42."}], "node_info": {"path": "coordinator"}}'),
  ('07', 9, '{"author": "user", "role": "user", "parts": [{"text": "What was the answer to the previous question?"}]}'),
  ('07', 10, '{"author": "coordinator", "role": "model", "parts": [{"text": "The answer to the previous question was 42."}], "node_info": {"path": "coordinator"}}');
--- where we differ: the validation error names the first problem our
--- schema check finds (a required property missing) where ADK-Go's
--- validator names the unknown property; the rest of the text is ADK-Go's
+-- the validation error is ADK-Go's: an argument the schema does not name
+-- is refused before the required ones are looked for
 SELECT * FROM gd_diff('07', 'gd_07', 's');
+
+-- beyond case 07, ADK-Go's ValidateMapOnSchema checks in this order and
+-- words: each argument (unknown, then its type: a whole number for an
+-- integer, objects entered, every array item), then the required ones;
+-- values printed as Go prints them; a fitting call finishes the task
+SELECT adk_define_agent('gd_checker', model => 'local', mode => 'task', description => 'Checks outputs.',
+                        output_schema => '{"type": "object", "required": ["answer", "tags"],
+                                           "properties": {"answer": {"type": "integer"},
+                                                          "tags": {"type": "array", "items": {"type": "string"}},
+                                                          "meta": {"type": "object", "properties": {"n": {"type": "number"}, "ok": {"type": "boolean"}}},
+                                                          "note": {"description": "no type: not checked"}}}',
+                        instruction => gd_replay('[{"answers": [{"calls": [{"name": "finish_task", "args": {"answer": "forty-two", "tags": []}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": 42.5, "tags": []}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": null, "tags": []}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": 1, "tags": ["a", 1234567.25, {"k": [true]}]}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": 1, "meta": {"n": 0.00001, "x\"y": 1}}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": 1, "meta": {"ok": "yes"}}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": 2}}]},
+                                                                {"calls": [{"name": "finish_task", "args": {"answer": 42.0, "tags": ["x"], "meta": {"n": 1e-7, "ok": false}, "note": [null]}}]}]}]'));
+SELECT adk_define_agent('coordinator', model => 'local', sub_agents => ARRAY['gd_checker'],
+                        instruction => gd_replay('[{"answers": [{"calls": [{"name": "gd_checker", "args": {"request": "Check."}}]}, "Checked."]}]'));
+SELECT adk_define_app('gd_07v', 'coordinator');
+SELECT count(*) AS rows FROM adk_run('gd_07v', 'u', 's', 'Check it.');
+SELECT e.seq, p #>> '{function_response,response,error}' AS error, p #> '{function_response,response,result}' AS result
+  FROM adk.events e, jsonb_array_elements(e.event_data -> 'content' -> 'parts') p
+ WHERE e.app_name = 'gd_07v' AND p #>> '{function_response,name}' = 'finish_task'
+ ORDER BY e.seq;
+SELECT event_data -> 'output' AS output FROM adk.events
+ WHERE app_name = 'gd_07v' AND event_data ? 'output';
 
 -- TestDelegation_08_ChatToTaskPlusFunctionTool: a task, then the
 -- coordinator's own tool on its output
@@ -362,7 +390,7 @@ INSERT INTO gd_golden VALUES
  ('09', 10, '{"author": "support", "role": "model", "parts": [{"function_call": {"name": "transfer_to_agent", "id": "#3", "args": {"agent_name": "billing"}}}], "node_info": {"path": "support"}}'),
  ('09', 11, '{"author": "support", "role": "user", "parts": [{"function_response": {"name": "transfer_to_agent", "id": "#3"}}], "node_info": {"path": "support"}, "transfer_to_agent": "billing"}'),
  ('09', 12, '{"author": "billing", "role": "model", "parts": [{"text": "To help you with that, could you please provide your account number or the email address associated with your account?"}], "node_info": {"path": "support"}}');
--- where we differ: transfer_to_agent's response is {}, as in case 05
+-- transfer_to_agent's empty response left out, as in case 05
 SELECT * FROM gd_diff('09', 'gd_09', 's', '{"gd_billing": "billing", "gd_support": "support"}');
 
 -- TestDelegation_11_ChatToSingleTurnChainedTools: a single_turn agent's
@@ -396,7 +424,8 @@ DELETE FROM adk.sessions WHERE app_name LIKE 'gd\_%';
 DELETE FROM adk.agents WHERE name IN ('coordinator', 'root');
 DELETE FROM adk.agents WHERE name = 'gd_writer';
 DELETE FROM adk.agents WHERE name IN ('data_fetcher', 'order_collector', 'payment_collector', 'translator',
-                                      'editor', 'solver', 'extractor', 'gd_billing', 'gd_support', 'sub', 'executor');
+                                      'editor', 'solver', 'extractor', 'gd_billing', 'gd_support', 'sub', 'executor',
+                                      'gd_checker');
 DELETE FROM adk.tools WHERE name IN ('store_report', 'summarize', 'tool_one', 'tool_two', 'confirm');
 DROP FUNCTION gd_diff(text, text, text, jsonb), gd_stream(text, text, jsonb), gd_map(text, jsonb), gd_ids(text, text),
               gd_replay(jsonb), store_report(text[]), summarize(text[]), tool_one(), tool_two(text), confirm();

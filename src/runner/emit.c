@@ -30,7 +30,9 @@
 
 /*
  * One part {"function_response": {"id", "name", "response"}} of a tool
- * response event.
+ * response event.  An empty response ({}, as transfer_to_agent and
+ * exit_loop answer) is left out, as ADK-Go writes it (docs/agent-modes.md
+ * "Where we differ from ADK-Go").
  */
 void
 adk_jw_function_response(JsonWriter *w, const char *id, const char *name,
@@ -43,8 +45,11 @@ adk_jw_function_response(JsonWriter *w, const char *id, const char *name,
 	jw_string(w, id);
 	jw_key(w, "name");
 	jw_string(w, name);
-	jw_key(w, "response");
-	jw_jsonb(w, response);
+	if (!(JB_ROOT_IS_OBJECT(response) && JB_ROOT_COUNT(response) == 0))
+	{
+		jw_key(w, "response");
+		jw_jsonb(w, response);
+	}
 	jw_end_object(w);
 	jw_end_object(w);
 }

@@ -1217,7 +1217,6 @@ run_call(AdkRun *run, AdkAgent *agent, const char *branch, Call *call,
 	AdkAgent   *as_tool;
 	Jsonb	   *result;
 	JsonWriter	w;
-	JsonbValue	null_value;
 
 	if (strcmp(call->name, "transfer_to_agent") == 0 &&
 		adk_transfer_targets(agent) != NIL)
@@ -1235,8 +1234,11 @@ run_call(AdkRun *run, AdkAgent *agent, const char *branch, Call *call,
 		if (*transfer == NULL)
 			return adk_error_object(psprintf("agent \"%s\" cannot transfer to \"%s\"",
 											 agent->name, target ? target : ""));
-		null_value.type = jbvNull;
-		return adk_jsonb_one_value("result", &null_value);
+		/* ADK-Go's empty answer, left out of the event (emit.c) */
+		jw_init(&w);
+		jw_begin_object(&w);
+		jw_end_object(&w);
+		return jw_finish(&w);
 	}
 	if (strcmp(call->name, "exit_loop") == 0 && adk_agent_lists(agent, "exit_loop"))
 	{

@@ -7,13 +7,17 @@
  *
  * Pause.  A call to a long_running tool runs (it files the ticket, say)
  * and its id is in the model event's long_running_tool_ids (flow.c).  A
- * call to a require_confirmation tool does not run: it gets ADK's
- * placeholder response, {"error": "This tool call requires confirmation,
- * please approve or reject."}, the function-response event carries
+ * call to a require_confirmation tool does not run: it gets ADK-Go's
+ * placeholder response, {"error": "error tool \"<name>\" requires
+ * confirmation, please approve or reject"} (docs/agent-modes.md "Where we
+ * differ from ADK-Go"), the function-response event carries
  * actions.requested_tool_confirmations, and the agent then emits ADK's
  * adk_request_confirmation call -- its own "adk-" id, listed in
  * long_running_tool_ids, args {"originalFunctionCall": {id, name, args},
- * "toolConfirmation": {hint, confirmed: false, payload: null}}.  Either
+ * "toolConfirmation": {hint, confirmed: false, payload: null}} (ADK-Go's
+ * golden streams also show its struct's empty partialargs and
+ * willcontinue; its reader fills them in when absent, so they are not
+ * written).  Either
  * way, once the function-response event is stored the flow stops (ADK's
  * ErrNodeInterrupted: a pause, not a failure; workflow agents above stop
  * too), adk.run_states gets the invocation's row 'waiting' with the pending
@@ -95,7 +99,8 @@
 #include "common/owner.h"
 
 #define CONFIRMATION_CALL "adk_request_confirmation"
-#define NEEDS_CONFIRMATION "This tool call requires confirmation, please approve or reject."
+/* ADK-Go's tool.ErrConfirmationRequired, wrapped with the tool's name */
+#define NEEDS_CONFIRMATION "error tool \"%s\" requires confirmation, please approve or reject"
 #define REJECTED "This tool call is rejected."
 
 /* A function call HITL keeps: asked about, or answered and to run */
@@ -484,7 +489,7 @@ run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch, HitlCall *call,
 /*
  * flow.c, before a long-running or require_confirmation SQL tool runs.  A
  * long-running call is noted (the flow pauses after this round) and runs;
- * a call that needs confirmation is noted and answered with ADK's
+ * a call that needs confirmation is noted and answered with ADK-Go's
  * placeholder instead of running.  NULL: run the tool.
  */
 Jsonb *
@@ -509,7 +514,7 @@ adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
 	c->args = DatumGetJsonbPCopy(JsonbPGetDatum(args));
 	h->requests = lappend(h->requests, c);
 	MemoryContextSwitchTo(old);
-	return adk_error_object(NEEDS_CONFIRMATION);
+	return adk_error_object(psprintf(NEEDS_CONFIRMATION, tool->name));
 }
 
 static char *

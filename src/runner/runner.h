@@ -517,6 +517,7 @@ extern void adk_task_check_answers(AdkRun *run);
 /* schema_check.c: arguments against a task or single_turn agent's schema */
 extern char *adk_schema_check(Jsonb *schema, Jsonb *args);
 extern char *adk_schema_problem(Jsonb *schema, Jsonb *value);
+extern char *adk_output_args_check(Jsonb *schema, Jsonb *args);
 
 /*
  * output_schema.c: structured output of chat and single_turn agents.  How

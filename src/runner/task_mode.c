@@ -319,8 +319,9 @@ adk_task_next(AdkRun *run, AdkAgent *coordinator, List **calls,
 
 /*
  * A call task mode answers (flow.c's run_call), or NULL: a task agent's
- * finish_task -- arguments checked against its schema: what is wrong is
- * a successful response that tells the model, so it retries; else the
+ * finish_task -- arguments checked against its schema as ADK-Go checks
+ * them (schema_check.c): what is wrong is a successful response that
+ * tells the model, so it retries; else the
  * output is kept and ADK's {"result": "Task completed."} returned -- and a
  * coordinator's delegation whose arguments did not fit.
  */
@@ -334,7 +335,7 @@ adk_task_call(AdkRun *run, AdkAgent *agent, const char *name, Jsonb *args)
 
 	if (adk_is_task(agent) && run->scope != NULL && strcmp(name, FINISH_TASK) == 0)
 	{
-		problem = adk_schema_check(finish_schema(agent), args);
+		problem = adk_output_args_check(finish_schema(agent), args);
 		if (problem != NULL)
 			return adk_error_object(psprintf("Invoking `%s()` failed due to validation errors:\n%s\n"
 											 "You could retry calling this tool, but it is IMPORTANT for you"
