@@ -764,17 +764,7 @@ adk_compaction_append_summary(const char *app, const char *user,
 	jw_key(&w, "end_timestamp");
 	jw_value(&w, adk_jsonb_get(&plan->root, "end_timestamp"));
 	jw_key(&w, "compacted_content");
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "model");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, summary);
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
+	adk_jw_text_content(&w, "model", summary);
 	jw_end_object(&w);
 	jw_end_object(&w);
 	jw_end_object(&w);

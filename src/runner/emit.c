@@ -29,6 +29,25 @@
 #include "store/append.h"
 
 /*
+ * A content of one text part: {"role": role, "parts": [{"text": text}]}.
+ */
+void
+adk_jw_text_content(JsonWriter *w, const char *role, const char *text)
+{
+	jw_begin_object(w);
+	jw_key(w, "role");
+	jw_string(w, role);
+	jw_key(w, "parts");
+	jw_begin_array(w);
+	jw_begin_object(w);
+	jw_key(w, "text");
+	jw_string(w, text);
+	jw_end_object(w);
+	jw_end_array(w);
+	jw_end_object(w);
+}
+
+/*
  * One part {"function_response": {"id", "name", "response"}} of a tool
  * response event.  An empty response ({}, as transfer_to_agent and
  * exit_loop answer) is left out, as ADK-Go writes it (docs/agent-modes.md
@@ -305,17 +324,7 @@ adk_text_content(const char *text)
 	JsonWriter	w;
 
 	jw_init(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "user");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, text);
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
+	adk_jw_text_content(&w, "user", text);
 	return jw_finish(&w);
 }
 

@@ -1322,17 +1322,8 @@ agent_tool_start(AdkRun *run, AdkAgent *tool_agent, Call *tool_call,
 
 	jw_init(&w);
 	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "user");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, request ? request : JsonbToCString(NULL, &args->root, VARSIZE(args)));
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
+	adk_jw_text_content(&w, "user",
+						request ? request : JsonbToCString(NULL, &args->root, VARSIZE(args)));
 	jw_end_array(&w);
 	contents = jw_finish(&w);
 

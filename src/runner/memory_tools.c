@@ -179,17 +179,8 @@ memories_response(List *memories)
 
 		jw_begin_object(&w);
 		jw_key(&w, "content");
-		jw_begin_object(&w);
-		jw_key(&w, "role");
-		jw_string(&w, m->author && strcmp(m->author, "user") == 0 ? "user" : "model");
-		jw_key(&w, "parts");
-		jw_begin_array(&w);
-		jw_begin_object(&w);
-		jw_key(&w, "text");
-		jw_string(&w, m->text);
-		jw_end_object(&w);
-		jw_end_array(&w);
-		jw_end_object(&w);
+		adk_jw_text_content(&w, m->author && strcmp(m->author, "user") == 0 ?
+							"user" : "model", m->text);
 		jw_key(&w, "author");
 		if (m->author)
 			jw_string(&w, m->author);

@@ -333,17 +333,7 @@ adk_output_final(AdkRun *run, AdkAgent *agent, const char *branch)
 	text = JsonbToCString(NULL, &value->root, VARSIZE(value));
 	adk_event_start(&w, run, agent->name, branch);
 	jw_key(&w, "content");
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "model");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, text);
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
+	adk_jw_text_content(&w, "model", text);
 	if (agent->output_key)
 	{
 		jw_key(&w, "actions");
@@ -401,20 +391,11 @@ adk_output_retry(AdkRun *run, AdkAgent *agent, const char *branch,
 		return true;
 	adk_event_start(&w, run, agent->name, branch);
 	jw_key(&w, "content");
-	jw_begin_object(&w);
-	jw_key(&w, "role");
-	jw_string(&w, "user");
-	jw_key(&w, "parts");
-	jw_begin_array(&w);
-	jw_begin_object(&w);
-	jw_key(&w, "text");
-	jw_string(&w, psprintf("Your answer does not match the required output schema: %s. %s",
-						   problem, by_tool_now ?
-						   "Call set_model_response with your final answer." :
-						   "Answer again with only a JSON value that matches the schema."));
-	jw_end_object(&w);
-	jw_end_array(&w);
-	jw_end_object(&w);
+	adk_jw_text_content(&w, "user",
+						psprintf("Your answer does not match the required output schema: %s. %s",
+								 problem, by_tool_now ?
+								 "Call set_model_response with your final answer." :
+								 "Answer again with only a JSON value that matches the schema."));
 	jw_key(&w, "custom_metadata");
 	jw_begin_object(&w);
 	jw_key(&w, "adk_output_schema_correction");

@@ -355,6 +355,8 @@ extern AdkAgent *adk_agent_to_run(AdkRun *run, Jsonb *message);
 /* emit.c: the one place events leave the runner */
 struct JsonWriter;
 struct AdkStoredEvent;
+extern void adk_jw_text_content(struct JsonWriter *w, const char *role,
+								const char *text);
 extern void adk_jw_function_response(struct JsonWriter *w, const char *id,
 									 const char *name, Jsonb *response);
 extern void adk_jw_node_info(struct JsonWriter *w, AdkRun *run,
