@@ -69,11 +69,13 @@ adk_agent_for_input(AdkRun *run)
 	}
 
 	/*
-	 * A resumed task goes on where its run_states row says; else the
-	 * session's open task: its agent goes on in its scope (task_mode.c)
+	 * A resumed task goes on where its run_states row says (hitl.c); else
+	 * the session's open task: its agent goes on in its scope (task_mode.c)
 	 */
 	{
-		AdkAgent   *task = adk_task_resumed(run);
+		const char *resumed_agent = NULL;
+		const char *resumed_path = adk_hitl_resumed_node(run, &resumed_agent);
+		AdkAgent   *task = adk_task_resumed(run, resumed_path, resumed_agent);
 
 		if (task == NULL)
 			task = adk_task_active(run);

@@ -512,7 +512,8 @@ extern bool adk_task_end(AdkRun *run, AdkAgent *agent, const char *scope);
 extern char *adk_task_instruction(AdkAgent *agent, char *instruction);
 extern Jsonb *adk_task_contents(AdkRun *run, Jsonb *contents);
 extern AdkAgent *adk_task_active(AdkRun *run);
-extern AdkAgent *adk_task_resumed(AdkRun *run);
+extern AdkAgent *adk_task_resumed(AdkRun *run, const char *path,
+								  const char *agent);
 extern void adk_task_retry(AdkRun *run, AdkAgent *agent, const char *scope);
 extern void adk_task_check_answers(AdkRun *run);
 

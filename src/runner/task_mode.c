@@ -633,16 +633,15 @@ adk_task_active(AdkRun *run)
 }
 
 /*
- * The task a resume goes on in (route.c): the node its adk.run_states row
- * names (hitl.c), "<path>/<agent>@<scope>", when that agent is a task
- * agent of this app -- read from the row, not found in the history.
- * NULL when the run resumes no task.
+ * The task a resume goes on in (route.c): path is the node its
+ * adk.run_states row names (adk_hitl_resumed_node, hitl.c),
+ * "<path>/<agent>@<scope>", agent the one that made the answered calls;
+ * the task when that agent is a task agent of this app -- read from the
+ * row, not found in the history.  NULL when the run resumes no task.
  */
 AdkAgent *
-adk_task_resumed(AdkRun *run)
+adk_task_resumed(AdkRun *run, const char *path, const char *agent)
 {
-	const char *agent = NULL;
-	const char *path = adk_hitl_resumed_node(run, &agent);
 	const char *at;
 
 	if (path == NULL || (at = strrchr(path, '@')) == NULL || at[1] == '\0' ||
