@@ -20,14 +20,10 @@ set -euo pipefail
 TURNS=${1:-200}
 LATENCY_MS=${2:-500}
 WORKERS=${3:-4}
-JS=$(mktemp -d "${TMPDIR:-/tmp}/adk-js.XXXXXX")
-cp test/interop/package.json test/interop/package-lock.json test/bench/adkjs_weather.mjs "$JS/"
-(cd "$JS" && npm ci --no-audit --no-fund --prefer-offline --cache "$JS/.npm" >/dev/null 2>&1) ||
-    { echo "npm ci failed in $JS"; exit 1; }
 bench_cluster "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
     "max_worker_processes = 24" "max_connections = 50" "adk.max_workers = $WORKERS"
 bench_model_server
-bench_on_exit 'rm -rf "$JS"'
+bench_adkjs_install || { echo "npm ci failed in $JS"; exit 1; }
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" -v ms="$LATENCY_MS" >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;

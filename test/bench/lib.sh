@@ -28,6 +28,14 @@ _bench_cleanup() {
     cluster_stop
 }
 bench_on_exit() { _bench_exit+=("$1"); }
+# ADK-JS (test/interop's package.json) installed with npm ci into a temp
+# dir removed at exit; its path in JS.  Returns non-zero if npm ci fails.
+bench_adkjs_install() {
+    JS=$(mktemp -d "${TMPDIR:-/tmp}/adk-js.XXXXXX")
+    bench_on_exit 'rm -rf "$JS"'
+    cp test/interop/package.json test/interop/package-lock.json test/bench/adkjs_weather.mjs "$JS/"
+    (cd "$JS" && npm ci --no-audit --no-fund --prefer-offline --cache "$JS/.npm" >/dev/null 2>&1)
+}
 bench_cluster() {
     cluster_start "$@" || return 1
     trap _bench_cleanup EXIT

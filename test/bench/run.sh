@@ -34,11 +34,7 @@ bench_cluster
 bench_model_server
 JS=
 if command -v node >/dev/null && command -v npm >/dev/null; then
-    JS=$(mktemp -d "${TMPDIR:-/tmp}/adk-js.XXXXXX")
-    bench_on_exit 'rm -rf "$JS"'
-    cp test/interop/package.json test/interop/package-lock.json test/bench/adkjs_weather.mjs "$JS/"
-    (cd "$JS" && npm ci --no-audit --no-fund --prefer-offline --cache "$JS/.npm" >/dev/null 2>&1) ||
-        { echo "npm ci failed in $JS: ADK-JS left out"; JS=; }
+    bench_adkjs_install || { echo "npm ci failed in $JS: ADK-JS left out"; JS=; }
 else
     echo "node or npm not found: ADK-JS left out"
 fi

@@ -106,6 +106,8 @@ for c in t0 t$NT a0 a$NA f0 f$NA; do
       "$PGBIN/postgres" --single -D "$W/data.$c" postgres >"$W/out.$c" 2>&1
   if grep -q ERROR "$W/out.$c"; then grep ERROR "$W/out.$c"; exit 1; fi
   IR[$c]=$(awk '/^summary:|^totals:/ {print $2; exit}' "$W/cg.$c")
+  rm -rf "$W/data.$c"     # only the callgrind files are kept
 done
+rm -rf "$W/data"
 pt=$(( (IR[t$NT] - IR[t0]) / NT )); pa=$(( (IR[a$NA] - IR[a0]) / NA )); pf=$(( (IR[f$NA] - IR[f0]) / NA ))
 echo "$TAG turn $pt append $pa floor $pf ratio $(awk -v a=$pa -v f=$pf 'BEGIN {printf "%.2f", a/f}')  ($W)"
