@@ -250,6 +250,7 @@ SELECT wf_try('[{"name": "A", "kind": "join", "retry": {"max_attempts": 2.5}}]',
 SELECT wf_try('[{"name": "A", "kind": "join", "timeout": 0}]', '[]');
 SELECT wf_try('[{"name": "A", "kind": "join", "timeout": true}]', '[]');
 SELECT wf_try('[{"name": "A", "kind": "join", "max_concurrency": 2}]', '[]');
+SELECT wf_try('[{"name": "A", "kind": "join", "input_schema": ["x"]}]', '[]');
 SELECT wf_try('"A"', '[]');
 SELECT wf_try(wf_nodes('A'), '[{"from": "START", "to": "A", "route": "x", "default": true}]');
 SELECT wf_try(wf_nodes('A'), '[{"from": "START", "to": "A", "route": {"x": 1}}]');

@@ -19,10 +19,11 @@
 --   * values row by row in BEFORE triggers (22023), unknown names 42704,
 --     a second node of the same name 42710;
 --   * the graph rules of ADK-Go's workflow.New (workflow/validation.go),
---     in its order, when the transaction commits: deferred constraint
---     triggers on the three tables (and on adk.agents, whose mode
---     decides where an agent node may stand) run adk._check_workflow, so
---     a graph may be built in several statements of one transaction.
+--     in its order, when the transaction commits: a deferred constraint
+--     trigger on adk.workflows (whose row each statement writing nodes or
+--     edges touches) and one on adk.agents (whose mode decides where an
+--     agent node may stand) run adk._check_workflow, so a graph may be
+--     built in several statements of one transaction.
 --     The same triggers store graph_hash, the sha256 of the graph's
 --     canonical text (adk._workflow_hash), once the graph passed.
 -- With check_function_bodies = off (pg_dump's output) references and the
@@ -233,13 +234,11 @@ BEGIN
                 DETAIL = format('It is %s; max_attempts is a whole number.', NEW.retry);
         END IF;
     END IF;
-    FOR k, extra IN SELECT * FROM (VALUES ('input_schema', NEW.input_schema::text),
-                                          ('output_schema', NEW.output_schema::text)) x
-                     WHERE x.column2 IS NOT NULL LOOP
-        IF jsonb_typeof(extra::jsonb) <> 'object' THEN
-            RAISE EXCEPTION '% of node "%" must be a JSON Schema object', k, NEW.name USING ERRCODE = '22023';
-        END IF;
-    END LOOP;
+    IF jsonb_typeof(NEW.input_schema) <> 'object' OR jsonb_typeof(NEW.output_schema) <> 'object' THEN
+        RAISE EXCEPTION '% of node "%" must be a JSON Schema object',
+            CASE WHEN jsonb_typeof(NEW.input_schema) <> 'object' THEN 'input_schema' ELSE 'output_schema' END,
+            NEW.name USING ERRCODE = '22023';
+    END IF;
 
     IF NEW.kind = 'function' AND (TG_OP = 'INSERT' OR NEW.function IS DISTINCT FROM OLD.function) THEN
         SELECT * INTO p FROM pg_catalog.pg_proc WHERE oid = NEW.function;
@@ -594,10 +593,11 @@ $$;
 COMMENT ON FUNCTION adk._check_workflow(text) IS
     'Raise if a workflow breaks a graph rule (docs/workflows.md, "Validation"), in ADK-Go''s order.';
 
--- Check the workflow a row belongs to, and store its hash, when the
--- transaction commits (deferred; one call per changed row).  Also run for
--- the workflows that use a changed agent as a node, and keeps an agent of
--- kind workflow from outliving its workflow.
+-- Check a changed workflow, and store its hash, when the transaction
+-- commits (deferred; a change of its nodes or edges touches its row, see
+-- adk._workflow_rows_changed).  Also run for the workflows that use a
+-- changed agent as a node, and keeps an agent of kind workflow from
+-- outliving its workflow.
 CREATE FUNCTION adk._workflows_deferred_check() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -625,12 +625,6 @@ BEGIN
             RETURN NULL;
         END IF;
         wfs := ARRAY[NEW.name];
-    ELSIF TG_OP = 'DELETE' THEN
-        wfs := ARRAY[OLD.workflow];
-    ELSIF TG_OP = 'UPDATE' AND NEW.workflow <> OLD.workflow THEN
-        wfs := ARRAY[OLD.workflow, NEW.workflow];
-    ELSE
-        wfs := ARRAY[NEW.workflow];
     END IF;
     FOREACH wf IN ARRAY wfs LOOP
         CONTINUE WHEN NOT EXISTS (SELECT 1 FROM adk.workflows w WHERE w.name = wf);
@@ -645,12 +639,45 @@ $$;
 CREATE CONSTRAINT TRIGGER adk_workflows_check
     AFTER INSERT OR UPDATE OR DELETE ON adk.workflows DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION adk._workflows_deferred_check();
-CREATE CONSTRAINT TRIGGER adk_workflow_nodes_check
-    AFTER INSERT OR UPDATE OR DELETE ON adk.workflow_nodes DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW EXECUTE FUNCTION adk._workflows_deferred_check();
-CREATE CONSTRAINT TRIGGER adk_workflow_edges_check
-    AFTER INSERT OR UPDATE OR DELETE ON adk.workflow_edges DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW EXECUTE FUNCTION adk._workflows_deferred_check();
+
+-- A statement that writes nodes or edges touches the row of each workflow
+-- it changed, once: that row's deferred check then runs at commit (one
+-- check per statement and workflow, not per node).
+CREATE FUNCTION adk._workflow_rows_changed() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT adk._check_references() THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        UPDATE adk.workflows w SET updated_at = now() WHERE w.name IN (SELECT n.workflow FROM new_rows n);
+    ELSIF TG_OP = 'UPDATE' THEN
+        UPDATE adk.workflows w SET updated_at = now()
+         WHERE w.name IN (SELECT n.workflow FROM new_rows n UNION SELECT o.workflow FROM old_rows o);
+    ELSE
+        UPDATE adk.workflows w SET updated_at = now() WHERE w.name IN (SELECT o.workflow FROM old_rows o);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER adk_workflow_nodes_inserted AFTER INSERT ON adk.workflow_nodes
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._workflow_rows_changed();
+CREATE TRIGGER adk_workflow_nodes_updated AFTER UPDATE ON adk.workflow_nodes
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._workflow_rows_changed();
+CREATE TRIGGER adk_workflow_nodes_deleted AFTER DELETE ON adk.workflow_nodes
+    REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._workflow_rows_changed();
+CREATE TRIGGER adk_workflow_edges_inserted AFTER INSERT ON adk.workflow_edges
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._workflow_rows_changed();
+CREATE TRIGGER adk_workflow_edges_updated AFTER UPDATE ON adk.workflow_edges
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._workflow_rows_changed();
+CREATE TRIGGER adk_workflow_edges_deleted AFTER DELETE ON adk.workflow_edges
+    REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION adk._workflow_rows_changed();
 CREATE CONSTRAINT TRIGGER adk_agents_workflows_check
     AFTER INSERT OR UPDATE ON adk.agents DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION adk._workflows_deferred_check();
