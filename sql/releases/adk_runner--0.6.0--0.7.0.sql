@@ -1159,20 +1159,25 @@ DECLARE
     r record;
     ids jsonb := '{"START": "start"}';
     lines text[] := ARRAY['flowchart TD', '    start(["START"])'];
+    statuses jsonb := '{}';
     i integer := 0;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM adk.workflows w WHERE w.name = $1) THEN
         RAISE EXCEPTION 'workflow "%" does not exist', $1 USING ERRCODE = '42704';
     END IF;
+    -- each node's latest activation in the invocation, read once
+    IF $2 IS NOT NULL THEN
+        SELECT coalesce(jsonb_object_agg(s.node, s.status), '{}') INTO statuses
+          FROM (SELECT DISTINCT ON (x.node) x.node, x.status
+                  FROM adk.workflow_runs x
+                 WHERE x.invocation_id = $2 AND x.workflow = $1
+                 ORDER BY x.node, x.updated_at DESC, x.run_id DESC) s;
+    END IF;
     FOR r IN
         SELECT n.name, n.kind,
                coalesce(n.agent, n.function::text, n.tool, n.sub_workflow, n.worker) AS target,
-               s.status
+               statuses ->> n.name AS status
           FROM adk.workflow_nodes n
-          LEFT JOIN LATERAL (
-                SELECT x.status FROM adk.workflow_runs x
-                 WHERE $2 IS NOT NULL AND x.invocation_id = $2 AND x.workflow = n.workflow AND x.node = n.name
-                 ORDER BY x.updated_at DESC, x.run_id DESC LIMIT 1) s ON true
          WHERE n.workflow = $1
          ORDER BY n.name COLLATE "C"
     LOOP
