@@ -29,8 +29,10 @@
 -- With check_function_bodies = off (pg_dump's output) references and the
 -- graph rules are not checked, as for agents: tables load in any order.
 --
--- Running a workflow is not built yet: the runner refuses an agent tree
--- with a workflow agent in it (src/runner/defs.c).  adk.run_states rows
+-- Running a workflow of function and join nodes: src/runner/workflow.c,
+-- with adk._workflow_plan and adk._workflow_successors below; a tree with
+-- a workflow of other nodes is refused (adk._workflow_refusal, called by
+-- src/runner/defs.c).  adk.run_states rows
 -- whose node_path is '<workflow>/<node>@<run id>' are the RunState of a
 -- workflow's node activations; adk.workflow_runs and
 -- adk_workflow_mermaid() read them.
@@ -963,3 +965,72 @@ GRANT INSERT, UPDATE, DELETE ON adk.workflows, adk.workflow_nodes, adk.workflow_
 SELECT pg_catalog.pg_extension_config_dump('adk.workflows', '');
 SELECT pg_catalog.pg_extension_config_dump('adk.workflow_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
+
+-- ---------------------------------------------------------------------
+-- Running a workflow (src/runner/workflow.c, docs/workflows.md "What
+-- runs"): the runner reads the graph through these, as the owner.
+-- ---------------------------------------------------------------------
+
+-- What the runner does not run yet in a workflow: NULL when every node is
+-- a function or a join without the settings those need (retry, timeout,
+-- wait_for_output, schemas); else the first such node, as a sentence.
+CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
+                  CASE WHEN n.kind NOT IN ('function', 'join') THEN format('is of kind %s', n.kind)
+                       WHEN n.retry IS NOT NULL THEN 'has a retry'
+                       WHEN n.timeout IS NOT NULL THEN 'has a timeout'
+                       WHEN n.wait_for_output THEN 'has wait_for_output'
+                       ELSE 'has an input or output schema' END)
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+       AND (n.kind NOT IN ('function', 'join') OR n.retry IS NOT NULL OR n.timeout IS NOT NULL
+            OR n.wait_for_output OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL)
+     ORDER BY n.name COLLATE "C"
+     LIMIT 1
+$$;
+
+-- The nodes of a workflow as the scheduler needs them: kind, a function
+-- node's function as a qualified name to call, and each node's
+-- predecessors (what a join waits for), in name order.
+CREATE FUNCTION adk._workflow_plan(wf text)
+RETURNS TABLE (name text, kind text, call text, predecessors text[])
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT n.name, n.kind,
+           (SELECT format('%I.%I', ns.nspname, p.proname)
+              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace ns ON ns.oid = p.pronamespace
+             WHERE p.oid = n.function::oid),
+           ARRAY(SELECT e.from_node FROM adk.workflow_edges e
+                  WHERE e.workflow = wf AND e.to_node = n.name
+                  ORDER BY e.from_node COLLATE "C")
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+     ORDER BY n.name COLLATE "C"
+$$;
+
+-- ADK-Go's findSuccessors (workflow/scheduler.go) for a completed
+-- activation of node (or START) that gave routes: an unconditional edge
+-- always fires and does not keep the default from firing; a routed edge
+-- fires when one of its values is among routes; the default edge fires
+-- when no routed edge did; each target once.  No rows: an all-routed dead
+-- end, which stops that path silently.  In target name order.
+CREATE FUNCTION adk._workflow_successors(wf text, node text, routes text[])
+RETURNS TABLE (to_node text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH e AS (
+        SELECT e.to_node, e.route, e.is_default,
+               coalesce(e.route && routes, false) AS matched
+          FROM adk.workflow_edges e
+         WHERE e.workflow = wf AND e.from_node = node
+    )
+    SELECT DISTINCT e.to_node COLLATE "C"
+      FROM e
+     WHERE (e.route IS NULL AND NOT e.is_default)
+        OR e.matched
+        OR (e.is_default AND NOT EXISTS (SELECT 1 FROM e m WHERE m.matched))
+     ORDER BY 1
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_refusal(text), adk._workflow_plan(text),
+                       adk._workflow_successors(text, text, text[])
+   FROM PUBLIC;

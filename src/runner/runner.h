@@ -474,6 +474,8 @@ extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 /* run_states.c: a node's row in adk.run_states, as the node starts */
 extern void adk_node_start(AdkRun *run, const char *path, const char *agent,
 						   bool first);
+extern void adk_node_start_input(AdkRun *run, const char *path,
+								 const char *agent, Jsonb *input);
 extern void adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time);
 extern bool adk_node_ends(AdkRun *run, Datum *paths, Datum *agents,
 						  Datum *times, Datum *errors);
@@ -497,6 +499,9 @@ struct JsonWriter;
 extern bool adk_agent_is_chat(AdkAgent *agent);
 extern bool adk_is_single_turn(AdkAgent *coordinator, const char *name);
 extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
+/* workflow.c: a graph workflow agent, run to its end */
+extern void adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch);
+
 extern bool adk_single_turn_next(AdkRun *run, AdkAgent *coordinator,
 								 List *calls, AdkAgent **child,
 								 const char **branch);
