@@ -183,7 +183,6 @@ CREATE FUNCTION w87_bad(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
     SELECT CASE input #>> '{parts,0,text}'
            WHEN 'scalar' THEN '42'::jsonb
            WHEN 'key' THEN '{"outptu": 1}'::jsonb
-           WHEN 'input' THEN '{"request_input": {"message": "ok?"}}'::jsonb
            WHEN 'delta' THEN '{"state_delta": [1]}'::jsonb
            WHEN 'route' THEN '{"route": {"a": 1}}'::jsonb
            ELSE NULL END $$;
@@ -193,7 +192,7 @@ SELECT adk_define_workflow('w87_bad', '[{"name": "bad", "function": "public.w87_
 SELECT adk_define_app('w87_bad_app', 'w87_bad');
 SELECT m AS message, (SELECT string_agg(coalesce(e.error, e.path), ', ')
                         FROM w87_events('w87_bad_app', 'b-' || m, m) e) AS events
-  FROM unnest(ARRAY['scalar', 'key', 'input', 'delta', 'route', 'null']) m;
+  FROM unnest(ARRAY['scalar', 'key', 'delta', 'route', 'null']) m;
 SELECT session_id, event_data ->> 'error_message' AS error FROM adk.events
  WHERE app_name = 'w87_bad_app' AND event_data ? 'error_code' ORDER BY session_id;
 

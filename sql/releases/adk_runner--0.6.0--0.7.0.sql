@@ -1574,7 +1574,8 @@ GRANT EXECUTE ON FUNCTION adk_define_workflow(text, jsonb, jsonb, text, integer)
 GRANT EXECUTE ON FUNCTION adk_workflow_mermaid(text, text), adk._mermaid_label(text, integer) TO adk_user;
 
 -- Running graph workflows of function and join nodes (src/runner/workflow.c):
--- a node's start writes its input, which a refresh keeps.
+-- a node's start writes its input, which a refresh keeps; the scheduler
+-- reads the graph, and a resume where the run stands, through these.
 CREATE OR REPLACE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
                                         p_invocation text DEFAULT NULL,
                                         p_new jsonb DEFAULT NULL)
@@ -1651,10 +1652,10 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 -- The nodes of a workflow as the scheduler needs them: kind, a function
--- node's function as a qualified name to call, and each node's
--- predecessors (what a join waits for), in name order.
+-- node's function as a qualified name to call, each node's predecessors
+-- (what a join waits for), rerun_on_resume, in name order.
 CREATE FUNCTION adk._workflow_plan(wf text)
-RETURNS TABLE (name text, kind text, call text, predecessors text[])
+RETURNS TABLE (name text, kind text, call text, predecessors text[], rerun_on_resume boolean)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT n.name, n.kind,
            (SELECT format('%I.%I', ns.nspname, p.proname)
@@ -1662,7 +1663,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
              WHERE p.oid = n.function::oid),
            ARRAY(SELECT e.from_node FROM adk.workflow_edges e
                   WHERE e.workflow = wf AND e.to_node = n.name
-                  ORDER BY e.from_node COLLATE "C")
+                  ORDER BY e.from_node COLLATE "C"),
+           n.rerun_on_resume
       FROM adk.workflow_nodes n
      WHERE n.workflow = wf
      ORDER BY n.name COLLATE "C"
@@ -1694,3 +1696,56 @@ $$;
 REVOKE ALL ON FUNCTION adk._workflow_refusal(text), adk._workflow_plan(text),
                        adk._workflow_successors(text, text, text[])
    FROM PUBLIC;
+
+-- Where a paused run of a workflow stands (src/runner/workflow.c, on
+-- resume): each node activation's row of the invocation directly under
+-- p_base (the workflow's node path), with its node and activation number,
+-- status, input and output, the branch and graph hash of its latest event
+-- (a request for input records the hash it paused under), and the answers
+-- the user gave to its interrupts, {"<interrupt id>": response}, with the
+-- latest one.  Read from the rows _resume_interrupts locked and the
+-- events of that invocation only.
+CREATE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
+                                          p_invocation text, p_base text)
+RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
+               branch text, graph_hash text, answers jsonb, last_answer jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, ev.d ->> 'branch',
+           (SELECT e.event_data #>> '{custom_metadata,adk_graph_hash}' FROM adk.events e
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.invocation_id = p_invocation
+               AND e.event_data #>> '{node_info,path}' = r.node_path
+               AND e.event_data #> '{custom_metadata,adk_graph_hash}' IS NOT NULL
+             ORDER BY e.seq DESC LIMIT 1),
+           coalesce(a.answers, '{}'), a.last_answer
+      FROM adk.run_states r
+     CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
+                                     '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
+      LEFT JOIN LATERAL (SELECT e.event_data AS d FROM adk.events e
+                          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                            AND e.invocation_id = p_invocation
+                            AND e.event_data #>> '{node_info,path}' = r.node_path
+                          ORDER BY e.seq DESC LIMIT 1) ev ON true
+      LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
+                                (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
+                           FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
+                                        p #>> '{function_response,id}' AS id,
+                                        coalesce(p #> '{function_response,response}', '{}') AS response, e.seq
+                                   FROM adk.events e
+                                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                                    AND e.event_data ->> 'author' = 'user'
+                                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                                    AND p #>> '{function_response,id}' = ANY (r.answered_ids)
+                                  ORDER BY p #>> '{function_response,id}', e.seq DESC) x) a ON true
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND r.invocation_id = p_invocation
+       AND starts_with(r.node_path, p_base || '/')
+       AND m IS NOT NULL
+     ORDER BY m[1], m[2]::integer;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_resume_rows(text, text, text, text, text) FROM PUBLIC;

@@ -23,8 +23,16 @@
  * that starts it, so activations run one at a time in the order they
  * became ready (max_concurrency is then always met).  Other node kinds,
  * and settings that need them (retry, timeout, wait_for_output, schemas),
- * are refused before the run starts (defs.c, adk._workflow_refusal); a
- * function that asks for human input fails its node.
+ * are refused before the run starts (defs.c, adk._workflow_refusal).
+ *
+ * Human input (docs/workflows.md "Human input"): a function's
+ * request_input parks its node -- ADK's adk_request_input call, with the
+ * graph hash it paused under -- while the other branches go on; the
+ * invocation pauses (hitl.c) once none can run.  An answer resumes it:
+ * hitl.c locks and marks the row, and resume() reads the scheduler's
+ * state back from the invocation's rows and goes on from the answered
+ * node -- a handoff (the answer is its output) or, with rerun_on_resume,
+ * a re-run with its original input and the answers so far.
  *
  * Each activation is a node of the invocation: its event's node_info
  * path is "<workflow>/<node>@<n>", n counting the node's activations in
@@ -67,6 +75,7 @@ typedef struct WfNode
 	bool		completed;		/* its latest activation completed */
 	Jsonb	   *output;			/* ... with this output (NULL: none) */
 	char	   *branch;			/* ... on this branch (NULL: the root's) */
+	bool		rerun_on_resume;
 } WfNode;
 
 /* A ready activation (ADK-Go's pendingActivation) */
@@ -76,6 +85,9 @@ typedef struct WfActivation
 	Jsonb	   *input;
 	char	   *triggered_by;
 	char	   *branch;
+	int			run_no;			/* 0: a new activation; else the one resumed */
+	Jsonb	   *answers;		/* a re-run: {"<interrupt id>": answer} */
+	Jsonb	   *output;			/* a handoff: the latest answer */
 } WfActivation;
 
 typedef struct Workflow
@@ -85,6 +97,8 @@ typedef struct Workflow
 	List	   *nodes;			/* WfNode * */
 	List	   *ready;			/* WfActivation *, first in first out */
 	char	   *base;			/* its nodes' paths start with this */
+	char	   *graph_hash;		/* adk.workflows.graph_hash */
+	bool		paused;			/* a node asked for human input */
 } Workflow;
 
 /* A function node's call, run guarded (subxact.c) */
@@ -108,6 +122,8 @@ static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
 static char *common_branch(List *branches);
+static bool resume(Workflow *wf, const char *resumed_path);
+static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
 
 /*
  * Run the graph workflow agent on branch (NULL: the root's) to its end:
@@ -118,21 +134,26 @@ adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	Workflow	wf;
 	char	   *saved_path = run->node_path;
+	const char *resumed_agent = NULL;
 
 	wf.run = run;
 	wf.agent = agent;
 	wf.nodes = NIL;
 	wf.ready = NIL;
+	wf.paused = false;
 	/* the workflow's node: the run's root, or a node below another agent's */
 	if (saved_path == NULL || strcmp(saved_path, agent->name) == 0)
 		wf.base = agent->name;
 	else
 		wf.base = psprintf("%s/%s", saved_path, agent->name);
 	load_plan(&wf);
-	/* START's successors get the user's content (ADK-Go: the seed input) */
-	schedule_successors(&wf, "START", (Datum) 0, false,
-						run->input.user_content,
-						branch ? pstrdup(branch) : NULL);
+	if (!resume(&wf, adk_hitl_resumed_node(run, &resumed_agent)))
+	{
+		/* START's successors get the user's content (ADK-Go: the seed input) */
+		schedule_successors(&wf, "START", (Datum) 0, false,
+							run->input.user_content,
+							branch ? pstrdup(branch) : NULL);
+	}
 	while (wf.ready != NIL && !run->out.end_invocation)
 	{
 		WfActivation *act = (WfActivation *) linitial(wf.ready);
@@ -142,6 +163,13 @@ adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch)
 		run_activation(&wf, act);
 		run->node_path = saved_path;
 	}
+
+	/*
+	 * Every branch that could run has: a node that asked for input pauses
+	 * the invocation (hitl.c), its row waiting on the request's id
+	 */
+	if (wf.paused && !run->out.end_invocation)
+		adk_hitl_stop(run);
 }
 
 /*
@@ -157,7 +185,13 @@ load_plan(Workflow *wf)
 	uint64		i;
 
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT name, kind, call, predecessors FROM adk._workflow_plan($1)",
+	if (adk_spi_exec("SELECT graph_hash FROM adk.workflows WHERE name = $1",
+					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
+	wf->graph_hash = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (wf->graph_hash != NULL)
+		wf->graph_hash = MemoryContextStrdup(caller, wf->graph_hash);
+	if (adk_spi_exec("SELECT name, kind, call, predecessors, rerun_on_resume FROM adk._workflow_plan($1)",
 					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
 	for (i = 0; i < SPI_processed; i++)
@@ -184,6 +218,7 @@ load_plan(Workflow *wf)
 			for (k = 0; k < nelems; k++)
 				n->preds = lappend(n->preds, TextDatumGetCString(elems[k]));
 		}
+		n->rerun_on_resume = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
 		wf->nodes = lappend(wf->nodes, n);
 		MemoryContextSwitchTo(spi);
 	}
@@ -349,9 +384,15 @@ run_activation(Workflow *wf, WfActivation *act)
 	WfNode	   *n = act->node;
 	char	   *path;
 
-	n->runs++;
 	n->completed = false;
-	path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
+	if (act->run_no > 0)
+		path = psprintf("%s/%s@%d", wf->base, n->name, act->run_no);
+	else
+	{
+		n->runs++;
+		path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
+	}
+	/* a resumed activation's row is there, locked by the resume */
 	adk_node_start_input(run, path, wf->agent->name, act->input);
 	run->node_path = path;		/* its events' node_info (emit.c) */
 	if (strcmp(n->kind, "join") == 0)
@@ -375,6 +416,7 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 	JsonbValue *routes = NULL;
 	JsonbValue *delta = NULL;
 	JsonbValue *output = NULL;
+	JsonbValue *req;
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
@@ -402,6 +444,15 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 		jw_string(&w, act->branch);
 	else
 		jw_null(&w);
+	/* a re-run after human input: the answers so far (ADK-Go ResumedInput) */
+	jw_key(&w, "resume_inputs");
+	if (act->answers)
+		jw_jsonb(&w, act->answers);
+	else
+	{
+		jw_begin_object(&w);
+		jw_end_object(&w);
+	}
 	jw_end_object(&w);
 
 	call.call = act->node->call;
@@ -420,7 +471,7 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 	}
 	if (!adk_jsonb_is_object(&call.result->root))
 	{
-		node_failed(wf, act, "it returned a value that is not an object with \"output\", \"route\" or \"state_delta\"");
+		node_failed(wf, act, "it returned a value that is not an object with \"output\", \"route\", \"state_delta\" or \"request_input\"");
 		return;
 	}
 	it = JsonbIteratorInit(&call.result->root);
@@ -432,14 +483,18 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 			continue;
 		key = pnstrdup(v.val.string.val, v.val.string.len);
 		if (strcmp(key, "output") != 0 && strcmp(key, "route") != 0 &&
-			strcmp(key, "state_delta") != 0)
+			strcmp(key, "state_delta") != 0 && strcmp(key, "request_input") != 0)
 		{
 			node_failed(wf, act,
-						strcmp(key, "request_input") == 0 ?
-						"it requested human input, which adk_runner's workflows do not take yet" :
-						psprintf("its result has the unknown key \"%s\" (the keys are output, route and state_delta)", key));
+						psprintf("its result has the unknown key \"%s\" (the keys are output, route, state_delta and request_input)", key));
 			return;
 		}
+	}
+	req = adk_jsonb_get(&call.result->root, "request_input");
+	if (req != NULL && req->type != jbvNull)
+	{
+		request_input(wf, act, req);
+		return;
 	}
 	output = adk_jsonb_get(&call.result->root, "output");
 	routes = adk_jsonb_get(&call.result->root, "route");
@@ -580,4 +635,212 @@ node_failed(Workflow *wf, WfActivation *act, const char *message)
 	adk_emit_error(wf->run, wf->agent->name, act->branch, "WORKFLOW_NODE_FAILED",
 				   psprintf("node \"%s\" of workflow \"%s\" failed: %s",
 							act->node->name, wf->agent->name, message));
+}
+
+/*
+ * A function node asked for human input (ADK-Go NewRequestInputEvent):
+ * its event holds ADK's adk_request_input call -- id the interrupt id
+ * (the request's "interrupt_id", else a new one), args interruptId,
+ * message, payload, responseSchema -- in long_running_tool_ids, and the
+ * graph hash the run pauses under in custom_metadata.adk_graph_hash.  The
+ * node waits (its row lists the id); its successors do not run; the other
+ * branches go on, and the invocation pauses once none can run.
+ */
+static void
+request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
+{
+	AdkRun	   *run = wf->run;
+	JsonbContainer *r;
+	JsonbValue *v;
+	JsonWriter	w;
+	char	   *id;
+
+	if (req->type != jbvBinary || !adk_jsonb_is_object(req->val.binary.data))
+	{
+		node_failed(wf, act, "its \"request_input\" is not an object");
+		return;
+	}
+	r = req->val.binary.data;
+	if (strcmp(wf->base, wf->agent->name) != 0)
+	{
+		node_failed(wf, act, "it requested human input, which a workflow below another agent does not take yet");
+		return;
+	}
+	v = adk_jsonb_get(r, "interrupt_id");
+	if (v != NULL && v->type == jbvString && v->val.string.len > 0)
+		id = pnstrdup(v->val.string.val, v->val.string.len);
+	else if (v != NULL && v->type != jbvNull)
+	{
+		node_failed(wf, act, "its \"request_input\" has an \"interrupt_id\" that is not a string");
+		return;
+	}
+	else
+		id = adk_new_id("adk-");
+
+	adk_event_start(&w, run, wf->agent->name, act->branch);
+	jw_key(&w, "content");
+	jw_begin_object(&w);
+	jw_key(&w, "role");
+	jw_string(&w, "model");
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "function_call");
+	jw_begin_object(&w);
+	jw_key(&w, "id");
+	jw_string(&w, id);
+	jw_key(&w, "name");
+	jw_string(&w, "adk_request_input");
+	jw_key(&w, "args");
+	jw_begin_object(&w);
+	jw_key(&w, "interruptId");
+	jw_string(&w, id);
+	jw_key(&w, "message");
+	v = adk_jsonb_get(r, "message");
+	if (v != NULL)
+		jw_value(&w, v);
+	else
+		jw_string(&w, "");
+	jw_key(&w, "payload");
+	v = adk_jsonb_get(r, "payload");
+	if (v != NULL)
+		jw_value(&w, v);
+	else
+		jw_null(&w);
+	v = adk_jsonb_get(r, "response_schema");
+	if (v != NULL && v->type != jbvNull)
+	{
+		jw_key(&w, "responseSchema");
+		jw_value(&w, v);
+	}
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_key(&w, "long_running_tool_ids");
+	jw_begin_array(&w);
+	jw_string(&w, id);
+	jw_end_array(&w);
+	if (wf->graph_hash != NULL)
+	{
+		jw_key(&w, "custom_metadata");
+		jw_begin_object(&w);
+		jw_key(&w, "adk_graph_hash");
+		jw_string(&w, wf->graph_hash);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
+	adk_emit(run, jw_finish(&w));
+	wf->paused = true;
+}
+
+/*
+ * A resume after human input (hitl.c found the node whose row holds the
+ * answered interrupt: resumed_path): the scheduler's state is read back
+ * from the invocation's rows (adk._workflow_resume_rows) -- which node
+ * activations completed, with what output, on what branch -- and each
+ * activation the answer left running goes on: re-run with its original
+ * input and the answers so far (rerun_on_resume), else completed with
+ * the latest answer as its output.  Activations still waiting for other
+ * answers stay as they are.  A graph changed since the run paused is
+ * refused.  False: no resume of this workflow.
+ */
+static bool
+resume(Workflow *wf, const char *resumed_path)
+{
+	AdkRun	   *run = wf->run;
+	AdkOwnerSave save;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[5];
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *resumed = NIL;
+	char	   *changed = NULL;
+	ListCell   *lc;
+	uint64		i;
+
+	if (resumed_path == NULL || strncmp(resumed_path, wf->base, strlen(wf->base)) != 0 ||
+		resumed_path[strlen(wf->base)] != '/')
+		return false;
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(run->invocation_id);
+	args[4] = CStringGetTextDatum(wf->base);
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT * FROM adk._workflow_resume_rows($1, $2, $3, $4, $5)",
+					 5, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read where workflow \"%s\" stands", wf->agent->name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		char	   *name = SPI_getvalue(row, desc, 1);
+		int			run_no = atoi(SPI_getvalue(row, desc, 2));
+		char	   *status = SPI_getvalue(row, desc, 3);
+		char	   *hash = SPI_getvalue(row, desc, 7);
+		WfNode	   *n = find_node(wf, name);
+		bool		isnull;
+		Datum		d;
+
+		if (n == NULL || (hash != NULL && (wf->graph_hash == NULL ||
+											strcmp(hash, wf->graph_hash) != 0)))
+		{
+			if (changed == NULL)
+				changed = n == NULL ? psprintf("node \"%s\" is no node of the workflow now", name) :
+					psprintf("node \"%s\" paused under another graph hash", name);
+			MemoryContextSwitchTo(spi);
+			continue;
+		}
+		n->runs = Max(n->runs, run_no);
+		n->branch = SPI_getvalue(row, desc, 6);
+		d = SPI_getbinval(row, desc, 5, &isnull);
+		n->output = isnull ? NULL : DatumGetJsonbPCopy(d);
+		n->completed = strcmp(status, "completed") == 0;
+		if (strcmp(status, "running") == 0)
+		{
+			/* the answer left it running: it goes on */
+			WfActivation *act = palloc0(sizeof(WfActivation));
+
+			act->node = n;
+			act->run_no = run_no;
+			act->branch = n->branch;
+			act->triggered_by = pstrdup("human input");
+			d = SPI_getbinval(row, desc, 4, &isnull);
+			act->input = isnull ? NULL : DatumGetJsonbPCopy(d);
+			d = SPI_getbinval(row, desc, 8, &isnull);
+			act->answers = isnull ? NULL : DatumGetJsonbPCopy(d);
+			d = SPI_getbinval(row, desc, 9, &isnull);
+			/* a handoff's output: the latest answer */
+			act->output = isnull ? NULL : DatumGetJsonbPCopy(d);
+			resumed = lappend(resumed, act);
+		}
+		MemoryContextSwitchTo(spi);
+	}
+	adk_owner_spi_end(&save);
+	if (changed != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("workflow \"%s\" changed since the run paused",
+						wf->agent->name),
+				 errdetail("In the paused run, %s.", changed),
+				 errhint("Restore the workflow to resume the paused run, or leave it paused: a message that answers no pending request starts a new run.")));
+	foreach(lc, resumed)
+	{
+		WfActivation *act = (WfActivation *) lfirst(lc);
+
+		if (act->node->rerun_on_resume)
+			wf->ready = lappend(wf->ready, act);
+		else
+		{
+			char	   *path = psprintf("%s/%s@%d", wf->base, act->node->name,
+										act->run_no);
+
+			/* handoff: the answer is its output (ADK-Go's default) */
+			run->node_path = path;
+			finish(wf, act, act->output, NULL, NULL);
+		}
+	}
+	return true;
 }
