@@ -377,7 +377,7 @@ CREATE TABLE adk.agents (
     name                        text PRIMARY KEY
                                 CHECK (name ~ '^[A-Za-z_][A-Za-z0-9_]*$' AND length(name) <= 128 AND name <> 'user'),
     kind                        text NOT NULL DEFAULT 'llm'
-                                CHECK (kind IN ('llm', 'sequential', 'parallel', 'loop')),
+                                CHECK (kind IN ('llm', 'sequential', 'parallel', 'loop', 'workflow')),
     model                       text REFERENCES adk.models (name) ON UPDATE CASCADE,
     instruction                 text,
     description                 text,
@@ -395,7 +395,7 @@ CREATE TABLE adk.agents (
     input_schema                jsonb CHECK (jsonb_typeof(input_schema) = 'object'),
     output_schema               jsonb CHECK (jsonb_typeof(output_schema) = 'object')
 );
-COMMENT ON TABLE adk.agents IS 'Agents: kind (llm | sequential | parallel | loop), model (NULL: the nearest ancestor''s), instruction, tools (tools, built-ins or agents used as tools), sub_agents (in order), transfer and generation settings, mode (chat | task | single_turn; NULL = chat) with input_schema and output_schema (docs/agent-modes.md)';
+COMMENT ON TABLE adk.agents IS 'Agents: kind (llm | sequential | parallel | loop | workflow: a graph workflow of adk.workflows, docs/workflows.md), model (NULL: the nearest ancestor''s), instruction, tools (tools, built-ins or agents used as tools), sub_agents (in order), transfer and generation settings, mode (chat | task | single_turn; NULL = chat) with input_schema and output_schema (docs/agent-modes.md)';
 
 -- Row rules: names, kinds, what each kind may have, the shape of lists and
 -- of generate_config.  References are checked after the statement.
@@ -436,9 +436,9 @@ BEGIN
                 HINT = 'Give the app another root agent first.';
         END IF;
     END IF;
-    IF NEW.kind IS NULL OR NEW.kind NOT IN ('llm', 'sequential', 'parallel', 'loop') THEN
+    IF NEW.kind IS NULL OR NEW.kind NOT IN ('llm', 'sequential', 'parallel', 'loop', 'workflow') THEN
         RAISE EXCEPTION 'unknown agent kind "%"', NEW.kind USING ERRCODE = '22023',
-            HINT = 'Use llm, sequential, parallel or loop.';
+            HINT = 'Use llm, sequential, parallel or loop (workflow agents are made by adk_define_workflow).';
     END IF;
     IF NEW.include_contents IS NULL OR NEW.include_contents NOT IN ('default', 'none') THEN
         RAISE EXCEPTION 'invalid include_contents "%" for agent "%"', NEW.include_contents, NEW.name
@@ -499,9 +499,12 @@ BEGIN
         IF cardinality(extra) > 0 THEN
             RAISE EXCEPTION '% agent "%" cannot have %', NEW.kind, NEW.name, array_to_string(extra, ', ')
                 USING ERRCODE = '22023',
-                      DETAIL = 'Only llm agents call a model; sequential, parallel and loop agents run their sub-agents.';
+                      DETAIL = 'Only llm agents call a model; sequential, parallel and loop agents run their sub-agents, workflow agents their graph.';
         END IF;
-        IF cardinality(NEW.sub_agents) = 0 THEN
+        IF NEW.kind = 'workflow' AND cardinality(NEW.sub_agents) > 0 THEN
+            RAISE EXCEPTION 'workflow agent "%" cannot have sub_agents', NEW.name USING ERRCODE = '22023',
+                DETAIL = 'A workflow agent runs the graph of adk.workflows with its name; its nodes are rows of adk.workflow_nodes (docs/workflows.md).';
+        ELSIF NEW.kind <> 'workflow' AND cardinality(NEW.sub_agents) = 0 THEN
             RAISE EXCEPTION '% agent "%" needs at least one sub-agent', NEW.kind, NEW.name USING ERRCODE = '22023';
         END IF;
     END IF;
@@ -887,7 +890,7 @@ BEGIN
             RAISE EXCEPTION 'model "%" of agent "%" does not exist', r.model, r.name USING ERRCODE = '42704';
         END IF;
         PERFORM adk._check_one_parent(r.name);
-        IF r.kind <> 'llm' AND cardinality(r.sub_agents) = 0 THEN
+        IF r.kind NOT IN ('llm', 'workflow') AND cardinality(r.sub_agents) = 0 THEN
             RAISE EXCEPTION '% agent "%" needs at least one sub-agent', r.kind, r.name USING ERRCODE = '22023';
         END IF;
         PERFORM adk._check_task_placement(r.name);

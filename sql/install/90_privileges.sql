@@ -65,13 +65,15 @@ DECLARE
         '_memory_search', '_memory_search_vec', '_any_word_query', '_cosine', '_embed',
         '_memory_config', '_artifact_names', '_artifact_latest',
         '_page_size', '_page_token', '_page_token_read', '_mermaid_text', '_mermaid_who',
-        '_json_schema'];
+        '_json_schema', '_mermaid_label'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction', '_check_thinking',
         '_check_one_parent', '_check_references', '_check_root_mode', '_check_task_placement',
         '_check_tool_parameters', '_format_cycle',
         '_endpoint_problem', '_host_entry_problem',
-        '_lock_definitions', '_name_list', '_reserved_tool_names'];
+        '_lock_definitions', '_name_list', '_reserved_tool_names',
+        '_check_workflow', '_workflow_hash', '_workflow_retry_defaults',
+        '_workflow_node_rows', '_workflow_edge_rows'];
 BEGIN
     FOR f, n IN
         SELECT p.oid::regprocedure, p.proname

@@ -369,6 +369,19 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 
 		a->name = SPI_getvalue(row, desc, 1);
 		a->kind = SPI_getvalue(row, desc, 3);
+
+		/*
+		 * A graph workflow (adk.workflows) can be defined and drawn, but its
+		 * scheduler is not built yet (docs/workflows.md, "What runs today"):
+		 * refuse it rather than run it as an agent with nothing to do.
+		 */
+		if (strcmp(a->kind, "workflow") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("agent \"%s\" is a graph workflow, which adk_runner does not run yet",
+							a->name),
+					 errdetail("It is in the agent tree of \"%s\".", root),
+					 errhint("A graph workflow can be defined, validated and drawn with adk_workflow_mermaid(); running one is not built yet.")));
 		a->model = SPI_getvalue(row, desc, 4);
 		a->instruction = SPI_getvalue(row, desc, 5);
 		a->description = SPI_getvalue(row, desc, 6);

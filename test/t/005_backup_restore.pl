@@ -38,6 +38,10 @@ $node->safe_psql(
 	SELECT adk_define_agent('helper', model => 'local', instruction => 'You help.', tools => ARRAY['get_weather']);
 	SELECT adk_define_agent('root', model => 'local', instruction => 'You route.',
 	                        tools => ARRAY['get_weather', 'request_approval'], sub_agents => ARRAY['helper']);
+	SELECT adk_define_workflow('flow', '[{"agent": "helper"}, {"name": "weather", "tool": "get_weather", "retry": {}},
+	                                     {"name": "both", "kind": "join"}]',
+	                           '[{"from": "START", "to": "helper"}, {"from": "START", "to": "weather"},
+	                             {"from": "helper", "to": "both"}, {"from": "weather", "to": "both"}]');
 	SELECT adk_define_app('app1', 'root', plugins => ARRAY['noop'],
 	                      compaction => '{"compaction_interval": 2, "overlap_size": 1}');
 	SELECT adk_create_session('app1', 'u1', 's1', '{"k": 1, "app:a": 2, "user:u": 3, "temp:t": 4}');
@@ -51,7 +55,8 @@ $node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv', '60 s')");
 
 # every table of the extension that holds data, and its sequences
 my @tables = qw(secrets models tools plugins agents apps app_states user_states
-  sessions events run_states compactions invocations jobs model_calls);
+  sessions events run_states compactions invocations jobs model_calls
+  workflows workflow_nodes workflow_edges);
 my $contents_sql = join(
 	"\nUNION ALL ",
 	map {
@@ -107,6 +112,16 @@ $node->command_ok(
 	'pg_restore --data-only --disable-triggers');
 is($node->safe_psql('restored_data', $contents_sql),
 	$original, 'pg_restore --data-only: every table and sequence as in the original');
+
+# a restored workflow keeps its graph hash, and is checked again on change
+for my $db (qw(restored_fc restored_sql))
+{
+	is($node->safe_psql($db, q{SELECT graph_hash = adk._workflow_hash(name) FROM adk.workflows WHERE name = 'flow'}),
+		't', "$db: the restored workflow's hash is its graph's");
+	my ($ret, $out, $err) = $node->psql($db,
+		q{INSERT INTO adk.workflow_edges (workflow, from_node, to_node) VALUES ('flow', 'both', 'START')});
+	like($err, qr/node "both" of workflow "flow" points to START/, "$db: the restored workflow is checked");
+}
 
 # a restored session goes on
 for my $db (qw(restored_fc restored_sql))
