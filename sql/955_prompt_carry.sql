@@ -85,6 +85,16 @@ SELECT adk_rewind('pc_app', 'u', 'rewind',
 SELECT pg_temp.say('rewind', 'what is my word?');
 SELECT * FROM pg_temp.last_messages();
 
+-- rewinding the rewind brings the rewound turn back (and rewinds the
+-- turn after the first rewind)
+SELECT adk_rewind('pc_app', 'u', 'rewind',
+                  (SELECT event_data ->> 'invocation_id' FROM adk.events
+                    WHERE app_name = 'pc_app' AND session_id = 'rewind'
+                      AND event_data #>> '{actions,rewind_before_invocation_id}' IS NOT NULL))
+       IS NOT NULL AS rewound;
+SELECT pg_temp.say('rewind', 'and now?');
+SELECT * FROM pg_temp.last_messages();
+
 -- 5. The session deleted and made again under the same id.
 SELECT pg_temp.say('again', 'before the delete');
 SELECT adk_delete_session('pc_app', 'u', 'again');

@@ -18,9 +18,9 @@
  *
  * Nothing of it is trusted: every read of the history checks where the
  * kept read stopped (store/session_read.c: the event of the last seq read
- * still there with its id, the session's rewound seqs ending where they
- * did) and reads the branch again from the start when that no longer
- * holds (a rolled-back run, a deleted and re-created session, a rewind);
+ * still there, live, with its id) and reads the branch again from the
+ * start when that no longer holds (a rolled-back run, a deleted and
+ * re-created session, a rewind of anything up to there);
  * a compacted session is read whole every time and keeps nothing
  * (prompt_memo.c); another writer's events are the next ones read; the
  * isolation scope is part of what a HistCache is for; and a request memo

@@ -109,8 +109,7 @@ typedef struct PromptMemo
  * What a run has read of its session for one branch, kept between model
  * calls (prompt_memo.c) and handed to the backend's next run on the
  * session (prompt_carry.c): the events that pass the branch filter, and
- * where the read stopped (the last seq, its event's id, the end of the
- * rewound seqs).  The next call reads only the events after it, so prompt
+ * where the read stopped (the last seq and its event's id).  The next call reads only the events after it, so prompt
  * assembly costs O(new events) in reads, not O(history) -- a tool loop of
  * 50 calls reads the history once, a conversation's next turn reads its
  * new events.  Events are append-only and a session's seq only grows

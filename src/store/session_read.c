@@ -241,18 +241,19 @@ adk_session_exists(const char *app, const char *user, const char *session)
  *
  * The mark is checked and moved on (in mark_cxt): with mark->seq > 0 the
  * event of that seq is read too, and the read is *stale (nothing
- * returned) unless it is there with mark->id and the session's rewound
- * seqs end where they did (a rewind event is the newest event and rewound
- * itself, so any rewind since moves that end).  Seqs are given under the
- * session row's lock and go back only with the transaction that took
- * them, so the event of a seq having the same id means every event before
- * it is the one read then: a rolled-back append, a session deleted and
- * made again, or a rewind make the caller read the history again from the
- * start.
+ * returned) unless it is there, not rewound, with mark->id.  Seqs are
+ * given under the session row's lock and go back only with the
+ * transaction that took them, so the event of a seq having the same id
+ * means every event before it is the one read then: a rolled-back append
+ * or a session deleted and made again make the caller read the history
+ * again from the start.  So does a rewind that changed which of those
+ * events are live: what a rewind event rewinds is one range of seqs up to
+ * itself, the newest event (sql/install/12_rewound.sql), so a rewind since
+ * the mark that rewinds, or brings back, an event up to mark->seq covers
+ * mark->seq too.
  */
 #define HISTORY_SQL \
-	"SELECT event_data, seq, id, pg_catalog.upper(" NOT_REWOUND_SQL ")" \
-	"  FROM adk.events" \
+	"SELECT event_data, seq, id FROM adk.events" \
 	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
 	"   AND user_id OPERATOR(pg_catalog.=) $2" \
 	"   AND session_id OPERATOR(pg_catalog.=) $3" \
@@ -294,20 +295,14 @@ adk_session_history(const char *app, const char *user, const char *session,
 	{
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull = true;
-		bool		upper_null = true;
 		Datum		id = (Datum) 0;
-		Datum		upper = (Datum) 0;
 
 		if (SPI_processed > 0)
-		{
 			id = SPI_getbinval(SPI_tuptable->vals[0], desc, 3, &isnull);
-			upper = SPI_getbinval(SPI_tuptable->vals[0], desc, 4, &upper_null);
-		}
 		if (SPI_processed == 0 || isnull ||
 			DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], desc, 2, &isnull)) != mark->seq ||
 			mark->id == NULL ||
-			strcmp(TextDatumGetCString(id), mark->id) != 0 ||
-			(upper_null ? 0 : DatumGetInt64(upper)) != mark->rewound_upper)
+			strcmp(TextDatumGetCString(id), mark->id) != 0)
 		{
 			*stale = true;
 			adk_owner_spi_end(&save);
@@ -340,7 +335,6 @@ adk_session_history(const char *app, const char *user, const char *session,
 		HeapTuple	row = SPI_tuptable->vals[SPI_processed - 1];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
-		Datum		upper;
 		int64		seq = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
 
 		if (seq != mark->seq)
@@ -353,8 +347,6 @@ adk_session_history(const char *app, const char *user, const char *session,
 				pfree(old);
 			mark->seq = seq;
 		}
-		upper = SPI_getbinval(row, desc, 4, &isnull);
-		mark->rewound_upper = isnull ? 0 : DatumGetInt64(upper);
 	}
 	adk_owner_spi_end(&save);
 	MemoryContextSwitchTo(caller);

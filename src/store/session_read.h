@@ -24,18 +24,15 @@ typedef struct AdkSessionEvent
 } AdkSessionEvent;
 
 /*
- * Where a read of a session's history stopped, and what it stood on: the
- * next read goes on from there only while that still holds (the event
- * read last is still there, with the same id, and no rewind came since),
- * so a reader that keeps what it read can check it by seq and id instead
- * of trusting it.  Zeroed: nothing read yet.
+ * Where a read of a session's history stopped: the next read goes on from
+ * there only while the event read last is still there, live, with the
+ * same id (session_read.c), so a reader that keeps what it read checks it
+ * by seq and id instead of trusting it.  Zeroed: nothing read yet.
  */
 typedef struct AdkHistoryMark
 {
 	int64		seq;			/* the last seq read; 0: none */
 	char	   *id;				/* the id of the event of seq */
-	int64		rewound_upper;	/* upper(adk.sessions.rewound) then; 0:
-								 * none rewound */
 } AdkHistoryMark;
 
 /* adk.session_wait_timeout: how long our writers wait for a queued run */
