@@ -792,8 +792,8 @@ typedef struct RequestMemoEntry
  * The request memo of an agent on a branch, made the first time in what
  * the run keeps of its history (adk_hist_cxt: the backend's next run on
  * the session goes on from it): its requests grow by a round at a time,
- * so each is built from the previous one (model/generate.c).  A run has a few agents and branches:
- * a list is searched.
+ * so each is built from the previous one (model/generate.c).  A run has a
+ * few agents and branches: a list is searched.
  */
 static AdkRequestMemo *
 request_memo(AdkRun *run, const char *agent, const char *branch)

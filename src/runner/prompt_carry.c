@@ -20,19 +20,19 @@
  * kept read stopped (store/session_read.c: the event of the last seq read
  * still there, live, with its id) and reads the branch again from the
  * start when that no longer holds (a rolled-back run, a deleted and
- * re-created session, a rewind of anything up to there);
- * a compacted session is read whole every time and keeps nothing
- * (prompt_memo.c); another writer's events are the next ones read; the
- * isolation scope is part of what a HistCache is for; and a request memo
- * finds the first content that differs by comparing contents, so a
- * request never rests on what it did not check.  What the kept state
- * cannot show is not kept: a run that put unstored thoughts back into its
- * events (thoughts.c: only that run may send them) or that ran nodes
- * (single_turn.c: a node's prompt holds its own invocation's events)
- * leaves nothing behind, nor does a run stopped from outside (its model
- * calls may still hold its request memos).  With adk.verify_incremental on, a request made
- * from a kept history is also made from the history read again from the
- * store, and must be the same bytes (prompt.c).
+ * re-created session, a rewind of anything up to there); a compacted
+ * session is read whole every time and keeps nothing (prompt_memo.c);
+ * another writer's events are the next ones read; the isolation scope is
+ * part of what a HistCache is for; and a request memo finds the first
+ * content that differs by comparing contents, so a request never rests on
+ * what it did not check.  What the kept state cannot show is not kept: a
+ * run that put unstored thoughts back into its events (thoughts.c: only
+ * that run may send them) or that ran nodes (single_turn.c: a node's
+ * prompt holds its own invocation's events) leaves nothing behind, nor
+ * does a run stopped from outside (its model calls may still hold its
+ * request memos).  With adk.verify_incremental on, a request made from a
+ * kept history is also made from the history read again from the store,
+ * and must be the same bytes (prompt.c).
  *
  * Memory: at most one session's, what the run kept (bounded as a run's
  * is: a history above adk_request_memo_max keeps no pieces or memo), held

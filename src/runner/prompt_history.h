@@ -109,16 +109,17 @@ typedef struct PromptMemo
  * What a run has read of its session for one branch, kept between model
  * calls (prompt_memo.c) and handed to the backend's next run on the
  * session (prompt_carry.c): the events that pass the branch filter, and
- * where the read stopped (the last seq and its event's id).  The next call reads only the events after it, so prompt
- * assembly costs O(new events) in reads, not O(history) -- a tool loop of
- * 50 calls reads the history once, a conversation's next turn reads its
- * new events.  Events are append-only and a session's seq only grows
- * (appends take the session row lock), so a foreign writer's events
- * (ADK-JS) are simply the next ones read; a read whose mark no longer
- * holds (a rolled-back append, a rewind: store/session_read.c) reads the
- * branch again from the start.  A compacted session is
- * read through adk._prompt_events every time (summaries stand in for the
- * events they cover), and its cache dropped.  The ids of the events' parts
+ * where the read stopped (the last seq and its event's id).  The next
+ * call reads only the events after it, so prompt assembly costs O(new
+ * events) in reads, not O(history) -- a tool loop of 50 calls reads the
+ * history once, a conversation's next turn reads its new events.  Events
+ * are append-only and a session's seq only grows (appends take the
+ * session row lock), so a foreign writer's events (ADK-JS) are simply the
+ * next ones read; a read whose mark no longer holds (a rolled-back
+ * append, a rewind: store/session_read.c) reads the branch again from the
+ * start.  A compacted session is read through adk._prompt_events every
+ * time (summaries stand in for the events they cover), and its cache
+ * dropped.  The ids of the events' parts
  * (FirstId, a hash table) and the previous request (PromptMemo) go with
  * the events.
  */

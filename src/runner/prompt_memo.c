@@ -99,7 +99,6 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 	if (stale)
 	{
 		adk_hist_forget_events(cache);
-		cache->carried = false;
 		rows = adk_session_history(run->app, run->user, run->session,
 								   &cache->mark, cache->cxt, &compacted,
 								   &stale);

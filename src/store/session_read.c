@@ -295,14 +295,18 @@ adk_session_history(const char *app, const char *user, const char *session,
 	{
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull = true;
+		int64		seq = 0;
 		Datum		id = (Datum) 0;
 
 		if (SPI_processed > 0)
+		{
+			seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], desc, 2,
+											  &isnull));
 			id = SPI_getbinval(SPI_tuptable->vals[0], desc, 3, &isnull);
-		if (SPI_processed == 0 || isnull ||
-			DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], desc, 2, &isnull)) != mark->seq ||
-			mark->id == NULL ||
-			strcmp(TextDatumGetCString(id), mark->id) != 0)
+		}
+		/* the first row is the event of mark->seq, or it went */
+		if (SPI_processed == 0 || isnull || seq != mark->seq ||
+			mark->id == NULL || strcmp(TextDatumGetCString(id), mark->id) != 0)
 		{
 			*stale = true;
 			adk_owner_spi_end(&save);
