@@ -165,6 +165,8 @@ new_run(const char *app, const char *user, const char *session,
 	adk_tenancy_check_app_state(app, state_delta);
 	parse_options(run, options);
 	adk_run_registry_enter(app, user, session);	/* adk_cancel finds it */
+	/* what the backend's last run on the session kept (prompt_carry.c) */
+	adk_hist_carry_take(run);
 	MemoryContextSwitchTo(old);
 	return run;
 }
@@ -607,12 +609,17 @@ end_run(AdkRun *run)
 	return ADK_STEP_DONE;
 }
 
-/* The invocation's row, and the run registry left */
+/*
+ * The invocation's row, the run registry left, and what the run kept of
+ * its history handed to the backend
+ */
 static void
 close_run(AdkRun *run)
 {
 	invocation_end(run);
 	adk_run_registry_leave();
+	/* for the backend's next run on the session (prompt_carry.c) */
+	adk_hist_carry_keep(run);
 }
 
 /*
