@@ -30,6 +30,9 @@ CREATE TABLE adk.jobs (
 CREATE INDEX jobs_status_idx ON adk.jobs (status, id);
 -- the fair claim: the roles with queued jobs, their apps, each one's in id order
 CREATE INDEX jobs_queued_role_idx ON adk.jobs (role_oid, app_name, id) WHERE status = 'queued';
+-- the claim's count of the jobs running now per role and per app: these
+-- entries only, not every job the app ever ran (jobs_session_idx)
+CREATE INDEX jobs_running_idx ON adk.jobs (role_oid, app_name) WHERE status = 'running';
 -- the jobs of one session, in submit order
 CREATE INDEX jobs_session_idx ON adk.jobs (app_name, user_id, session_id, id);
 -- retention
@@ -141,6 +144,27 @@ $$;
 COMMENT ON FUNCTION adk._claim_job(integer) IS
     'The job workers'' claim: mark the next claimable job running and return it (no row: nothing to claim).';
 
+-- A job worker claims up to "most" jobs in one transaction: one claim after
+-- another, each seeing the ones before it running (so the order and
+-- fairness are _claim_job's), with one commit for them all.
+CREATE FUNCTION adk._claim_jobs(worker_pid integer, most integer)
+RETURNS SETOF adk.jobs
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    claimed adk.jobs;
+BEGIN
+    FOR i IN 1..most LOOP
+        SELECT * INTO claimed FROM adk._claim_job(_claim_jobs.worker_pid);
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+        RETURN NEXT claimed;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION adk._claim_jobs(integer, integer) IS
+    'The job workers'' claim of up to most jobs at once: adk._claim_job repeated until it finds none.';
+
 -- The job workers' and the launcher's own statements (run as the owner of
 -- schema adk, through adk_owner_spi_begin in C): what ends a job, what a
 -- lost worker leaves, how many jobs a worker could claim now.  Their
@@ -149,9 +173,14 @@ COMMENT ON FUNCTION adk._claim_job(integer) IS
 
 -- A job ends as its invocation did.  A paused one ('waiting') has not
 -- finished: its finished_at is set when the adk_run that answers it ends
--- the invocation.  Returns the job's status (NULL: no such job).
+-- the invocation.  Returns the job's status (NULL: no such job).  In
+-- PL/pgSQL, whose plans a worker keeps, where an SQL function's would be
+-- made again at every job's end.
 CREATE FUNCTION adk._job_finished(job_id bigint, job_invocation text) RETURNS text
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    new_status text;
+BEGIN
     UPDATE adk.jobs j
        SET status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'
                          WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'
@@ -162,9 +191,12 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
            error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'
                         THEN pg_catalog.concat_ws(': ', i.error_code, i.error_message) END
       FROM (VALUES (1)) AS one (x)
-      LEFT JOIN adk.invocations i ON i.invocation_id OPERATOR(pg_catalog.=) job_invocation
-     WHERE j.id OPERATOR(pg_catalog.=) job_id
-    RETURNING j.status
+      LEFT JOIN adk.invocations i
+        ON i.invocation_id OPERATOR(pg_catalog.=) _job_finished.job_invocation
+     WHERE j.id OPERATOR(pg_catalog.=) _job_finished.job_id
+    RETURNING j.status INTO new_status;
+    RETURN new_status;
+END
 $$;
 COMMENT ON FUNCTION adk._job_finished(bigint, text) IS
     'A job worker''s end of a job: its status as its invocation''s, returned.';
