@@ -58,3 +58,4 @@ $$;
 COMMENT ON FUNCTION adk._claim_jobs(integer, integer) IS
     'The job workers'' claim of up to most jobs at once: adk._claim_job repeated until it finds none.';
 
+REVOKE ALL ON FUNCTION adk._claim_jobs(integer, integer) FROM PUBLIC;
