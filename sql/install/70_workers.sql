@@ -53,9 +53,13 @@ GRANT SELECT ON adk.jobs TO adk_user;
 -- claimed.  If that role and app have none claimable, the oldest of any.
 -- The roles and apps with queued jobs are found by a skip scan of
 -- jobs_queued_role_idx, and each lookup walks the queue in id order and
--- stops at the first match.  SKIP LOCKED passes over a job another worker
--- is claiming right now.  Runs as the owner of schema adk (a worker
--- switches to it); nobody else may update adk.jobs.
+-- stops at the first match.  A job is claimable when it is the oldest
+-- queued or running job of its session: a subquery per candidate, by
+-- jobs_session_idx on the candidate's session (as a NOT EXISTS it was
+-- planned as an anti join that read every job of the app per candidate,
+-- once PL/pgSQL kept a generic plan).  SKIP LOCKED passes over a job
+-- another worker is claiming right now.  Runs as the owner of schema adk
+-- (a worker switches to it); nobody else may update adk.jobs.
 CREATE FUNCTION adk._claim_job(worker_pid integer)
 RETURNS SETOF adk.jobs
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
@@ -107,24 +111,24 @@ BEGIN
      WHERE j.status OPERATOR(pg_catalog.=) 'queued'
        AND j.role_oid OPERATOR(pg_catalog.=) fair_role
        AND j.app_name OPERATOR(pg_catalog.=) fair_app
-       AND NOT EXISTS (SELECT 1 FROM adk.jobs e
-                        WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
-                          AND e.user_id OPERATOR(pg_catalog.=) j.user_id
-                          AND e.session_id OPERATOR(pg_catalog.=) j.session_id
-                          AND e.id OPERATOR(pg_catalog.<) j.id
-                          AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+       AND j.id OPERATOR(pg_catalog.=) (
+               SELECT pg_catalog.min(e.id) FROM adk.jobs e
+                WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                  AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                  AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                  AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
      ORDER BY j.id
      LIMIT 1
        FOR UPDATE OF j SKIP LOCKED;
     IF next_id IS NULL THEN
         SELECT j.id INTO next_id FROM adk.jobs j
          WHERE j.status OPERATOR(pg_catalog.=) 'queued'
-           AND NOT EXISTS (SELECT 1 FROM adk.jobs e
-                            WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
-                              AND e.user_id OPERATOR(pg_catalog.=) j.user_id
-                              AND e.session_id OPERATOR(pg_catalog.=) j.session_id
-                              AND e.id OPERATOR(pg_catalog.<) j.id
-                              AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+           AND j.id OPERATOR(pg_catalog.=) (
+                   SELECT pg_catalog.min(e.id) FROM adk.jobs e
+                    WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                      AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                      AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                      AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
          ORDER BY j.id
          LIMIT 1
            FOR UPDATE OF j SKIP LOCKED;

@@ -125,8 +125,6 @@ typedef struct AdkJob
 #define STEPS_PER_TRANSACTION	16
 /* with runs held, the worker looks for more jobs at least this often */
 #define CLAIM_EVERY_MS			200
-/* after a run ended, it looks this soon (the run's session may have more) */
-#define CLAIM_AFTER_END_MS		20
 /* at most this many jobs claimed in one transaction */
 #define CLAIM_BATCH				16
 
@@ -134,7 +132,6 @@ static int	my_slot = -1;
 static MemoryContext worker_cxt = NULL;
 static List *held = NIL;		/* AdkJob *, in claim order */
 static List *claiming = NIL;	/* AdkJob *, of the claim in progress */
-static bool runs_ended = false;	/* since the last claim */
 
 /* the worker's own statements, planned once (worker_plan) */
 static SPIPlanPtr claim_plan = NULL;
@@ -190,6 +187,7 @@ adk_job_worker_main(Datum arg)
 {
 	Oid			dboid;
 	bool		claim_wanted = true;
+	bool		queue_more = false;
 	TimestampTz last_claim = 0;
 
 	my_slot = DatumGetInt32(arg);
@@ -224,6 +222,7 @@ adk_job_worker_main(Datum arg)
 	{
 		bool		progressed;
 		TimestampTz now;
+		int			room;
 
 		if (MyLatch->is_set)
 			claim_wanted = true;	/* the launcher has work, or a cancel */
@@ -240,21 +239,24 @@ adk_job_worker_main(Datum arg)
 			break;
 
 		/*
-		 * Claim while the queue may hold more (the last claim stopped because
-		 * the worker was full), when woken, soon after a run ended (its
-		 * session's next job may be claimable now) and every CLAIM_EVERY_MS.
+		 * Claim when woken, every CLAIM_EVERY_MS, and while the queue may
+		 * hold more (the last claim stopped because the worker was full) once
+		 * the runs that ended leave room for a batch: a claim transaction for
+		 * several jobs, not one per run that ends.  A claim that finds nothing
+		 * walks the whole queue: it is not tried again before one of these.
 		 */
 		now = GetCurrentTimestamp();
-		if (held != NIL &&
-			(TimestampDifferenceExceeds(last_claim, now, CLAIM_EVERY_MS) ||
-			 (runs_ended && TimestampDifferenceExceeds(last_claim, now, CLAIM_AFTER_END_MS))))
+		room = adk_worker_concurrency - list_length(held);
+		if (held != NIL && TimestampDifferenceExceeds(last_claim, now, CLAIM_EVERY_MS))
 			claim_wanted = true;
-		if (claim_wanted && list_length(held) < adk_worker_concurrency &&
+		if (room > 0 &&
+			(claim_wanted ||
+			 (queue_more && room >= Max(1, Min(CLAIM_BATCH, adk_worker_concurrency / 4)))) &&
 			!surplus_worker())
 		{
 			last_claim = now;
-			runs_ended = false;
-			claim_wanted = claim_jobs();
+			claim_wanted = false;
+			queue_more = claim_jobs();
 		}
 
 		cancel_jobs();
@@ -921,7 +923,6 @@ end_job(AdkJob *job)
 
 	HOLD_INTERRUPTS();
 	held = list_delete_ptr(held, job);
-	runs_ended = true;
 	LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
 	memset(e, 0, sizeof(*e));
 	adk_workers->slots[my_slot].nruns = list_length(held);
