@@ -106,15 +106,15 @@ SELECT count(*) AS appended FROM (VALUES
       "node_info": {"path": "rn_desk/rn_echo@99999999999999999999"}, "content": {"role": "model", "parts": [{"text": "?"}]}}')),
   (adk_append_event('rn_app', 'ann', 'w1', '{"author": "rn_echo", "invocation_id": "w-inv",
       "node_info": {"path": "@1"}, "content": {"role": "model", "parts": [{"text": "?"}]}}'))) v;
-SELECT count(*) AS live FROM adk.run_states WHERE session_id = 'w1';
+SELECT count(*) AS live FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 'w1';
 SELECT adk_rebuild_run_states('rn_app', 'ann', 'w1') AS rebuilt;
 SELECT * FROM rn_rows('w1');
 
 -- 8. attempt is not in the events: a rebuild keeps a row's own, a row it
 -- makes has 1
-UPDATE adk.run_states SET attempt = 3 WHERE session_id = 'w1' AND node_path = 'rn_desk';
+UPDATE adk.run_states SET attempt = 3 WHERE app_name = 'rn_app' AND session_id = 'w1' AND node_path = 'rn_desk';
 SELECT adk_rebuild_run_states('rn_app', 'ann', 'w1') AS rebuilt;
-SELECT node_path, attempt FROM adk.run_states WHERE session_id = 'w1' AND node_path = 'rn_desk';
+SELECT node_path, attempt FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 'w1' AND node_path = 'rn_desk';
 
 DELETE FROM adk.apps WHERE name = 'rn_app';
 DELETE FROM adk.sessions WHERE app_name = 'rn_app';
