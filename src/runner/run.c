@@ -748,15 +748,16 @@ invocation_end(AdkRun *run)
 	args[7] = Float8GetDatum(run->out.store_ms);
 	/* its nodes' rows end as their last events say (run_states.c) */
 	if (refreshed)
+	{
 		nulls[8] = nulls[9] = nulls[10] = nulls[11] = 'n';
+		args[13] = BoolGetDatum(false);
+	}
 	else
 		args[13] = BoolGetDatum(adk_node_ends(run, &args[8], &args[9], &args[10],
 											  &args[11]));
 	args[12] = run->input.user_content ? JsonbPGetDatum(run->input.user_content) : (Datum) 0;
 	if (run->input.user_content == NULL)
 		nulls[12] = 'n';
-	if (refreshed)
-		args[13] = BoolGetDatum(false);
 	adk_owner_spi_begin(&save);
 	/* and the job of a queued run that paused and is resumed here */
 	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
