@@ -71,6 +71,7 @@ OBJS = \
 	src/runner/retry.o \
 	src/runner/route.o \
 	src/runner/run.o \
+	src/runner/run_states.o \
 	src/runner/run_entry.o \
 	src/runner/schema_check.o \
 	src/runner/settings.o \

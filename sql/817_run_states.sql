@@ -1,6 +1,7 @@
 -- RunState per node (docs/agent-modes.md "A pause inside a task", ADK-Go's
--- RunState per node activation, 000 §四.4.3): an invocation that paused
--- has one adk.run_states row per node activation, its path as node_info
+-- RunState per node activation, 000 §四.4.3): an invocation (here, one
+-- that paused; sql/818_run_states_nodes.sql: every kind) has one
+-- adk.run_states row per node activation, its path as node_info
 -- writes it -- the root coordinator's too -- with status, input, output
 -- and interrupts.  A pause inside a task waits on the task's row and holds
 -- the coordinator's; the task's finish_task marks its row completed in the
@@ -89,13 +90,17 @@ SELECT event_data ->> 'author' AS author,
  ORDER BY seq;
 SELECT * FROM rs_rows('p2');
 
--- 5. The rows are derived: deleted and rebuilt, they are the same
+-- 5. The rows are derived: deleted and rebuilt, they are the same -- and
+-- one more, the node of the event the other writer appended in step 4
+-- (such an event gets its row from the rebuild: docs/runs.md)
 CREATE TEMP TABLE rs_before AS SELECT * FROM adk.run_states WHERE app_name = 'rsn_app';
 DELETE FROM adk.run_states WHERE app_name = 'rsn_app';
 SELECT adk_rebuild_run_states('rsn_app') AS rows;
 SELECT (SELECT count(*) FROM (SELECT * FROM rs_before EXCEPT SELECT * FROM adk.run_states) x) AS missing,
        (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE app_name = 'rsn_app'
                               EXCEPT SELECT * FROM rs_before) x) AS extra;
+SELECT session_id, node_path, status, agent, input FROM (SELECT * FROM adk.run_states WHERE app_name = 'rsn_app'
+                                         EXCEPT SELECT * FROM rs_before) x;
 
 -- 6. A session another runtime wrote (ADK-Go's case 06 shape, node_info
 -- on each event): adk_rebuild_run_states derives its nodes from node_info

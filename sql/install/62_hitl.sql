@@ -9,33 +9,47 @@
 -- new invocation of their own, and decide "answered" by the call id, as
 -- we do).
 --
--- adk.run_states holds that, one row per node activation of an invocation
--- that made such a call (ADK-Go's RunState per node, 000 §四.4.3):
--- node_path is the node's path as node_info writes it (docs/agent-modes.md
--- "Node info": "coordinator", "coordinator/booker@<call id>" for a task;
--- the author for an event another runtime wrote without node_info), so
--- the root coordinator is a node too.  interrupt_ids are the pending ids
--- of the calls made in the node or in a node below it (a pause inside a
--- task waits on the task's row and holds its coordinator's: both are
--- 'waiting' with the same ids), answered_ids the answered ones; status
--- 'waiting' while anything is pending, 'completed' once an event names
--- the node in node_info.output_for (a task's finish_task response), else
--- what the node's last event says ('failed' for an error event,
--- 'cancelled' for error_code CANCELLED), 'running' for a task or
--- single_turn node no output finished yet, 'completed' for the root.
+-- adk.run_states holds one row per node activation of every invocation
+-- (ADK-Go's RunState per node, 000 §四.4.3): node_path is the node's path
+-- as node_info writes it (docs/agent-modes.md "Node info": "coordinator",
+-- "coordinator/booker@<call id>" for a task, "coordinator/translator@<n>"
+-- for a single_turn node; the author for an event another runtime wrote
+-- without node_info), so the root coordinator is a node too.
+-- interrupt_ids are the pending ids of the calls made in the node or in a
+-- node below it (a pause inside a task waits on the task's row and holds
+-- its coordinator's: both are 'waiting' with the same ids), answered_ids
+-- the answered ones; status 'waiting' while anything is pending,
+-- 'completed' once an event names the node in node_info.output_for (a
+-- task's finish_task response, a single_turn node's answer), else what
+-- the node's last event says ('failed' for an error event, 'cancelled'
+-- for error_code CANCELLED), 'running' for a task or single_turn node no
+-- output finished yet (a task still open), 'completed' for the root.
 -- input is the node's input (the root's: the content of the invocation's
--- first user event; a task's: its delegating call's arguments), output
--- the output that finished it.
+-- first user event; a task's or a single_turn node's: its delegating
+-- call's arguments, adk._node_input), output the output that finished it.
+--
+-- Who writes them, at what cost per turn (docs/runs.md "Where the run
+-- stands"): the runner inserts a node's row, 'running', as the node
+-- starts (adk._node_start, one INSERT ... ON CONFLICT), and brings its
+-- invocation's rows to what the events say as the invocation ends
+-- (adk._refresh_run_states, the statement the HITL end already made);
+-- in between, the events trigger (src/store/event_trigger.c), which
+-- every writer passes, refreshes the rows an event changes
+-- (adk._event_appended) in the transaction of the event -- a pause, an
+-- answer, a task's finish_task response, which marks its row completed
+-- in the transaction that appends its coordinator's function response.
 -- 'running' is also what a resume sets, inside its transaction, between
--- the answer and the end of the invocation.  The rows are derived from
--- adk.events alone
--- (adk._derive_run_states) and kept up to date in the append path: the
--- events trigger (src/store/event_trigger.c), which every writer passes,
--- refreshes the rows an event changes (adk._event_appended), in the
--- transaction of the event -- a task's finish_task response marks its row
--- completed in the transaction that appends its coordinator's function
--- response; adk_rebuild_run_states() writes the same rows
--- again from the events.  A resume reads its invocation's rows to know
+-- the answer and the end of the invocation.
+--
+-- Every column but attempt derives from adk.events alone
+-- (adk._derive_run_states), and adk_rebuild_run_states() writes the same
+-- rows again from the events.  attempt counts the starts of the node
+-- activation: a queued run's retry (its job re-claimed after its worker
+-- died or its run raised) that runs the node again adds one in
+-- adk._node_start; a resume after a human's answer is not a new attempt.
+-- A failed attempt's events rolled back with it, so the events cannot
+-- tell: a rebuild keeps the attempt of a row it updates, and a row it
+-- creates has 1.  A resume reads its invocation's rows to know
 -- where it is -- which node made the call, a task's agent and scope --
 -- and does not replay the history (ADK-Go reconstructs the RunState
 -- every turn, 000 §四.4.4); only an invocation with no rows at all gets
@@ -65,17 +79,19 @@ CREATE TABLE adk.run_states (
     updated_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
     input         jsonb,
     output        jsonb,
+    attempt       integer NOT NULL DEFAULT 1,
     CONSTRAINT run_states_pkey PRIMARY KEY (app_name, user_id, session_id, invocation_id, node_path),
     CONSTRAINT run_states_waiting_has_ids
         CHECK (status <> 'waiting' OR cardinality(interrupt_ids) > 0)
 );
 COMMENT ON TABLE adk.run_states IS
-    'Workflow RunState per node activation of an invocation that paused: status, pending interrupt_ids, answered_ids, input, output; derived from adk.events (adk_rebuild_run_states)';
+    'Workflow RunState per node activation of every invocation: status, pending interrupt_ids, answered_ids, input, output, attempt; derived from adk.events but attempt (adk_rebuild_run_states)';
 COMMENT ON COLUMN adk.run_states.node_path IS 'the node''s path as node_info writes it (coordinator, coordinator/booker@<call id>); the author for an event without node_info';
 COMMENT ON COLUMN adk.run_states.interrupt_ids IS 'pending long-running / confirmation call ids of the node and the nodes below it, in call order';
 COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids of the node and the nodes below it the user has answered (in any invocation), in call order';
-COMMENT ON COLUMN adk.run_states.input IS 'the node''s input: the root''s user message content, a task''s delegating call arguments';
+COMMENT ON COLUMN adk.run_states.input IS 'the node''s input: the root''s user message content, a task''s or a single_turn node''s delegating call arguments';
 COMMENT ON COLUMN adk.run_states.output IS 'the output that finished the node (node_info.output_for)';
+COMMENT ON COLUMN adk.run_states.attempt IS 'how many times this node activation was started: 1, plus one for each retry of its queued run that ran the node again; a resume after a human''s answer is not a new attempt';
 
 -- The node an event belongs to: node_info's path (a string), else the
 -- agent that wrote it (another runtime's event without node_info); NULL
@@ -86,6 +102,50 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT coalesce(CASE WHEN jsonb_typeof(d #> '{node_info,path}') = 'string'
                          THEN d #>> '{node_info,path}' END,
                     nullif(nullif(d ->> 'author', ''), 'user'))
+$$;
+
+-- The input of a node below the root (a path with "@"): a task's node
+-- "<path>/<agent>@<call id>" ran with its delegating call's arguments; a
+-- single_turn node "<path>/<agent>@<n>" with the arguments of the n-th
+-- call of <agent> that <path> made in the invocation (its branch counts
+-- them from 1: src/runner/single_turn.c), as ADK-Go's node input.  NULL
+-- when no such call is stored.
+CREATE FUNCTION adk._node_input(p_app text, p_user text, p_session text,
+                                p_invocation text, p_path text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node text := substring(p_path from '[^/]*$');
+    tail text := substring(node from '@([^@]*)$');
+    found jsonb;
+BEGIN
+    IF tail IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT p -> 'function_call' -> 'args' INTO found
+      FROM adk.live_events e
+     CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+     WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+       AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+       AND coalesce(e.event_data ->> 'author', 'user') <> 'user'
+       AND p #>> '{function_call,id}' = tail
+     ORDER BY e.seq LIMIT 1;
+    IF found IS NOT NULL OR tail !~ '^[1-9][0-9]{0,8}$' OR strpos(p_path, '/') = 0 THEN
+        RETURN found;
+    END IF;
+    SELECT c.part -> 'function_call' -> 'args' INTO found
+      FROM (SELECT p.part, row_number() OVER (ORDER BY e.seq, p.ord) AS n
+              FROM adk.live_events e
+             CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') WITH ORDINALITY AS p(part, ord)
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.invocation_id = p_invocation
+               AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+               AND coalesce(e.event_data ->> 'author', 'user') <> 'user'
+               AND adk._node_path(e.event_data) = left(p_path, length(p_path) - length(node) - 1)
+               AND p.part #>> '{function_call,name}' = left(node, length(node) - length(tail) - 1)) c
+     WHERE c.n = tail::integer;
+    RETURN found;
+END
 $$;
 
 -- The rows of one invocation (or of every invocation of the session when
@@ -152,11 +212,10 @@ BEGIN
                  ORDER BY a.seq LIMIT 1) AS answered_at
           FROM calls c
     ), nodes AS (
-        -- every node activation of an invocation that made an interrupt
+        -- every node activation
         SELECT DISTINCT ev.invocation_id, ev.path
           FROM ev
          WHERE ev.path IS NOT NULL
-           AND ev.invocation_id IN (SELECT c.invocation_id FROM calls c)
     ), held AS (
         -- the interrupts of a node and of the nodes below it
         SELECT n.invocation_id, n.path,
@@ -185,18 +244,13 @@ BEGIN
                   WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
                   ORDER BY ev.seq LIMIT 1)
            ELSE
-                -- a task's delegating call: its id is after the '@'
-                (SELECT p -> 'function_call' -> 'args'
-                   FROM adk.live_events e
-                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
-                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
-                    AND coalesce(e.event_data ->> 'author', 'user') <> 'user'
-                    AND p #>> '{function_call,id}' = substring(n.path from '@([^@/]*)$')
-                  ORDER BY e.seq LIMIT 1)
+                -- a task's or a single_turn node's delegating call
+                adk._node_input(p_app, p_user, p_session, n.invocation_id, n.path)
            END,
            CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
-                ELSE fin.d -> 'output' END
+                ELSE fin.d -> 'output' END,
+           -- not in the events: adk._refresh_run_states keeps a row's own
+           1
       FROM held n
      CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
                           WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
@@ -212,7 +266,8 @@ $$;
 -- Make adk.run_states say what the events say, for one invocation (or the
 -- whole session when p_invocation is NULL): rows that changed are updated
 -- in place (so a concurrent SELECT ... FOR UPDATE re-checks the new
--- version), rows that no longer derive are deleted.  Returns the number of
+-- version) and keep their attempt, rows that no longer derive are
+-- deleted.  Returns the number of
 -- interrupts still pending in that scope.
 CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
                                         p_invocation text DEFAULT NULL,
@@ -234,7 +289,7 @@ BEGIN
     FOREACH x IN ARRAY d LOOP
         INSERT INTO adk.run_states AS r
         VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
-                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output)
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt)
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
@@ -245,6 +300,30 @@ BEGIN
                 EXCLUDED.updated_at, EXCLUDED.input, EXCLUDED.output);
     END LOOP;
     RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
+$$;
+
+-- A node starts (src/runner/run_states.c): its row, 'running', with its
+-- input -- the root's is the user's message the runner holds, a task's or
+-- a single_turn node's is its delegating call's arguments (stored just
+-- before, in this transaction).  The row is there already when the node
+-- goes on: a resume after a human's answer leaves it as it is (the same
+-- attempt: _resume_interrupts has set its status), a queued run's retry
+-- (p_retry) starts it again -- one more attempt, running.  One statement
+-- per node: this is paid on every turn.
+CREATE FUNCTION adk._node_start(p_app text, p_user text, p_session text, p_invocation text,
+                                p_path text, p_agent text, p_input jsonb, p_retry boolean)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO adk.run_states AS r
+           (app_name, user_id, session_id, invocation_id, node_path, status, agent, input)
+    VALUES (p_app, p_user, p_session, p_invocation, p_path, 'running', p_agent,
+            CASE WHEN strpos(p_path, '@') = 0 THEN p_input
+                 ELSE adk._node_input(p_app, p_user, p_session, p_invocation, p_path) END)
+    ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+       SET status = 'running', attempt = r.attempt + 1, updated_at = EXCLUDED.updated_at
+     WHERE p_retry;
 END
 $$;
 
@@ -434,9 +513,7 @@ BEGIN
         SELECT x.app_name, x.user_id, x.session_id
           FROM (SELECT e.app_name::text, e.user_id::text, e.session_id::text
                   FROM adk.events e
-                 WHERE jsonb_typeof(e.event_data -> 'long_running_tool_ids') = 'array'
-                   AND jsonb_array_length(e.event_data -> 'long_running_tool_ids') > 0
-                   AND ($1 IS NULL OR e.app_name = $1)
+                 WHERE ($1 IS NULL OR e.app_name = $1)
                    AND ($2 IS NULL OR e.user_id = $2)
                    AND ($3 IS NULL OR e.session_id = $3)
                 UNION

@@ -219,7 +219,20 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
                worker_pid = CASE WHEN new_status OPERATOR(pg_catalog.=) 'queued' THEN NULL
                                  ELSE worker_pid END
          WHERE id OPERATOR(pg_catalog.=) job_id
-        RETURNING invocation_id)
+        RETURNING invocation_id, app_name, user_id, session_id),
+    -- the run's nodes still running end with it, unless it is queued
+    -- again (its retry starts them again: 62_hitl.sql, attempt)
+    r AS (
+        UPDATE adk.run_states s
+           SET status = CASE WHEN new_status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'
+                             ELSE 'failed' END
+          FROM j
+         WHERE new_status OPERATOR(pg_catalog.<>) 'queued'
+           AND s.app_name OPERATOR(pg_catalog.=) j.app_name
+           AND s.user_id OPERATOR(pg_catalog.=) j.user_id
+           AND s.session_id OPERATOR(pg_catalog.=) j.session_id
+           AND s.invocation_id OPERATOR(pg_catalog.=) j.invocation_id
+           AND s.status OPERATOR(pg_catalog.=) 'running')
     UPDATE adk.invocations i
        SET status = CASE WHEN new_status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'
                          ELSE 'failed' END,
@@ -230,7 +243,7 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
        AND i.status OPERATOR(pg_catalog.=) 'running'
 $$;
 COMMENT ON FUNCTION adk._job_failed(bigint, text, text, text) IS
-    'A job worker''s record of a run that raised or was cancelled: the job queued again or ended, its running invocation failed or cancelled.';
+    'A job worker''s record of a run that raised or was cancelled: the job queued again or ended, its running invocation and its running nodes'' run_states rows failed or cancelled.';
 
 -- A running job whose worker is gone (the launcher's recovery): queued
 -- again while attempts are left, failed otherwise; its running invocation

@@ -23,30 +23,118 @@ BEGIN
 END
 $$;
 
--- An invocation ends: its row gets its status, counts and error.  A queued
--- run that paused (its job 'waiting') and is resumed by adk_run: its job
--- follows the invocation, and has finished only now (retention counts
--- from here).
+-- An invocation ends: its row gets its status, counts and error, and its
+-- nodes' adk.run_states rows end as their last events say (p_paths, and
+-- each one's last event's author, time and error_code, '' for none:
+-- src/runner/run_states.c), as adk._derive_run_states (62_hitl.sql) reads
+-- them from the events: status by that event ('failed' for an error,
+-- 'cancelled' for CANCELLED, 'running' for a task or single_turn node,
+-- 'completed' for the root) unless the row waits or a node output
+-- finished it.  A root row adk_run did not write as it started (its
+-- transaction is the turn's) is written here, its input p_input; p_fresh:
+-- no row of the invocation can exist yet (a plain INSERT).
+-- NULL p_paths: the runner refreshed the rows from the events -- a resume
+-- (HITL) or a queued run's retry.  Only then can the invocation be a
+-- queued run's that paused (its job 'waiting') and is resumed by adk_run:
+-- its job follows the invocation, and has finished only now (retention
+-- counts from here).
 CREATE FUNCTION adk._invocation_end(p_invocation text, p_status text, p_model_calls integer,
                                     p_input_tokens bigint, p_output_tokens bigint,
                                     p_error_code text, p_error_message text,
-                                    p_store_ms double precision)
+                                    p_store_ms double precision,
+                                    p_paths text[], p_agents text[], p_times timestamptz[],
+                                    p_errors text[], p_input jsonb, p_fresh boolean)
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    UPDATE adk.invocations i
-       SET status = p_status, ended_at = clock_timestamp(),
-           model_calls = i.model_calls + p_model_calls,
-           input_tokens = i.input_tokens + p_input_tokens,
-           output_tokens = i.output_tokens + p_output_tokens,
-           error_code = p_error_code, error_message = p_error_message,
-           store_ms = i.store_ms + p_store_ms
-     WHERE i.invocation_id = p_invocation;
-    UPDATE adk.jobs j
-       SET status = p_status,
-           finished_at = CASE WHEN p_status = 'waiting' THEN NULL ELSE clock_timestamp() END,
-           error = CASE WHEN p_status = 'failed' THEN concat_ws(': ', p_error_code, p_error_message) END
-     WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
+    IF p_paths IS NULL THEN
+        UPDATE adk.invocations i
+           SET status = p_status, ended_at = clock_timestamp(),
+               model_calls = i.model_calls + p_model_calls,
+               input_tokens = i.input_tokens + p_input_tokens,
+               output_tokens = i.output_tokens + p_output_tokens,
+               error_code = p_error_code, error_message = p_error_message,
+               store_ms = i.store_ms + p_store_ms
+         WHERE i.invocation_id = p_invocation;
+        UPDATE adk.jobs j
+           SET status = p_status,
+               finished_at = CASE WHEN p_status = 'waiting' THEN NULL ELSE clock_timestamp() END,
+               error = CASE WHEN p_status = 'failed' THEN concat_ws(': ', p_error_code, p_error_message) END
+         WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
+    ELSIF p_fresh AND cardinality(p_paths) = 1 THEN
+        -- one statement: the invocation's row, and its node's new row
+        -- (a plain turn: no array to unnest)
+        WITH i AS (
+            UPDATE adk.invocations i
+               SET status = p_status, ended_at = clock_timestamp(),
+                   model_calls = i.model_calls + p_model_calls,
+                   input_tokens = i.input_tokens + p_input_tokens,
+                   output_tokens = i.output_tokens + p_output_tokens,
+                   error_code = p_error_code, error_message = p_error_message,
+                   store_ms = i.store_ms + p_store_ms
+             WHERE i.invocation_id = p_invocation
+            RETURNING i.app_name, i.user_id, i.session_id
+        )
+        INSERT INTO adk.run_states
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
+        SELECT i.app_name, i.user_id, i.session_id, p_invocation, p_paths[1],
+               CASE WHEN p_errors[1] = 'CANCELLED' THEN 'cancelled'
+                    WHEN p_errors[1] <> '' THEN 'failed'
+                    WHEN strpos(p_paths[1], '/') > 0 THEN 'running'
+                    ELSE 'completed' END,
+               p_agents[1], p_times[1], CASE WHEN strpos(p_paths[1], '@') = 0 THEN p_input END
+          FROM i;
+    ELSIF p_fresh THEN
+        WITH i AS (
+            UPDATE adk.invocations i
+               SET status = p_status, ended_at = clock_timestamp(),
+                   model_calls = i.model_calls + p_model_calls,
+                   input_tokens = i.input_tokens + p_input_tokens,
+                   output_tokens = i.output_tokens + p_output_tokens,
+                   error_code = p_error_code, error_message = p_error_message,
+                   store_ms = i.store_ms + p_store_ms
+             WHERE i.invocation_id = p_invocation
+            RETURNING i.app_name, i.user_id, i.session_id
+        )
+        INSERT INTO adk.run_states
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
+        SELECT i.app_name, i.user_id, i.session_id, p_invocation, x.path,
+               CASE WHEN x.err = 'CANCELLED' THEN 'cancelled'
+                    WHEN x.err <> '' THEN 'failed'
+                    WHEN strpos(x.path, '/') > 0 THEN 'running'
+                    ELSE 'completed' END,
+               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END
+          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors) AS x(path, agent, ts, err);
+    ELSE
+        WITH i AS (
+            UPDATE adk.invocations i
+               SET status = p_status, ended_at = clock_timestamp(),
+                   model_calls = i.model_calls + p_model_calls,
+                   input_tokens = i.input_tokens + p_input_tokens,
+                   output_tokens = i.output_tokens + p_output_tokens,
+                   error_code = p_error_code, error_message = p_error_message,
+                   store_ms = i.store_ms + p_store_ms
+             WHERE i.invocation_id = p_invocation
+            RETURNING i.app_name, i.user_id, i.session_id
+        )
+        INSERT INTO adk.run_states AS r
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
+        SELECT i.app_name, i.user_id, i.session_id, p_invocation, x.path,
+               CASE WHEN x.err = 'CANCELLED' THEN 'cancelled'
+                    WHEN x.err <> '' THEN 'failed'
+                    WHEN strpos(x.path, '/') > 0 THEN 'running'
+                    ELSE 'completed' END,
+               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END
+          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors) AS x(path, agent, ts, err)
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = CASE WHEN r.status = 'waiting' THEN r.status
+                             WHEN r.output IS NOT NULL
+                                  OR (r.status = 'completed' AND strpos(r.node_path, '/') > 0)
+                             THEN 'completed'
+                             ELSE EXCLUDED.status END,
+               agent = EXCLUDED.agent, updated_at = EXCLUDED.updated_at,
+               input = coalesce(r.input, EXCLUDED.input);
+    END IF;
 END
 $$;
 

@@ -100,6 +100,7 @@ adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch)
 {
 	push_frame(run, agent, branch, 0);
 	first_frame_scope(run, agent);
+	adk_node_start(run, ((Frame *) llast(run->frames))->path, agent->name, true);
 }
 
 /*
@@ -141,6 +142,7 @@ adk_push_agent_at_calls(AdkRun *run, AdkAgent *agent, const char *branch,
 	first_frame_scope(run, agent);
 	f = (Frame *) llast(run->frames);
 	f->stored_calls = calls;
+	adk_node_start(run, f->path, agent->name, true);
 }
 
 /*
@@ -171,7 +173,8 @@ push_frame(AdkRun *run, AdkAgent *agent, const char *branch, AdkSpanId parent)
  * The node path of the frame just pushed on stack for a task or
  * single_turn sub-agent of parent: "<parent's path>/<name>", name
  * "<agent>@<call id>" for a task, the node's branch "<agent>@<n>" for a
- * single_turn agent (ADK-Go's event streams).
+ * single_turn agent (ADK-Go's event streams).  The node starts: its row
+ * in adk.run_states (run_states.c).
  */
 static void
 node_path(AdkRun *run, Frame *parent, List *stack, const char *name)
@@ -181,6 +184,7 @@ node_path(AdkRun *run, Frame *parent, List *stack, const char *name)
 	pfree(child->path);
 	child->path = MemoryContextStrdup(run->run_cxt,
 									  psprintf("%s/%s", parent->path, name));
+	adk_node_start(run, child->path, child->agent->name, false);
 }
 
 /*

@@ -289,6 +289,7 @@ adk_store_timed(AdkRun *run, Jsonb *event, AdkStoredEvent *stored)
 	{
 		run->out.stored_events++;
 		run->last_seq = stored->seq;
+		adk_node_event(run, stored->event, stored->time);	/* run_states.c */
 	}
 }
 

@@ -652,14 +652,20 @@ stop_here(AdkRun *run)
 }
 
 /*
- * run.c, as the invocation ends: bring its run_states rows up to date
- * (only for an invocation HITL touched) and say whether it still waits.
+ * run.c, as the invocation ends: for an invocation HITL touched, or a
+ * queued run's retry (whose earlier attempts' nodes this one did not see),
+ * bring its run_states rows to what its events say (*refreshed), and say
+ * whether it still waits.  Any other invocation's rows are ended by
+ * adk._invocation_end from what the run saw (run_states.c).
  */
 bool
-adk_hitl_end(AdkRun *run)
+adk_hitl_end(AdkRun *run, bool *refreshed)
 {
-	if (run->waits.hitl == NULL || !run->waits.hitl->involved || run->invocation_id == NULL)
+	*refreshed = false;
+	if (run->invocation_id == NULL ||
+		((run->waits.hitl == NULL || !run->waits.hitl->involved) && !run->retried))
 		return false;
+	*refreshed = true;
 	return refresh(run) > 0;
 }
 

@@ -446,6 +446,9 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	char	   *error;
 	List	   *blobs;
 
+	run->retried = retry;		/* its nodes start again (run_states.c) */
+	run->queued = invocation_id != NULL;	/* its steps commit */
+
 	/* 1. the app and the session */
 	adk_load_definitions(run, &auto_create);
 	ensure_session(run, auto_create, extschema, invocation_id == NULL);
@@ -719,11 +722,14 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 static void
 invocation_end(AdkRun *run)
 {
-	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID, FLOAT8OID};
-	Datum		args[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[14] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+		FLOAT8OID, TEXTARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBOID,
+	BOOLOID};
+	Datum		args[14];
+	char		nulls[14] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
-	bool		waiting = adk_hitl_end(run);	/* HITL: run_states, still waiting? */
+	bool		refreshed;
+	bool		waiting = adk_hitl_end(run, &refreshed);	/* HITL: still waiting? */
 
 	adk_span_run_end(run, waiting);	/* every open span ends */
 
@@ -747,10 +753,22 @@ invocation_end(AdkRun *run)
 	else
 		nulls[5] = nulls[6] = 'n';
 	args[7] = Float8GetDatum(run->out.store_ms);
+	/* its nodes' rows end as their last events say (run_states.c) */
+	if (refreshed)
+	{
+		nulls[8] = nulls[9] = nulls[10] = nulls[11] = 'n';
+		args[13] = BoolGetDatum(false);
+	}
+	else
+		args[13] = BoolGetDatum(adk_node_ends(run, &args[8], &args[9], &args[10],
+											  &args[11]));
+	args[12] = run->input.user_content ? JsonbPGetDatum(run->input.user_content) : (Datum) 0;
+	if (run->input.user_content == NULL)
+		nulls[12] = 'n';
 	adk_owner_spi_begin(&save);
 	/* and the job of a queued run that paused and is resumed here */
-	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8)",
-					 8, types, args, nulls, 0) != SPI_OK_SELECT)
+	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+					 14, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of the invocation");
 	adk_owner_spi_end(&save);
 }

@@ -239,6 +239,9 @@ typedef struct AdkRun
 	int			max_llm_calls;
 	bool		stream;
 	bool		yield_user_message;
+	bool		retried;		/* a queued run's second or later attempt */
+	bool		queued;			/* a queued run: each step commits */
+	bool		node_rows;		/* run_states.c: it wrote a node's row */
 
 	AdkInput	input;			/* the user's message */
 	AdkRunDefs	defs;			/* the definitions it runs */
@@ -251,6 +254,7 @@ typedef struct AdkRun
 	List	   *nodes;			/* single_turn.c: the sub-agents run as
 								 * nodes of this invocation */
 	List	   *tasks;			/* task_mode.c: the tasks it ran */
+	List	   *node_ends;		/* run_states.c: each node's last event */
 	char	   *scope;			/* the isolation scope of the frame being
 								 * stepped: its events carry it */
 	char	   *node_path;		/* the node path of the frame being stepped:
@@ -476,6 +480,13 @@ extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 								 Jsonb *value1, const char *key2,
 								 Jsonb *value2);
 
+/* run_states.c: a node's row in adk.run_states, as the node starts */
+extern void adk_node_start(AdkRun *run, const char *path, const char *agent,
+						   bool first);
+extern void adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time);
+extern bool adk_node_ends(AdkRun *run, Datum *paths, Datum *agents,
+						  Datum *times, Datum *errors);
+
 /* hitl.c: human in the loop -- long-running tools, confirmation, run_states */
 extern char *adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id);
 extern const char *adk_hitl_resumed_node(AdkRun *run, const char **agent);
@@ -485,7 +496,7 @@ extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
 								   const char *call_id, Jsonb *args);
 extern Jsonb *adk_hitl_requested_confirmations(AdkRun *run);
 extern bool adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch);
-extern bool adk_hitl_end(AdkRun *run);
+extern bool adk_hitl_end(AdkRun *run, bool *refreshed);
 
 /*
  * single_turn.c: single_turn sub-agents, run as a node of their

@@ -1,5 +1,6 @@
 # A retried queued run that was inside a task goes on in the task's
-# isolation scope (docs/agent-modes.md, docs/workers.md).  A job worker is
+# isolation scope (docs/agent-modes.md, docs/workers.md), and the task
+# node's adk.run_states row counts the attempt (docs/runs.md).  A job worker is
 # killed (SIGKILL: the server's crash restart) while an agent the task
 # agent uses as a tool waits for its model -- the task agent's call is
 # stored, its response is not: the retry runs the stored call in the
@@ -99,5 +100,14 @@ is( $node->safe_psql(
 	'0 1 true true', 'in_tool: every task event in the delegating call\'s scope, in the task\'s node');
 is($node->safe_psql('postgres', "SELECT agent FROM adk.active_tasks WHERE app_name = 'tapp' AND session_id = 'in_tool'"),
 	'saver', 'in_tool: the task is still open (it answered without finish_task)');
+# the task's node was started twice, its coordinator's once (the retry
+# went on inside the task): adk.run_states.attempt (docs/runs.md)
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT string_agg(regexp_replace(node_path, '\@.*', '\@<call id>') || ' ' || status || ' ' || attempt,
+	                  ' | ' ORDER BY node_path)
+	  FROM adk.run_states WHERE invocation_id = '$inv'}),
+	'boss completed 1 | boss/saver@<call id> running 2',
+	'in_tool: the task node\'s row counts two attempts, the coordinator\'s one');
 
 done_testing();
