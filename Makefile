@@ -64,6 +64,7 @@ OBJS = \
 	src/runner/parts.o \
 	src/runner/plugins.o \
 	src/runner/prompt.o \
+	src/runner/prompt_carry.o \
 	src/runner/prompt_instruction.o \
 	src/runner/prompt_memo.o \
 	src/runner/prompt_sql.o \

@@ -26,7 +26,7 @@ BEGIN
     PERFORM adk_define_model('bound', 'openai', replace(endpoint, 'PORT', port), 'gpt-test',
                              api_key_secret => 'bound-key', options => '{"retries": 0, "connect_timeout_ms": 1000}');
     err := expect_error($q$SELECT adk_generate('bound', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
-    RETURN CASE WHEN err = 'no error' THEN 'sent' ELSE replace(split_part(err, E'\n', 1), port, 'PORT') END;
+    RETURN CASE WHEN err = 'no error' THEN 'sent' ELSE replace(split_part(err, E'\n', 1), ':' || port, ':PORT') END;
 END
 $$;
 SELECT e AS endpoint, h AS allowed_hosts, pg_temp.key_goes(e, h) AS key

@@ -118,7 +118,10 @@ SELECT bool_and(e.invocation_id <> d.invocation_id) AS new_invocation
          adk_function_response(d.call_id, 'h68_ticket', '{"status": "done again"}')) e;
 SELECT status, resumed FROM adk.invocations i, d_ids d WHERE i.invocation_id = d.invocation_id;
 
--- 5. The rows the append path keeps are the rows a rebuild derives.
+-- 5. The rows the append path keeps are the rows a rebuild derives --
+-- and one more: the node of the other runtime's plain event of step 1,
+-- which neither paused, answered nor finished a node (such rows come from
+-- a rebuild alone: docs/runs.md).
 CREATE TEMP TABLE kept AS SELECT * FROM adk.run_states WHERE app_name = 'h68_app';
 SELECT adk_rebuild_run_states('h68_app') > 0 AS rebuilt;
 SELECT count(*) AS differences FROM (
@@ -131,6 +134,9 @@ SELECT count(*) AS differences FROM (
      FROM adk.run_states WHERE app_name = 'h68_app' EXCEPT
    SELECT app_name, user_id, session_id, invocation_id, node_path, status, interrupt_ids, answered_ids, agent
      FROM kept)) x;
+SELECT session_id, invocation_id, node_path, status, agent
+  FROM (SELECT session_id, invocation_id, node_path, status, agent FROM adk.run_states WHERE app_name = 'h68_app'
+        EXCEPT SELECT session_id, invocation_id, node_path, status, agent FROM kept) x;
 
 -- clean up what later files might count
 SELECT count(*) FROM (SELECT adk_delete_session(app_name, user_id, id) FROM adk.sessions

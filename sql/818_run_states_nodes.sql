@@ -106,18 +106,34 @@ SELECT count(*) AS appended FROM (VALUES
       "node_info": {"path": "rn_desk/rn_echo@99999999999999999999"}, "content": {"role": "model", "parts": [{"text": "?"}]}}')),
   (adk_append_event('rn_app', 'ann', 'w1', '{"author": "rn_echo", "invocation_id": "w-inv",
       "node_info": {"path": "@1"}, "content": {"role": "model", "parts": [{"text": "?"}]}}'))) v;
-SELECT count(*) AS live FROM adk.run_states WHERE session_id = 'w1';
+SELECT count(*) AS live FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 'w1';
 SELECT adk_rebuild_run_states('rn_app', 'ann', 'w1') AS rebuilt;
 SELECT * FROM rn_rows('w1');
 
 -- 8. attempt is not in the events: a rebuild keeps a row's own, a row it
 -- makes has 1
-UPDATE adk.run_states SET attempt = 3 WHERE session_id = 'w1' AND node_path = 'rn_desk';
+UPDATE adk.run_states SET attempt = 3 WHERE app_name = 'rn_app' AND session_id = 'w1' AND node_path = 'rn_desk';
 SELECT adk_rebuild_run_states('rn_app', 'ann', 'w1') AS rebuilt;
-SELECT node_path, attempt FROM adk.run_states WHERE session_id = 'w1' AND node_path = 'rn_desk';
+SELECT node_path, attempt FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 'w1' AND node_path = 'rn_desk';
+
+-- 9. A transfer inside the root's node, then a failure: one row, the
+-- node's, failed, its agent the one that failed; rebuilt, the same
+SELECT adk_define_model('rn_broken', 'openai', current_setting('adk_test.model_url') || '/v1',
+                        'fault-500', api_key_secret => 'test-key', options => '{"retries": 0}');
+SELECT adk_define_agent('rn_peer', model => 'rn_broken', description => 'A peer that fails.');
+SELECT adk_define_agent('rn_desk', model => 'local', sub_agents => ARRAY['rn_echo', 'rn_saver', 'rn_cashier', 'rn_peer']);
+SELECT count(*) AS events FROM adk_run('rn_app', 'ann', 't1', 'transfer to rn_peer');
+SELECT node_path, status, agent, attempt FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 't1';
+CREATE TEMP TABLE rn_t1 AS SELECT * FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 't1';
+DELETE FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 't1';
+SELECT adk_rebuild_run_states('rn_app', 'ann', 't1') AS rebuilt;
+SELECT (SELECT count(*) FROM (SELECT * FROM rn_t1 EXCEPT SELECT * FROM adk.run_states) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 't1'
+                              EXCEPT SELECT * FROM rn_t1) x) AS extra;
 
 DELETE FROM adk.apps WHERE name = 'rn_app';
 DELETE FROM adk.sessions WHERE app_name = 'rn_app';
 DELETE FROM adk.agents WHERE name = 'rn_desk';
-DELETE FROM adk.agents WHERE name IN ('rn_echo', 'rn_saver', 'rn_cashier');
+DELETE FROM adk.agents WHERE name IN ('rn_echo', 'rn_saver', 'rn_cashier', 'rn_peer');
+DELETE FROM adk.models WHERE name = 'rn_broken';
 SELECT count(*) AS run_states_left FROM adk.run_states WHERE app_name = 'rn_app';

@@ -102,21 +102,35 @@ BEGIN
     END IF;
 
     -- app: and user: keys merge into their scope's row (created if missing,
-    -- as ADK does on session creation).
+    -- as ADK does on session creation).  Without such keys the row is only
+    -- created if missing, not locked: ON CONFLICT DO UPDATE locks the row
+    -- it finds even when its WHERE then updates nothing, and every session
+    -- of the app (every job worker creating one) would wait for the others'
+    -- commits.
     app_delta := adk._scope_state(state, 'app:');
     user_delta := adk._scope_state(state, 'user:');
-    INSERT INTO adk.app_states AS a (app_name, state, update_time)
-    VALUES (app_name, app_delta, now_ms)
-    ON CONFLICT ON CONSTRAINT app_states_pkey DO UPDATE
-        SET state = a.state || EXCLUDED.state,
-            update_time = GREATEST(a.update_time, EXCLUDED.update_time)
-        WHERE EXCLUDED.state <> '{}'::jsonb;
-    INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)
-    VALUES (app_name, user_id, user_delta, now_ms)
-    ON CONFLICT ON CONSTRAINT user_states_pkey DO UPDATE
-        SET state = u.state || EXCLUDED.state,
-            update_time = GREATEST(u.update_time, EXCLUDED.update_time)
-        WHERE EXCLUDED.state <> '{}'::jsonb;
+    IF app_delta <> '{}'::jsonb THEN
+        INSERT INTO adk.app_states AS a (app_name, state, update_time)
+        VALUES (app_name, app_delta, now_ms)
+        ON CONFLICT ON CONSTRAINT app_states_pkey DO UPDATE
+            SET state = a.state || EXCLUDED.state,
+                update_time = GREATEST(a.update_time, EXCLUDED.update_time);
+    ELSE
+        INSERT INTO adk.app_states AS a (app_name, state, update_time)
+        VALUES (app_name, app_delta, now_ms)
+        ON CONFLICT ON CONSTRAINT app_states_pkey DO NOTHING;
+    END IF;
+    IF user_delta <> '{}'::jsonb THEN
+        INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)
+        VALUES (app_name, user_id, user_delta, now_ms)
+        ON CONFLICT ON CONSTRAINT user_states_pkey DO UPDATE
+            SET state = u.state || EXCLUDED.state,
+                update_time = GREATEST(u.update_time, EXCLUDED.update_time);
+    ELSE
+        INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)
+        VALUES (app_name, user_id, user_delta, now_ms)
+        ON CONFLICT ON CONSTRAINT user_states_pkey DO NOTHING;
+    END IF;
 
     RETURN adk._session_json(created.id, created.app_name, created.user_id, created.state,
                              created.update_time, '[]'::jsonb);

@@ -30,6 +30,9 @@ CREATE TABLE adk.jobs (
 CREATE INDEX jobs_status_idx ON adk.jobs (status, id);
 -- the fair claim: the roles with queued jobs, their apps, each one's in id order
 CREATE INDEX jobs_queued_role_idx ON adk.jobs (role_oid, app_name, id) WHERE status = 'queued';
+-- the claim's count of the jobs running now per role and per app: these
+-- entries only, not every job the app ever ran (jobs_session_idx)
+CREATE INDEX jobs_running_idx ON adk.jobs (role_oid, app_name) WHERE status = 'running';
 -- the jobs of one session, in submit order
 CREATE INDEX jobs_session_idx ON adk.jobs (app_name, user_id, session_id, id);
 -- retention
@@ -50,9 +53,13 @@ GRANT SELECT ON adk.jobs TO adk_user;
 -- claimed.  If that role and app have none claimable, the oldest of any.
 -- The roles and apps with queued jobs are found by a skip scan of
 -- jobs_queued_role_idx, and each lookup walks the queue in id order and
--- stops at the first match.  SKIP LOCKED passes over a job another worker
--- is claiming right now.  Runs as the owner of schema adk (a worker
--- switches to it); nobody else may update adk.jobs.
+-- stops at the first match.  A job is claimable when it is the oldest
+-- queued or running job of its session: a subquery per candidate, by
+-- jobs_session_idx on the candidate's session (as a NOT EXISTS it was
+-- planned as an anti join that read every job of the app per candidate,
+-- once PL/pgSQL kept a generic plan).  SKIP LOCKED passes over a job
+-- another worker is claiming right now.  Runs as the owner of schema adk
+-- (a worker switches to it); nobody else may update adk.jobs.
 CREATE FUNCTION adk._claim_job(worker_pid integer)
 RETURNS SETOF adk.jobs
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
@@ -104,24 +111,24 @@ BEGIN
      WHERE j.status OPERATOR(pg_catalog.=) 'queued'
        AND j.role_oid OPERATOR(pg_catalog.=) fair_role
        AND j.app_name OPERATOR(pg_catalog.=) fair_app
-       AND NOT EXISTS (SELECT 1 FROM adk.jobs e
-                        WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
-                          AND e.user_id OPERATOR(pg_catalog.=) j.user_id
-                          AND e.session_id OPERATOR(pg_catalog.=) j.session_id
-                          AND e.id OPERATOR(pg_catalog.<) j.id
-                          AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+       AND j.id OPERATOR(pg_catalog.=) (
+               SELECT pg_catalog.min(e.id) FROM adk.jobs e
+                WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                  AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                  AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                  AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
      ORDER BY j.id
      LIMIT 1
        FOR UPDATE OF j SKIP LOCKED;
     IF next_id IS NULL THEN
         SELECT j.id INTO next_id FROM adk.jobs j
          WHERE j.status OPERATOR(pg_catalog.=) 'queued'
-           AND NOT EXISTS (SELECT 1 FROM adk.jobs e
-                            WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
-                              AND e.user_id OPERATOR(pg_catalog.=) j.user_id
-                              AND e.session_id OPERATOR(pg_catalog.=) j.session_id
-                              AND e.id OPERATOR(pg_catalog.<) j.id
-                              AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+           AND j.id OPERATOR(pg_catalog.=) (
+                   SELECT pg_catalog.min(e.id) FROM adk.jobs e
+                    WHERE e.app_name OPERATOR(pg_catalog.=) j.app_name
+                      AND e.user_id OPERATOR(pg_catalog.=) j.user_id
+                      AND e.session_id OPERATOR(pg_catalog.=) j.session_id
+                      AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
          ORDER BY j.id
          LIMIT 1
            FOR UPDATE OF j SKIP LOCKED;
@@ -141,6 +148,27 @@ $$;
 COMMENT ON FUNCTION adk._claim_job(integer) IS
     'The job workers'' claim: mark the next claimable job running and return it (no row: nothing to claim).';
 
+-- A job worker claims up to "most" jobs in one transaction: one claim after
+-- another, each seeing the ones before it running (so the order and
+-- fairness are _claim_job's), with one commit for them all.
+CREATE FUNCTION adk._claim_jobs(worker_pid integer, most integer)
+RETURNS SETOF adk.jobs
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    claimed adk.jobs;
+BEGIN
+    FOR i IN 1..most LOOP
+        SELECT * INTO claimed FROM adk._claim_job(_claim_jobs.worker_pid);
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+        RETURN NEXT claimed;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION adk._claim_jobs(integer, integer) IS
+    'The job workers'' claim of up to most jobs at once: adk._claim_job repeated until it finds none.';
+
 -- The job workers' and the launcher's own statements (run as the owner of
 -- schema adk, through adk_owner_spi_begin in C): what ends a job, what a
 -- lost worker leaves, how many jobs a worker could claim now.  Their
@@ -149,9 +177,14 @@ COMMENT ON FUNCTION adk._claim_job(integer) IS
 
 -- A job ends as its invocation did.  A paused one ('waiting') has not
 -- finished: its finished_at is set when the adk_run that answers it ends
--- the invocation.  Returns the job's status (NULL: no such job).
+-- the invocation.  Returns the job's status (NULL: no such job).  In
+-- PL/pgSQL, whose plans a worker keeps, where an SQL function's would be
+-- made again at every job's end.
 CREATE FUNCTION adk._job_finished(job_id bigint, job_invocation text) RETURNS text
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    new_status text;
+BEGIN
     UPDATE adk.jobs j
        SET status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'
                          WHEN i.status OPERATOR(pg_catalog.=) 'waiting' THEN 'waiting'
@@ -162,9 +195,12 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
            error = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed'
                         THEN pg_catalog.concat_ws(': ', i.error_code, i.error_message) END
       FROM (VALUES (1)) AS one (x)
-      LEFT JOIN adk.invocations i ON i.invocation_id OPERATOR(pg_catalog.=) job_invocation
-     WHERE j.id OPERATOR(pg_catalog.=) job_id
-    RETURNING j.status
+      LEFT JOIN adk.invocations i
+        ON i.invocation_id OPERATOR(pg_catalog.=) _job_finished.job_invocation
+     WHERE j.id OPERATOR(pg_catalog.=) _job_finished.job_id
+    RETURNING j.status INTO new_status;
+    RETURN new_status;
+END
 $$;
 COMMENT ON FUNCTION adk._job_finished(bigint, text) IS
     'A job worker''s end of a job: its status as its invocation''s, returned.';
@@ -183,7 +219,20 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
                worker_pid = CASE WHEN new_status OPERATOR(pg_catalog.=) 'queued' THEN NULL
                                  ELSE worker_pid END
          WHERE id OPERATOR(pg_catalog.=) job_id
-        RETURNING invocation_id)
+        RETURNING invocation_id, app_name, user_id, session_id),
+    -- the run's nodes still running end with it, unless it is queued
+    -- again (its retry starts them again: 62_hitl.sql, attempt)
+    r AS (
+        UPDATE adk.run_states s
+           SET status = CASE WHEN new_status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'
+                             ELSE 'failed' END
+          FROM j
+         WHERE new_status OPERATOR(pg_catalog.<>) 'queued'
+           AND s.app_name OPERATOR(pg_catalog.=) j.app_name
+           AND s.user_id OPERATOR(pg_catalog.=) j.user_id
+           AND s.session_id OPERATOR(pg_catalog.=) j.session_id
+           AND s.invocation_id OPERATOR(pg_catalog.=) j.invocation_id
+           AND s.status OPERATOR(pg_catalog.=) 'running')
     UPDATE adk.invocations i
        SET status = CASE WHEN new_status OPERATOR(pg_catalog.=) 'cancelled' THEN 'cancelled'
                          ELSE 'failed' END,
@@ -194,7 +243,7 @@ LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
        AND i.status OPERATOR(pg_catalog.=) 'running'
 $$;
 COMMENT ON FUNCTION adk._job_failed(bigint, text, text, text) IS
-    'A job worker''s record of a run that raised or was cancelled: the job queued again or ended, its running invocation failed or cancelled.';
+    'A job worker''s record of a run that raised or was cancelled: the job queued again or ended, its running invocation and its running nodes'' run_states rows failed or cancelled.';
 
 -- A running job whose worker is gone (the launcher's recovery): queued
 -- again while attempts are left, failed otherwise; its running invocation

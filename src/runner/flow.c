@@ -789,10 +789,11 @@ typedef struct RequestMemoEntry
 } RequestMemoEntry;
 
 /*
- * The request memo of an agent on a branch, made in run memory the first
- * time: its requests grow by a round at a time, so each is built from the
- * previous one (model/generate.c).  A run has a few agents and branches:
- * a list is searched.
+ * The request memo of an agent on a branch, made the first time in what
+ * the run keeps of its history (adk_hist_cxt: the backend's next run on
+ * the session goes on from it): its requests grow by a round at a time,
+ * so each is built from the previous one (model/generate.c).  A run has a
+ * few agents and branches: a list is searched.
  */
 static AdkRequestMemo *
 request_memo(AdkRun *run, const char *agent, const char *branch)
@@ -809,11 +810,11 @@ request_memo(AdkRun *run, const char *agent, const char *branch)
 		if (strcmp(e->agent, agent) == 0 && strcmp(e->branch, branch) == 0)
 			return e->memo;
 	}
-	old = MemoryContextSwitchTo(run->run_cxt);
+	old = MemoryContextSwitchTo(adk_hist_cxt(run));
 	e = palloc(sizeof(RequestMemoEntry));
 	e->agent = pstrdup(agent);
 	e->branch = pstrdup(branch);
-	e->memo = adk_request_memo_new(run->run_cxt);
+	e->memo = adk_request_memo_new(CurrentMemoryContext);
 	run->request_memos = lappend(run->request_memos, e);
 	MemoryContextSwitchTo(old);
 	return e->memo;

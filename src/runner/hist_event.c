@@ -61,6 +61,7 @@ adk_hist_event(Jsonb *ev, const char *branch, const char *scope)
 	h = palloc0(sizeof(HistEvent));
 	h->event = DatumGetJsonbPCopy(PointerGetDatum(ev));
 	content = adk_jsonb_get(&h->event->root, "content");
+	h->content_len = content->val.binary.len;
 	h->parts = adk_jsonb_get(content->val.binary.data, "parts")->val.binary.data;
 	h->author = adk_jstr(&h->event->root, "author");
 	if (h->author == NULL)

@@ -136,13 +136,16 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	int			from = 0;
 	Jsonb	   *result;
 
-	if (cache != NULL && cache->bytes > adk_request_memo_max())
+	if (cache != NULL && (cache->bytes > adk_request_memo_max() ||
+						  cache->event_bytes > 2 * adk_request_memo_max()))
 	{
 		/*
 		 * What the run keeps for its next requests (a piece per event, the
 		 * last request) holds the history twice more: only for requests up
-		 * to adk_request_memo_max.  A larger history is built whole every
-		 * time.
+		 * to adk_request_memo_max (the events' contents, about what they
+		 * give a request), of events of at most twice that (their ids,
+		 * times and actions besides).  A larger history is built whole
+		 * every time.
 		 */
 		adk_hist_forget_pieces(cache);
 		result = build_from(run, agent, NULL, adk_hist_copies(cache, 0, false), 0);
@@ -158,15 +161,21 @@ adk_build_contents(AdkRun *run, AdkAgent *agent, const char *branch)
 	if (cache != NULL && !agent->include_contents_none)
 		from = adk_hist_resume_at(cache, agent);
 	result = build_from(run, agent, cache, fresh, from);
-	if (adk_verify_incremental && from > 0)
+	if (adk_verify_incremental && cache != NULL && (from > 0 || cache->carried))
 	{
-		/* the same request made from the whole history (tests) */
-		Jsonb	   *full = build_from(run, agent, NULL, adk_hist_copies(cache, 0, true), 0);
+		/*
+		 * The same request made from the whole history (tests): of the
+		 * events this run read, or, when an earlier run read them
+		 * (prompt_carry.c), of the history read again from the store.
+		 */
+		Jsonb	   *full = build_from(run, agent, NULL,
+									  cache->carried ? adk_hist_read_whole(run, branch) :
+									  adk_hist_copies(cache, 0, true), 0);
 
 		if (VARSIZE(full) != VARSIZE(result) ||
 			memcmp(full, result, VARSIZE(full)) != 0)
-			elog(ERROR, "incremental prompt differs from the prompt built from the whole history (resumed at event %d)",
-				 from);
+			elog(ERROR, "incremental prompt differs from the prompt built from the whole history (resumed at event %d%s)",
+				 from, cache->carried ? ", of an earlier run's history" : "");
 		pfree(full);
 	}
 	return result;
@@ -288,7 +297,7 @@ build_from(AdkRun *run, AdkAgent *agent, HistCache *cache, List *fresh,
 	}
 	nkeep = from > 0 ? cache->memo.ev_elem[from] : 0;
 	/* the memo's own: one copy of the request's contents, not two */
-	MemoryContextSwitchTo(run->run_cxt);
+	MemoryContextSwitchTo(adk_hist_cxt(run));
 	result = nkeep > 0 ?
 		adk_jsonb_array_extend(cache->memo.contents, nkeep, out.elems, out.n) :
 		adk_jsonb_array_of(out.elems, out.n);

@@ -17,6 +17,7 @@
 #include "utils/jsonb.h"
 
 #include "runner/runner.h"
+#include "store/session_read.h"
 
 /* A part of an event with calls or responses, as pairing sees it */
 typedef struct PartInfo
@@ -41,6 +42,7 @@ typedef struct RespStep
 typedef struct HistEvent
 {
 	Jsonb	   *event;
+	Size		content_len;	/* its content's jsonb bytes */
 	char	   *author;
 	JsonbContainer *parts;		/* content.parts, NULL when none */
 	char	   *role;
@@ -105,14 +107,19 @@ typedef struct PromptMemo
 
 /*
  * What a run has read of its session for one branch, kept between model
- * calls (prompt_memo.c): the events that pass the branch filter, and the
- * last seq read.  The next call reads only the events after it, so prompt
- * assembly costs O(new events) in reads, not O(history) -- a tool loop of
- * 50 calls reads the history once.  Events are append-only and a session's
- * seq only grows (appends take the session row lock), so a foreign writer's
- * events (ADK-JS) are simply the next ones read.  A compacted session is
- * read through adk._prompt_events every time (summaries stand in for the
- * events they cover), and its cache dropped.  The ids of the events' parts
+ * calls (prompt_memo.c) and handed to the backend's next run on the
+ * session (prompt_carry.c): the events that pass the branch filter, and
+ * where the read stopped (the last seq and its event's id).  The next
+ * call reads only the events after it, so prompt assembly costs O(new
+ * events) in reads, not O(history) -- a tool loop of 50 calls reads the
+ * history once, a conversation's next turn reads its new events.  Events
+ * are append-only and a session's seq only grows (appends take the
+ * session row lock), so a foreign writer's events (ADK-JS) are simply the
+ * next ones read; a read whose mark no longer holds (a rolled-back
+ * append, a rewind: store/session_read.c) reads the branch again from the
+ * start.  A compacted session is read through adk._prompt_events every
+ * time (summaries stand in for the events they cover), and its cache
+ * dropped.  The ids of the events' parts
  * (FirstId, a hash table) and the previous request (PromptMemo) go with
  * the events.
  */
@@ -121,9 +128,12 @@ typedef struct HistCache
 	MemoryContext cxt;			/* the events, their pieces and the ids */
 	char	   *branch;			/* NULL: the root branch */
 	char	   *scope;			/* the isolation scope; NULL: none */
-	int64		last_seq;
+	AdkHistoryMark mark;		/* where the last read stopped */
+	bool		carried;		/* made by an earlier run (prompt_carry.c) */
 	List	   *events;			/* HistEvent *, in cxt */
-	Size		bytes;			/* the events' jsonb bytes */
+	Size		bytes;			/* the events' contents' jsonb bytes: about
+								 * what they give a request */
+	Size		event_bytes;	/* the events' jsonb bytes */
 	FirstId   **ids;
 	uint32		ids_mask;
 	int			nids;
@@ -137,6 +147,7 @@ extern HistEvent *adk_hist_event(Jsonb *ev, const char *branch,
 /* prompt_memo.c */
 extern List *adk_hist_read(AdkRun *run, const char *branch,
 						   HistCache **cache);
+extern List *adk_hist_read_whole(AdkRun *run, const char *branch);
 extern List *adk_hist_copies(HistCache *cache, int from, bool keep);
 extern void adk_hist_forget_pieces(HistCache *cache);
 extern void adk_hist_forget_events(HistCache *cache);

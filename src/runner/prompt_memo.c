@@ -29,6 +29,8 @@
 static HistCache *hist_cache(AdkRun *run, const char *branch, bool create);
 static FirstId *first_id(HistCache *cache, const char *id, uint32 hash);
 static void note_ids(HistCache *cache, HistEvent *h, int at);
+static List *hist_events(AdkRun *run, const char *branch, List *rows,
+						 HistCache *cache);
 
 /*
  * The run's cache for branch; when it has none, a new one (create) or
@@ -52,13 +54,13 @@ hist_cache(AdkRun *run, const char *branch, bool create)
 	}
 	if (!create)
 		return NULL;
-	old = MemoryContextSwitchTo(run->run_cxt);
+	old = MemoryContextSwitchTo(adk_hist_cxt(run));
 	c = palloc0(sizeof(HistCache));
 	/*
 	 * blocks of at most 64 kB, as the run's own (run.c): what it holds
 	 * follows what it uses, a run's history growing two events a call
 	 */
-	c->cxt = AllocSetContextCreate(run->run_cxt, "adk_runner history",
+	c->cxt = AllocSetContextCreate(CurrentMemoryContext, "adk_runner history",
 								   ALLOCSET_DEFAULT_MINSIZE,
 								   ALLOCSET_DEFAULT_INITSIZE, 64 * 1024);
 	c->branch = branch ? pstrdup(branch) : NULL;
@@ -77,29 +79,77 @@ hist_cache(AdkRun *run, const char *branch, bool create)
 List *
 adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 {
-	List	   *result = NIL;
-	MemoryContext caller = CurrentMemoryContext;
 	/* a run object keeps what it read (adk_prompt's has none) */
 	HistCache  *cache = run->run_cxt ? hist_cache(run, branch, false) : NULL;
+	AdkHistoryMark none = {0};
 	List	   *rows;
 	bool		compacted;
-	ListCell   *lc;
+	bool		stale;
 
 	/*
 	 * Summaries in place of the events they cover (compaction.c); a session
 	 * that was never compacted is read directly, from where this run's read
-	 * of the branch stopped (store/session_read.c).
+	 * of the branch stopped (store/session_read.c) -- or from the start when
+	 * that no longer holds.
 	 */
 	rows = adk_session_history(run->app, run->user, run->session,
-							   cache ? cache->last_seq : 0, &compacted);
+							   cache ? &cache->mark : &none,
+							   cache ? cache->cxt : CurrentMemoryContext,
+							   &compacted, &stale);
+	if (stale)
+	{
+		adk_hist_forget_events(cache);
+		rows = adk_session_history(run->app, run->user, run->session,
+								   &cache->mark, cache->cxt, &compacted,
+								   &stale);
+	}
 	if (compacted)
 	{
 		list_free(run->history);	/* its contents go with the run's memory */
 		run->history = NIL;
 		cache = NULL;
 	}
-	else if (run->run_cxt)
+	else if (run->run_cxt && cache == NULL)
+	{
+		/* the branch's first read: the cache starts where it stopped */
 		cache = hist_cache(run, branch, true);
+		cache->mark = none;
+		if (none.id != NULL)
+			cache->mark.id = MemoryContextStrdup(cache->cxt, none.id);
+	}
+	*cachep = cache;
+	return hist_events(run, branch, rows, cache);
+}
+
+/*
+ * The whole history of branch read again, as adk_hist_read reads it
+ * without a cache: what a resumed request is checked against
+ * (adk.verify_incremental).
+ */
+List *
+adk_hist_read_whole(AdkRun *run, const char *branch)
+{
+	AdkHistoryMark none = {0};
+	bool		compacted;
+	bool		stale;
+	List	   *rows = adk_session_history(run->app, run->user, run->session,
+										   &none, CurrentMemoryContext,
+										   &compacted, &stale);
+
+	return hist_events(run, branch, rows, NULL);
+}
+
+/*
+ * The events of rows (store/session_read.c) as prompt assembly sees them:
+ * into cache, or (no cache) returned.
+ */
+static List *
+hist_events(AdkRun *run, const char *branch, List *rows, HistCache *cache)
+{
+	List	   *result = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	ListCell   *lc;
+
 	foreach(lc, rows)
 	{
 		AdkSessionEvent *row = (AdkSessionEvent *) lfirst(lc);
@@ -114,12 +164,12 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 			h = NULL;
 		if (cache)
 		{
-			cache->last_seq = Max(cache->last_seq, row->seq);
 			if (h)
 			{
 				note_ids(cache, h, list_length(cache->events));
 				cache->events = lappend(cache->events, h);
-				cache->bytes += VARSIZE(h->event);
+				cache->bytes += h->content_len;
+				cache->event_bytes += VARSIZE(h->event);
 			}
 		}
 		else if (h)
@@ -132,7 +182,6 @@ adk_hist_read(AdkRun *run, const char *branch, HistCache **cachep)
 		pfree(row);
 	}
 	list_free(rows);
-	*cachep = cache;
 	return result;
 }
 
@@ -206,9 +255,11 @@ adk_hist_forget_events(HistCache *cache)
 {
 	adk_hist_forget_pieces(cache);
 	MemoryContextReset(cache->cxt);
-	cache->last_seq = 0;
+	memset(&cache->mark, 0, sizeof(cache->mark));
+	cache->carried = false;
 	cache->events = NIL;
 	cache->bytes = 0;
+	cache->event_bytes = 0;
 	cache->ids = NULL;
 	cache->ids_mask = 0;
 	cache->nids = 0;
@@ -337,8 +388,8 @@ adk_hist_resume_at(HistCache *cache, AdkAgent *agent)
  * The request just made of cache's events (result; its events from "from"
  * on: len of them, ev_elem as for PromptMemo but counted from nkeep, the
  * contents kept from the memo; cut_from as for PromptMemo) becomes the
- * memo, in the run's memory (result itself, made there: the memo takes
- * it).
+ * memo, in what the run keeps of its history (adk_hist_cxt; result
+ * itself, made there: the memo takes it).
  */
 void
 adk_hist_memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent, int from,
@@ -353,14 +404,14 @@ adk_hist_memo_keep(AdkRun *run, HistCache *cache, AdkAgent *agent, int from,
 	{
 		if (m->agent != NULL)
 			pfree(m->agent);
-		m->agent = MemoryContextStrdup(run->run_cxt, agent->name);
+		m->agent = MemoryContextStrdup(adk_hist_cxt(run), agent->name);
 	}
 	if (m->cap < n + 1)
 	{
 		int			cap = Max(n + 1, m->cap * 2);
 
 		m->ev_elem = m->ev_elem ? repalloc(m->ev_elem, sizeof(int) * cap) :
-			MemoryContextAlloc(run->run_cxt, sizeof(int) * cap);
+			MemoryContextAlloc(adk_hist_cxt(run), sizeof(int) * cap);
 		m->cap = cap;
 	}
 	for (j = 0; j <= len; j++)

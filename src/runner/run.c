@@ -165,6 +165,8 @@ new_run(const char *app, const char *user, const char *session,
 	adk_tenancy_check_app_state(app, state_delta);
 	parse_options(run, options);
 	adk_run_registry_enter(app, user, session);	/* adk_cancel finds it */
+	/* what the backend's last run on the session kept (prompt_carry.c) */
+	adk_hist_carry_take(run);
 	MemoryContextSwitchTo(old);
 	return run;
 }
@@ -610,12 +612,17 @@ end_run(AdkRun *run)
 	return ADK_STEP_DONE;
 }
 
-/* The invocation's row, and the run registry left */
+/*
+ * The invocation's row, the run registry left, and what the run kept of
+ * its history handed to the backend
+ */
 static void
 close_run(AdkRun *run)
 {
 	invocation_end(run);
 	adk_run_registry_leave();
+	/* for the backend's next run on the session (prompt_carry.c) */
+	adk_hist_carry_keep(run);
 }
 
 /*
@@ -748,15 +755,16 @@ invocation_end(AdkRun *run)
 	args[7] = Float8GetDatum(run->out.store_ms);
 	/* its nodes' rows end as their last events say (run_states.c) */
 	if (refreshed)
+	{
 		nulls[8] = nulls[9] = nulls[10] = nulls[11] = 'n';
+		args[13] = BoolGetDatum(false);
+	}
 	else
 		args[13] = BoolGetDatum(adk_node_ends(run, &args[8], &args[9], &args[10],
 											  &args[11]));
 	args[12] = run->input.user_content ? JsonbPGetDatum(run->input.user_content) : (Datum) 0;
 	if (run->input.user_content == NULL)
 		nulls[12] = 'n';
-	if (refreshed)
-		args[13] = BoolGetDatum(false);
 	adk_owner_spi_begin(&save);
 	/* and the job of a queued run that paused and is resumed here */
 	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",

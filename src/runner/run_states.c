@@ -114,8 +114,8 @@ adk_node_start_input(AdkRun *run, const char *path, const char *agent,
 
 /*
  * An event of the run is stored (emit.c): note it as the last of its node
- * -- node_info's path, else its author (adk._node_path) -- unless the
- * user wrote it.  In the run's memory: a queued run ends in a later
+ * -- node_info's path, else its author, as adk._node_path reads it --
+ * unless the user wrote it.  In the run's memory: a queued run ends in a later
  * transaction.
  */
 void
@@ -123,7 +123,10 @@ adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time)
 {
 	JsonbValue *author = adk_jsonb_get(&event->root, "author");
 	JsonbValue *error = adk_jsonb_get(&event->root, "error_code");
-	const char *path = run->node_path;
+	JsonbValue *info = adk_jsonb_get(&event->root, "node_info");
+	JsonbValue *p = (info != NULL && info->type == jbvBinary) ?
+		adk_jsonb_get(info->val.binary.data, "path") : NULL;
+	char	   *path;
 	MemoryContext old;
 	NodeEnd    *n = NULL;
 	ListCell   *lc;
@@ -132,9 +135,11 @@ adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time)
 		(author->val.string.len == 4 &&
 		 memcmp(author->val.string.val, "user", 4) == 0))
 		return;
-	old = MemoryContextSwitchTo(run->run_cxt);
-	if (path == NULL)
+	if (p != NULL && p->type == jbvString)
+		path = pnstrdup(p->val.string.val, p->val.string.len);
+	else
 		path = pnstrdup(author->val.string.val, author->val.string.len);
+	old = MemoryContextSwitchTo(run->run_cxt);
 	foreach(lc, run->node_ends)
 	{
 		if (strcmp(((NodeEnd *) lfirst(lc))->path, path) == 0)

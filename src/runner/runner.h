@@ -263,11 +263,15 @@ typedef struct AdkRun
 								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
 	List	   *request_memos;	/* flow.c: a request memo per agent and
-								 * branch (model/generate.h) */
+								 * branch (model/generate.h), in hist_cxt */
+	MemoryContext hist_cxt;		/* prompt_carry.c: what it keeps of its
+								 * history and requests (history,
+								 * request_memos), for the backend's next
+								 * run on the session too; NULL: none yet */
 
 	/* prompt.c's */
 	Jsonb	   *temp_state;		/* temp: keys of this invocation */
-	List	   *history;		/* what it read of its session */
+	List	   *history;		/* what it read of its session, in hist_cxt */
 	char	   *instruction_error;	/* the instruction cannot be built */
 
 	/* thoughts.c's: the thoughts taken out of its stored events */
@@ -442,6 +446,11 @@ extern bool adk_round_ready(const AdkRound *round);
 extern void adk_round_abandon(AdkRound *round);
 extern void adk_llm_free_calls(List *calls);
 extern List *adk_llm_event_calls(Jsonb *event);
+
+/* prompt_carry.c */
+extern MemoryContext adk_hist_cxt(AdkRun *run);
+extern void adk_hist_carry_take(AdkRun *run);
+extern void adk_hist_carry_keep(AdkRun *run);
 
 /* prompt.c */
 extern Jsonb *adk_build_contents(AdkRun *run, AdkAgent *agent,

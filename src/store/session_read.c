@@ -232,25 +232,39 @@ adk_session_exists(const char *app, const char *user, const char *session)
 
 /*
  * The session's live events in seq order, as AdkSessionEvent *: those
- * after after_seq, read through the (app, user, session, seq) index -- or,
+ * after mark->seq, read through the (app, user, session, seq) index -- or,
  * when the session has been compacted (*compacted), all of it as a prompt
  * sees it, read through adk._prompt_events (sql/install/65_compaction.sql):
  * summaries in place of the events they cover, seq 0 for every entry, and
- * after_seq ignored.  Rewound events are left out (NOT_REWOUND_SQL), as
+ * the mark ignored.  Rewound events are left out (NOT_REWOUND_SQL), as
  * adk.live_events does.
+ *
+ * The mark is checked and moved on (in mark_cxt): with mark->seq > 0 the
+ * event of that seq is read too, and the read is *stale (nothing
+ * returned) unless it is there, not rewound, with mark->id.  Seqs are
+ * given under the session row's lock and go back only with the
+ * transaction that took them, so the event of a seq having the same id
+ * means every event before it is the one read then: a rolled-back append
+ * or a session deleted and made again make the caller read the history
+ * again from the start.  So does a rewind that changed which of those
+ * events are live: what a rewind event rewinds is one range of seqs up to
+ * itself, the newest event (sql/install/12_rewound.sql), so a rewind since
+ * the mark that rewinds, or brings back, an event up to mark->seq covers
+ * mark->seq too.
  */
 #define HISTORY_SQL \
-	"SELECT event_data, seq FROM adk.events" \
+	"SELECT event_data, seq, id FROM adk.events" \
 	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
 	"   AND user_id OPERATOR(pg_catalog.=) $2" \
 	"   AND session_id OPERATOR(pg_catalog.=) $3" \
-	"   AND seq OPERATOR(pg_catalog.>) $4" \
+	"   AND seq OPERATOR(pg_catalog.>=) $4" \
 	"   AND NOT (" NOT_REWOUND_SQL " OPERATOR(pg_catalog.@>) seq)" \
 	" ORDER BY seq"
 
 List *
 adk_session_history(const char *app, const char *user, const char *session,
-					int64 after_seq, bool *compacted)
+					AdkHistoryMark *mark, MemoryContext mark_cxt,
+					bool *compacted, bool *stale)
 {
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT8OID};
 	Datum		args[4];
@@ -259,8 +273,9 @@ adk_session_history(const char *app, const char *user, const char *session,
 	List	   *result = NIL;
 	uint64		i;
 
+	*stale = false;
 	session_args(args, app, user, session);
-	args[3] = Int64GetDatum(after_seq);
+	args[3] = Int64GetDatum(mark->seq);
 	adk_owner_spi_begin(&save);
 	*compacted = adk_spi_exec("SELECT 1 FROM adk.compactions"
 							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
@@ -276,22 +291,69 @@ adk_session_history(const char *app, const char *user, const char *session,
 	}
 	else if (adk_spi_exec(HISTORY_SQL, 4, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
+	if (!*compacted && mark->seq > 0)
+	{
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull = true;
+		int64		seq = 0;
+		Datum		id = (Datum) 0;
+
+		if (SPI_processed > 0)
+		{
+			seq = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], desc, 2,
+											  &isnull));
+			id = SPI_getbinval(SPI_tuptable->vals[0], desc, 3, &isnull);
+		}
+		/* the first row is the event of mark->seq, or it went */
+		if (SPI_processed == 0 || isnull || seq != mark->seq ||
+			mark->id == NULL || strcmp(TextDatumGetCString(id), mark->id) != 0)
+		{
+			*stale = true;
+			adk_owner_spi_end(&save);
+			MemoryContextSwitchTo(caller);
+			return NIL;
+		}
+	}
 	for (i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
-		Datum		ev = SPI_getbinval(row, desc, 1, &isnull);
 		int64		seq = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		AdkSessionEvent *e = palloc(sizeof(AdkSessionEvent));
+		Datum		ev;
+		MemoryContext spi;
+		AdkSessionEvent *e;
 
+		if (!*compacted && seq == mark->seq)
+			continue;			/* the event the mark stands on */
+		ev = SPI_getbinval(row, desc, 1, &isnull);
+		spi = MemoryContextSwitchTo(caller);
+		e = palloc(sizeof(AdkSessionEvent));
 		e->event = DatumGetJsonbPCopy(ev);
 		e->seq = seq;
 		result = lappend(result, e);
 		MemoryContextSwitchTo(spi);
 	}
+	if (!*compacted && SPI_processed > 0)
+	{
+		HeapTuple	row = SPI_tuptable->vals[SPI_processed - 1];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int64		seq = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+
+		if (seq != mark->seq)
+		{
+			Datum		id = SPI_getbinval(row, desc, 3, &isnull);
+			char	   *old = mark->id;
+
+			mark->id = MemoryContextStrdup(mark_cxt, TextDatumGetCString(id));
+			if (old != NULL)
+				pfree(old);
+			mark->seq = seq;
+		}
+	}
 	adk_owner_spi_end(&save);
+	MemoryContextSwitchTo(caller);
 	return result;
 }
 

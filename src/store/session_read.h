@@ -23,6 +23,18 @@ typedef struct AdkSessionEvent
 	int64		seq;			/* 0: read through the compaction summaries */
 } AdkSessionEvent;
 
+/*
+ * Where a read of a session's history stopped: the next read goes on from
+ * there only while the event read last is still there, live, with the
+ * same id (session_read.c), so a reader that keeps what it read checks it
+ * by seq and id instead of trusting it.  Zeroed: nothing read yet.
+ */
+typedef struct AdkHistoryMark
+{
+	int64		seq;			/* the last seq read; 0: none */
+	char	   *id;				/* the id of the event of seq */
+} AdkHistoryMark;
+
 /* adk.session_wait_timeout: how long our writers wait for a queued run */
 extern int	adk_session_wait_timeout_ms;
 
@@ -33,8 +45,9 @@ extern bool adk_session_lock_unheld(const char *app, const char *user,
 extern bool adk_session_exists(const char *app, const char *user,
 							   const char *session);
 extern List *adk_session_history(const char *app, const char *user,
-								 const char *session, int64 after_seq,
-								 bool *compacted);
+								 const char *session, AdkHistoryMark *mark,
+								 MemoryContext mark_cxt, bool *compacted,
+								 bool *stale);
 extern Jsonb *adk_session_state(const char *app, const char *user,
 								const char *session);
 extern bool adk_session_call_event(const char *app, const char *user,

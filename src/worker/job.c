@@ -11,7 +11,8 @@
  *	   app, with the fewest running jobs first, so one role's queue does
  *	   not starve another's), register the run (a run entry of this
  *	   worker's, before the claim commits, so whoever sees the job
- *	   'running' also finds it), commit;
+ *	   'running' also finds it), commit -- up to CLAIM_BATCH jobs in one
+ *	   claim transaction (adk._claim_jobs), one commit for them all;
  *	2. then step by step (runner.h: adk_run_begin, adk_run_step), each
  *	   stretch of steps up to the next wait for the model (at most
  *	   STEPS_PER_TRANSACTION) in a transaction of its own: the session row locked (SKIP LOCKED: a
@@ -124,10 +125,18 @@ typedef struct AdkJob
 #define STEPS_PER_TRANSACTION	16
 /* with runs held, the worker looks for more jobs at least this often */
 #define CLAIM_EVERY_MS			200
+/* at most this many jobs claimed in one transaction */
+#define CLAIM_BATCH				16
 
 static int	my_slot = -1;
 static MemoryContext worker_cxt = NULL;
 static List *held = NIL;		/* AdkJob *, in claim order */
+static List *claiming = NIL;	/* AdkJob *, of the claim in progress */
+
+/* the worker's own statements, planned once (worker_plan) */
+static SPIPlanPtr claim_plan = NULL;
+static SPIPlanPtr lock_plan = NULL;
+static SPIPlanPtr finished_plan = NULL;
 
 /*
  * false when the last claim found no extension at this library's version
@@ -146,8 +155,10 @@ static void set_stepping(int entry);
 static bool wait_for_work(void);
 static bool surplus_worker(void);
 static bool claim_jobs(void);
-static AdkJob *claim_job_guarded(void);
-static AdkJob *claim_job(void);
+static List *claim_batch_guarded(int most);
+static void release_claiming(void);
+static List *claim_batch(int most);
+static SPIPlanPtr worker_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types);
 static int	take_entry(AdkJob *job);
 static AdkJob *job_from_row(HeapTuple row, TupleDesc desc);
 static bool step_jobs(void);
@@ -176,6 +187,7 @@ adk_job_worker_main(Datum arg)
 {
 	Oid			dboid;
 	bool		claim_wanted = true;
+	bool		queue_more = false;
 	TimestampTz last_claim = 0;
 
 	my_slot = DatumGetInt32(arg);
@@ -210,6 +222,7 @@ adk_job_worker_main(Datum arg)
 	{
 		bool		progressed;
 		TimestampTz now;
+		int			room;
 
 		if (MyLatch->is_set)
 			claim_wanted = true;	/* the launcher has work, or a cancel */
@@ -225,14 +238,25 @@ adk_job_worker_main(Datum arg)
 		if (held == NIL && surplus_worker())
 			break;
 
+		/*
+		 * Claim when woken, every CLAIM_EVERY_MS, and while the queue may
+		 * hold more (the last claim stopped because the worker was full) once
+		 * the runs that ended leave room for a batch: a claim transaction for
+		 * several jobs, not one per run that ends.  A claim that finds nothing
+		 * walks the whole queue: it is not tried again before one of these.
+		 */
 		now = GetCurrentTimestamp();
+		room = adk_worker_concurrency - list_length(held);
 		if (held != NIL && TimestampDifferenceExceeds(last_claim, now, CLAIM_EVERY_MS))
 			claim_wanted = true;
-		if (claim_wanted && list_length(held) < adk_worker_concurrency &&
+		if (room > 0 &&
+			(claim_wanted ||
+			 (queue_more && room >= Max(1, Min(CLAIM_BATCH, adk_worker_concurrency / 4)))) &&
 			!surplus_worker())
 		{
 			last_claim = now;
-			claim_wanted = claim_jobs();
+			claim_wanted = false;
+			queue_more = claim_jobs();
 		}
 
 		cancel_jobs();
@@ -402,50 +426,62 @@ wait_for_work(void)
 
 /*
  * Claim jobs until the worker holds adk.worker_concurrency runs or nothing
- * is left to claim.  true: it claimed some (there may be more).
+ * is left to claim, up to CLAIM_BATCH of them in each transaction.  true:
+ * the queue may hold more (the worker stopped claiming because it is
+ * full), false: the last claim came back short.
  */
 static bool
 claim_jobs(void)
 {
 	bool		claimed = false;
+	bool		more = false;
 
 	while (list_length(held) < adk_worker_concurrency)
 	{
-		AdkJob	   *job = claim_job_guarded();
+		int			want = Min(adk_worker_concurrency - list_length(held), CLAIM_BATCH);
+		List	   *jobs = claim_batch_guarded(want);
+		int			got = list_length(jobs);
 
-		if (job == NULL)
+		held = list_concat(held, jobs);
+		list_free(jobs);
+		claimed |= got > 0;
+		more = got == want;
+		if (!more)
 			break;
-		held = lappend(held, job);
-		claimed = true;
 	}
 	if (claimed)
 		set_slot(ADK_SLOT_BUSY, 0);
 	MemoryContextSwitchTo(TopMemoryContext);
-	return claimed;
+	return more;
 }
 
 /*
- * claim_job, where a query cancel that reaches the worker during the claim
- * (meant for a run) neither stops the claim nor is lost: runs are
- * cancelled by their flags, and the claim is tried again.
+ * claim_batch, where a query cancel that reaches the worker during the
+ * claim (meant for a run) neither stops the claim nor is lost: runs are
+ * cancelled by their flags, and the claim is tried again.  A claim that
+ * raises leaves its jobs queued (its transaction rolls back): the run
+ * entries it took are given back.
  */
-static AdkJob *
-claim_job_guarded(void)
+static List *
+claim_batch_guarded(int most)
 {
-	AdkJob	   *volatile job = NULL;
+	List	   *volatile jobs = NIL;
 	volatile int tries = 0;
 
 	for (;;)
 	{
 		PG_TRY();
 		{
-			job = claim_job();
+			jobs = claim_batch(most);
 		}
 		PG_CATCH();
 		{
 			ErrorData  *edata;
 
+			HOLD_INTERRUPTS();
 			MemoryContextSwitchTo(worker_cxt);
+			release_claiming();
+			RESUME_INTERRUPTS();
 			edata = CopyErrorData();
 			if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED || ++tries > 3)
 				PG_RE_THROW();
@@ -460,21 +496,51 @@ claim_job_guarded(void)
 		break;
 	}
 	QueryCancelPending = false;
-	return job;
+	return jobs;
 }
 
 /*
- * The claim transaction.  NULL: nothing to claim (or no extension).
+ * The jobs of a claim that raised: their run entries free again, their
+ * memory gone.
  */
-static AdkJob *
-claim_job(void)
+static void
+release_claiming(void)
 {
-	AdkJob	   *job = NULL;
+	ListCell   *lc;
+
+	foreach(lc, claiming)
+	{
+		AdkJob	   *job = (AdkJob *) lfirst(lc);
+
+		if (job->entry >= 0)
+		{
+			LWLockAcquire(adk_workers->lock, LW_EXCLUSIVE);
+			memset(adk_job_run_entry(my_slot, job->entry), 0, sizeof(AdkJobRunEntry));
+			LWLockRelease(adk_workers->lock);
+		}
+		MemoryContextDelete(job->cxt);
+	}
+	list_free(claiming);
+	claiming = NIL;
+}
+
+/*
+ * The claim transaction: up to "most" jobs (adk._claim_jobs), each
+ * registered (a run entry) before the claim commits.  NIL: nothing to
+ * claim (or no extension).
+ */
+static List *
+claim_batch(int most)
+{
+	List	   *jobs;
 	AdkOwnerSave save;
-	Oid			type = INT4OID;
-	Datum		arg = Int32GetDatum(MyProcPid);
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2];
 	Oid			nsp;
 
+	Assert(claiming == NIL);
+	args[0] = Int32GetDatum(MyProcPid);
+	args[1] = Int32GetDatum(most);
 	start_xact();
 	/* the worker's own statements (as its superuser): pinned until commit */
 	(void) adk_pin_search_path();
@@ -483,32 +549,70 @@ claim_job(void)
 		adk_schema_ready();
 	if (schema_ready)
 	{
-		pgstat_report_activity(STATE_RUNNING, "adk_runner job worker: claiming a job");
+		char	   *extschema = NULL;
+		SPITupleTable *rows;
+		uint64		nrows;
+		uint64		i;
+
+		pgstat_report_activity(STATE_RUNNING, "adk_runner job worker: claiming jobs");
 		adk_owner_spi_begin(&save);
-		if (SPI_execute_with_args("SELECT * FROM adk._claim_job($1)", 1, &type, &arg,
-								  NULL, false, 0) != SPI_OK_SELECT)
+		if (SPI_execute_plan(worker_plan(&claim_plan, "SELECT * FROM adk._claim_jobs($1, $2)",
+										 2, types),
+							 args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not claim a job");
-		if (SPI_processed == 1)
+		rows = SPI_tuptable;
+		nrows = SPI_processed;
+		if (nrows > 0)
+			extschema = extension_schema(worker_cxt);
+		for (i = 0; i < nrows; i++)
 		{
 			MemoryContext cxt = AllocSetContextCreate(worker_cxt, "adk_runner job",
 													  ALLOCSET_DEFAULT_SIZES);
 			MemoryContext spi = MemoryContextSwitchTo(cxt);
+			AdkJob	   *job;
 
-			job = job_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
+			job = job_from_row(rows->vals[i], rows->tupdesc);
 			job->cxt = cxt;
-			job->extschema = extension_schema(cxt);
+			job->entry = -1;
+			job->extschema = pstrdup(extschema);
+			MemoryContextSwitchTo(worker_cxt);
+			claiming = lappend(claiming, job);
 			MemoryContextSwitchTo(spi);
+			/* seen 'running' means found here: register before the commit */
+			job->entry = take_entry(job);
 		}
+		if (extschema)
+			pfree(extschema);
 		adk_owner_spi_end(&save);
 	}
-	if (job)
-	{
-		/* seen 'running' means found here: register before the commit */
-		job->entry = take_entry(job);
-		set_slot(ADK_SLOT_BUSY, job->id);
-	}
+	if (claiming != NIL)
+		set_slot(ADK_SLOT_BUSY, ((AdkJob *) llast(claiming))->id);
 	commit_xact();
-	return job;
+	jobs = claiming;
+	claiming = NIL;
+	return jobs;
+}
+
+/*
+ * The worker's own statement sql, planned once and kept for the worker's
+ * life (the plan cache plans it again when what it uses changes); call
+ * between adk_owner_spi_begin and adk_owner_spi_end.
+ */
+static SPIPlanPtr
+worker_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
+{
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+		if (p == NULL)
+			elog(ERROR, "could not prepare \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(p) != 0)
+			elog(ERROR, "could not keep the plan of \"%s\"", sql);
+		*plan = p;
+	}
+	return *plan;
 }
 
 /*
@@ -876,8 +980,9 @@ lock_session(AdkJob *job)
 	args[1] = CStringGetTextDatum(job->user);
 	args[2] = CStringGetTextDatum(job->session);
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_with_args("SELECT adk._session_try_lock($1, $2, $3)",
-							  3, types, args, NULL, false, 1) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(worker_plan(&lock_plan, "SELECT adk._session_try_lock($1, $2, $3)",
+									 3, types),
+						 args, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not lock the session");
 	ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
@@ -902,8 +1007,9 @@ finish_job(AdkJob *job)
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(job->invocation_id);
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_with_args("SELECT adk._job_finished($1, $2)",
-							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(worker_plan(&finished_plan, "SELECT adk._job_finished($1, $2)",
+									 2, types),
+						 args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
 	if (SPI_processed == 1)
 	{

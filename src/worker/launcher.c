@@ -380,7 +380,9 @@ recover_jobs(void)
  * error event (ADK's error_code and error_message) authored by the agent
  * it started with -- when the run had stored its user event (an attempt
  * that committed nothing left nothing to close).  Written as the events
- * of runs are (store/append.c), in the recovery's transaction; an event
+ * of runs are (store/append.c), in the recovery's transaction, with its
+ * invocation's adk.run_states rows brought to what the events say (the
+ * run that would have ended them is gone); an event
  * that cannot be written (the session deleted meanwhile) is a WARNING, and
  * the job's end is recorded all the same.
  */
@@ -424,6 +426,10 @@ lost_turn_closed(const char *invocation_id, const char *app, const char *user,
 		jw_string(&w, reason);
 		jw_end_object(&w);
 		adk_store_append(app, user, session, jw_finish(&w), &stored);
+		/* its nodes' run_states rows end as the events now say */
+		if (SPI_execute_with_args("SELECT adk._refresh_run_states($1, $2, $3, $4)",
+								  4, types, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not update adk.run_states");
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();

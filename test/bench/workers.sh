@@ -15,28 +15,10 @@ set -euo pipefail
 SECONDS_PER_ROUND=${1:-5}
 SAMPLES=${2:-30}
 LATENCY_MS=200
-bench_cluster "shared_preload_libraries = 'adk_runner'" "adk.database = 'postgres'" \
-    "max_worker_processes = 24" "max_connections = 50" "adk.max_workers = 1"
+bench_queue_cluster
 bench_model_server
-
-$PSQL -v url="$ADK_TEST_MODEL_URL" -v ms="$LATENCY_MS" >/dev/null <<'SQL'
-CREATE EXTENSION adk_runner;
-SELECT adk_set_secret('k', 'sk-bench', ARRAY['127.0.0.1']);
-SELECT adk_define_model('slow', 'openai', :'url' || '/v1', 'gpt-latency-' || :'ms', api_key_secret => 'k');
-SELECT adk_define_model('fast', 'openai', :'url' || '/v1', 'gpt-test', api_key_secret => 'k');
-SELECT adk_define_agent('slow_agent', model => 'slow');
-SELECT adk_define_app('bench', 'slow_agent');
-SELECT adk_define_agent('fast_agent', model => 'fast');
-SELECT adk_define_app('bench_fast', 'fast_agent');
-SQL
-
-set_workers() {  # n: adk.max_workers = n, and wait until at most n workers run
-    $PSQL -c "ALTER SYSTEM SET adk.max_workers = $1" -c "SELECT pg_reload_conf()" >/dev/null
-    for _ in $(seq 100); do
-        [ "$($PSQL -Atc "SELECT count(*) <= $1 FROM pg_stat_activity WHERE backend_type = 'adk_runner job worker'")" = t ] && break
-        sleep 0.1
-    done
-}
+bench_queue_apps "$LATENCY_MS"
+set_workers() { bench_set_workers "$@"; }
 
 echo "background runs, one ${LATENCY_MS} ms model call each; ${SECONDS_PER_ROUND} s of ideal work per round"
 printf '%8s %6s %9s %10s %10s %7s\n' workers runs seconds "runs/s" "ideal/s" ratio

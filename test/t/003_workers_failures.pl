@@ -85,6 +85,8 @@ is( $node->safe_psql(
 	  FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'}),
 	'cancelled,cancelled,cancelled,CANCELLED',
 	'the job and the invocation end cancelled');
+is($node->safe_psql('postgres', "SELECT string_agg(node_path || ' ' || status, ',') FROM adk.run_states WHERE invocation_id = '$inv'"),
+	'slowpoke cancelled', 'its root node\'s adk.run_states row ends cancelled too');
 is( $node->safe_psql(
 		'postgres', qq{SELECT string_agg(event_data ->> 'author', ',') FROM adk_wait('$inv')}),
 	'user', 'the events committed before the cancel are kept (adk_wait returns them)');

@@ -147,6 +147,13 @@ is( $node->safe_psql(
 	SELECT count(DISTINCT invocation_id) || ' ' || bool_and(status = 'completed')
 	  FROM adk.invocations WHERE invocation_id IN ('$after_user', '$after_tool')}),
 	'2 true', 'the invocations completed');
+# each retried job started its root node again: its adk.run_states row
+# counts two attempts (docs/runs.md)
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT string_agg(status || ' ' || attempt, ', ' ORDER BY invocation_id = '$after_tool')
+	  FROM adk.run_states WHERE invocation_id IN ('$after_user', '$after_tool')}),
+	'completed 2, completed 2', 'the retried jobs\' root nodes: completed in their second attempt');
 
 is(turn_of('mixapp', 'window'), 'U C R A', 'window: U C R A after the retry');
 is($node->safe_psql('postgres', "SELECT count(*) FROM effects WHERE item = 'w'"),
@@ -164,6 +171,8 @@ like( $node->safe_psql(
 	'lost: the error event is WORKER_LOST, by the agent, with the reason');
 is($node->safe_psql('postgres', "SELECT count(*) FROM effects WHERE item = 'c'"),
 	'0', 'lost: its tool never ran');
+is($node->safe_psql('postgres', "SELECT status || ' ' || attempt FROM adk.run_states WHERE invocation_id = '$lost'"),
+	'failed 1', 'lost: its root node\'s row ends failed, in its one attempt');
 
 # --- adk_append_event waits for a queued run's turn
 my $appended = $node->safe_psql('postgres',
