@@ -81,6 +81,7 @@ OBJS = \
 	src/runner/task_mode.o \
 	src/runner/thoughts.o \
 	src/runner/tools.o \
+	src/runner/workflow.o \
 	src/shared/breaker.o \
 	src/shared/registry.o \
 	src/shared/shmem.o \

@@ -267,7 +267,8 @@ $$;
 -- whole session when p_invocation is NULL): rows that changed are updated
 -- in place (so a concurrent SELECT ... FOR UPDATE re-checks the new
 -- version) and keep their attempt, rows that no longer derive are
--- deleted.  Returns the number of
+-- deleted; a row's input the events do not give (a graph workflow's
+-- node: its start wrote it) is kept.  Returns the number of
 -- interrupts still pending in that scope.
 CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
                                         p_invocation text DEFAULT NULL,
@@ -293,18 +294,20 @@ BEGIN
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
-               updated_at = EXCLUDED.updated_at, input = EXCLUDED.input, output = EXCLUDED.output
+               updated_at = EXCLUDED.updated_at, input = coalesce(EXCLUDED.input, r.input),
+               output = EXCLUDED.output
          WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output)
                IS DISTINCT FROM
                (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
-                EXCLUDED.updated_at, EXCLUDED.input, EXCLUDED.output);
+                EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output);
     END LOOP;
     RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
 END
 $$;
 
 -- A node starts (src/runner/run_states.c): its row, 'running', with its
--- input -- the root's is the user's message the runner holds, a task's or
+-- input -- p_input when given (a graph workflow's node: workflow.c), else
+-- the root's is the user's message the runner holds, a task's or
 -- a single_turn node's is its delegating call's arguments (stored just
 -- before, in this transaction).  The row is there already when the node
 -- goes on: a resume after a human's answer leaves it as it is (the same
@@ -319,7 +322,7 @@ BEGIN
     INSERT INTO adk.run_states AS r
            (app_name, user_id, session_id, invocation_id, node_path, status, agent, input)
     VALUES (p_app, p_user, p_session, p_invocation, p_path, 'running', p_agent,
-            CASE WHEN strpos(p_path, '@') = 0 THEN p_input
+            CASE WHEN p_input IS NOT NULL OR strpos(p_path, '@') = 0 THEN p_input
                  ELSE adk._node_input(p_app, p_user, p_session, p_invocation, p_path) END)
     ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
        SET status = 'running', attempt = r.attempt + 1, updated_at = EXCLUDED.updated_at

@@ -29,8 +29,10 @@
 -- With check_function_bodies = off (pg_dump's output) references and the
 -- graph rules are not checked, as for agents: tables load in any order.
 --
--- Running a workflow is not built yet: the runner refuses an agent tree
--- with a workflow agent in it (src/runner/defs.c).  adk.run_states rows
+-- Running a workflow of function and join nodes: src/runner/workflow.c,
+-- with adk._workflow_plan and adk._workflow_successors below; a tree with
+-- a workflow of other nodes is refused (adk._workflow_refusal, called by
+-- src/runner/defs.c).  adk.run_states rows
 -- whose node_path is '<workflow>/<node>@<run id>' are the RunState of a
 -- workflow's node activations; adk.workflow_runs and
 -- adk_workflow_mermaid() read them.
@@ -963,3 +965,126 @@ GRANT INSERT, UPDATE, DELETE ON adk.workflows, adk.workflow_nodes, adk.workflow_
 SELECT pg_catalog.pg_extension_config_dump('adk.workflows', '');
 SELECT pg_catalog.pg_extension_config_dump('adk.workflow_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
+
+-- ---------------------------------------------------------------------
+-- Running a workflow (src/runner/workflow.c, docs/workflows.md "What
+-- runs"): the runner reads the graph through these, as the owner.
+-- ---------------------------------------------------------------------
+
+-- What the runner does not run yet in a workflow: NULL when every node is
+-- a function or a join without the settings those need (retry, timeout,
+-- wait_for_output, schemas); else the first such node, as a sentence.
+CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
+                  CASE WHEN n.kind NOT IN ('function', 'join') THEN format('is of kind %s', n.kind)
+                       WHEN n.retry IS NOT NULL THEN 'has a retry'
+                       WHEN n.timeout IS NOT NULL THEN 'has a timeout'
+                       WHEN n.wait_for_output THEN 'has wait_for_output'
+                       ELSE 'has an input or output schema' END)
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+       AND (n.kind NOT IN ('function', 'join') OR n.retry IS NOT NULL OR n.timeout IS NOT NULL
+            OR n.wait_for_output OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL)
+     ORDER BY n.name COLLATE "C"
+     LIMIT 1
+$$;
+
+-- The nodes of a workflow as the scheduler needs them: kind, a function
+-- node's function as a qualified name to call, each node's predecessors
+-- (what a join waits for), rerun_on_resume, in name order.
+CREATE FUNCTION adk._workflow_plan(wf text)
+RETURNS TABLE (name text, kind text, call text, predecessors text[], rerun_on_resume boolean)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT n.name, n.kind,
+           (SELECT format('%I.%I', ns.nspname, p.proname)
+              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace ns ON ns.oid = p.pronamespace
+             WHERE p.oid = n.function::oid),
+           ARRAY(SELECT e.from_node FROM adk.workflow_edges e
+                  WHERE e.workflow = wf AND e.to_node = n.name
+                  ORDER BY e.from_node COLLATE "C"),
+           n.rerun_on_resume
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+     ORDER BY n.name COLLATE "C"
+$$;
+
+-- ADK-Go's findSuccessors (workflow/scheduler.go) for a completed
+-- activation of node (or START) that gave routes: an unconditional edge
+-- always fires and does not keep the default from firing; a routed edge
+-- fires when one of its values is among routes; the default edge fires
+-- when no routed edge did; each target once.  No rows: an all-routed dead
+-- end, which stops that path silently.  In target name order.
+CREATE FUNCTION adk._workflow_successors(wf text, node text, routes text[])
+RETURNS TABLE (to_node text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH e AS (
+        SELECT e.to_node, e.route, e.is_default,
+               coalesce(e.route && routes, false) AS matched
+          FROM adk.workflow_edges e
+         WHERE e.workflow = wf AND e.from_node = node
+    )
+    SELECT DISTINCT e.to_node COLLATE "C"
+      FROM e
+     WHERE (e.route IS NULL AND NOT e.is_default)
+        OR e.matched
+        OR (e.is_default AND NOT EXISTS (SELECT 1 FROM e m WHERE m.matched))
+     ORDER BY 1
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_refusal(text), adk._workflow_plan(text),
+                       adk._workflow_successors(text, text, text[])
+   FROM PUBLIC;
+
+-- Where a paused run of a workflow stands (src/runner/workflow.c, on
+-- resume): each node activation's row of the invocation directly under
+-- p_base (the workflow's node path), with its node and activation number,
+-- status, input and output, the branch and graph hash of its latest event
+-- (a request for input records the hash it paused under), and the answers
+-- the user gave to its interrupts, {"<interrupt id>": response}, with the
+-- latest one.  Read from the rows _resume_interrupts locked and the
+-- events of that invocation only.
+CREATE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
+                                          p_invocation text, p_base text)
+RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
+               branch text, graph_hash text, answers jsonb, last_answer jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, ev.d ->> 'branch',
+           (SELECT e.event_data #>> '{custom_metadata,adk_graph_hash}' FROM adk.events e
+             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+               AND e.invocation_id = p_invocation
+               AND e.event_data #>> '{node_info,path}' = r.node_path
+               AND e.event_data #> '{custom_metadata,adk_graph_hash}' IS NOT NULL
+             ORDER BY e.seq DESC LIMIT 1),
+           coalesce(a.answers, '{}'), a.last_answer
+      FROM adk.run_states r
+     CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
+                                     '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
+      LEFT JOIN LATERAL (SELECT e.event_data AS d FROM adk.events e
+                          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                            AND e.invocation_id = p_invocation
+                            AND e.event_data #>> '{node_info,path}' = r.node_path
+                          ORDER BY e.seq DESC LIMIT 1) ev ON true
+      LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
+                                (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
+                           FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
+                                        p #>> '{function_response,id}' AS id,
+                                        coalesce(p #> '{function_response,response}', '{}') AS response, e.seq
+                                   FROM adk.events e
+                                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                                    AND e.event_data ->> 'author' = 'user'
+                                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                                    AND p #>> '{function_response,id}' = ANY (r.answered_ids)
+                                  ORDER BY p #>> '{function_response,id}', e.seq DESC) x) a ON true
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND r.invocation_id = p_invocation
+       AND starts_with(r.node_path, p_base || '/')
+       AND m IS NOT NULL
+     ORDER BY m[1], m[2]::integer;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_resume_rows(text, text, text, text, text) FROM PUBLIC;

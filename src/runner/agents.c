@@ -510,6 +510,13 @@ step_workflow(AdkRun *run, Frame *f)
 	AdkAgent   *child;
 	const char *child_branch = f->branch;
 
+	if (strcmp(agent->kind, "workflow") == 0)
+	{
+		/* a graph workflow runs to its end in this step (workflow.c) */
+		adk_workflow_run(run, agent, f->branch);
+		f->phase = F_AFTER;
+		return;
+	}
 	if (strcmp(agent->kind, "loop") == 0)
 	{
 		if (run->out.escalated)

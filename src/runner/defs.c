@@ -349,6 +349,10 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 	Oid			type = TEXTOID;
 	MemoryContext caller = CurrentMemoryContext;
 	uint64		i;
+	List	   *workflows = NIL;
+	ListCell   *lc;
+	char	   *refusal;
+	char	   *refused = NULL;
 
 	adk_owner_spi_begin(&save);
 	if (main_tree &&
@@ -370,18 +374,8 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		a->name = SPI_getvalue(row, desc, 1);
 		a->kind = SPI_getvalue(row, desc, 3);
 
-		/*
-		 * A graph workflow (adk.workflows) can be defined and drawn, but its
-		 * scheduler is not built yet (docs/workflows.md, "What runs today"):
-		 * refuse it rather than run it as an agent with nothing to do.
-		 */
 		if (strcmp(a->kind, "workflow") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("agent \"%s\" is a graph workflow, which adk_runner does not run yet",
-							a->name),
-					 errdetail("It is in the agent tree of \"%s\".", root),
-					 errhint("A graph workflow can be defined, validated and drawn with adk_workflow_mermaid(); running one is not built yet.")));
+			workflows = lappend(workflows, a->name);
 		a->model = SPI_getvalue(row, desc, 4);
 		a->instruction = SPI_getvalue(row, desc, 5);
 		a->description = SPI_getvalue(row, desc, 6);
@@ -412,7 +406,38 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		run->defs.agents = lappend(run->defs.agents, a);
 		MemoryContextSwitchTo(spi);
 	}
+
+	/*
+	 * A graph workflow runs (workflow.c) when its nodes are of the kinds
+	 * the runner runs; else the run is refused before anything is stored
+	 * (docs/workflows.md "What runs").
+	 */
+	foreach(lc, workflows)
+	{
+		Datum		wf = CStringGetTextDatum((char *) lfirst(lc));
+
+		if (adk_spi_exec("SELECT adk._workflow_refusal($1)", 1, &type, &wf,
+						 NULL, 0) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not check workflow \"%s\"", (char *) lfirst(lc));
+		refusal = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (refusal != NULL)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			refusal = pstrdup(refusal);
+			refused = (char *) lfirst(lc);
+			MemoryContextSwitchTo(spi);
+			break;
+		}
+	}
 	adk_owner_spi_end(&save);
+	if (refused != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
+						refused, refusal),
+				 errdetail("It is in the agent tree of \"%s\".", root),
+				 errhint("A workflow of function and join nodes runs; see \"What runs\" in docs/workflows.md.")));
 }
 
 static char *

@@ -652,6 +652,16 @@ stop_here(AdkRun *run)
 }
 
 /*
+ * workflow.c: a graph workflow's node asked for human input and no
+ * branch can run any more -- the invocation pauses as above.
+ */
+void
+adk_hitl_stop(AdkRun *run)
+{
+	stop_here(run);
+}
+
+/*
  * run.c, as the invocation ends: for an invocation HITL touched, or a
  * queued run's retry (whose earlier attempts' nodes this one did not see),
  * bring its run_states rows to what its events say (*refreshed), and say

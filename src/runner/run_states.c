@@ -70,16 +70,30 @@ typedef struct NodeEnd
 void
 adk_node_start(AdkRun *run, const char *path, const char *agent, bool first)
 {
+	/* adk_run's root row comes with its end (see the file header) */
+	if (run->invocation_id == NULL ||
+		(first && !run->queued && strchr(path, '@') == NULL))
+		return;
+	adk_node_start_input(run, path, agent,
+						 first ? run->input.user_content : NULL);
+}
+
+/*
+ * The node at path starts with input: a graph workflow's node
+ * (workflow.c), whose input the events do not hold; NULL input: what
+ * adk._node_start finds for the path.
+ */
+void
+adk_node_start_input(AdkRun *run, const char *path, const char *agent,
+					 Jsonb *input)
+{
 	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	JSONBOID, BOOLOID};
 	Datum		args[8];
 	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
-	Jsonb	   *input = first ? run->input.user_content : NULL;
 
-	/* adk_run's root row comes with its end (see the file header) */
-	if (run->invocation_id == NULL ||
-		(first && !run->queued && strchr(path, '@') == NULL))
+	if (run->invocation_id == NULL)
 		return;
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);

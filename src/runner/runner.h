@@ -483,6 +483,8 @@ extern Jsonb *adk_plugin_context(AdkRun *run, AdkCallback cb,
 /* run_states.c: a node's row in adk.run_states, as the node starts */
 extern void adk_node_start(AdkRun *run, const char *path, const char *agent,
 						   bool first);
+extern void adk_node_start_input(AdkRun *run, const char *path,
+								 const char *agent, Jsonb *input);
 extern void adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time);
 extern bool adk_node_ends(AdkRun *run, Datum *paths, Datum *agents,
 						  Datum *times, Datum *errors);
@@ -496,6 +498,7 @@ extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
 								   const char *call_id, Jsonb *args);
 extern Jsonb *adk_hitl_requested_confirmations(AdkRun *run);
 extern bool adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch);
+extern void adk_hitl_stop(AdkRun *run);
 extern bool adk_hitl_end(AdkRun *run, bool *refreshed);
 
 /*
@@ -506,6 +509,9 @@ struct JsonWriter;
 extern bool adk_agent_is_chat(AdkAgent *agent);
 extern bool adk_is_single_turn(AdkAgent *coordinator, const char *name);
 extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
+/* workflow.c: a graph workflow agent, run to its end */
+extern void adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch);
+
 extern bool adk_single_turn_next(AdkRun *run, AdkAgent *coordinator,
 								 List *calls, AdkAgent **child,
 								 const char **branch);

@@ -1,0 +1,846 @@
+/*-------------------------------------------------------------------------
+ *
+ * workflow.c
+ *	  Running a graph workflow (docs/workflows.md "What runs"): ADK-Go's
+ *	  scheduler (workflow/scheduler.go) over the rows of
+ *	  adk.workflow_nodes and adk.workflow_edges.
+ *
+ * START's successors get the user's content as their input; each
+ * activation of a node runs, stores one event -- its output, its routes,
+ * its state delta -- and then its successors are found by ADK-Go's
+ * findSuccessors rules (adk._workflow_successors): unconditional edges
+ * always fire, routed edges on a matching route, the default edge only
+ * when no routed edge matched, each target once; a node whose routed
+ * edges all missed ends its path silently.  A join runs once every one
+ * of its predecessors has completed, with their outputs as a map.  On a
+ * fan-out to several successors each (but a join) runs on a sub-branch
+ * "<branch>.<node>@1", a join on the common prefix of its predecessors'
+ * branches, as ADK-Go derives them.
+ *
+ * What runs: function nodes -- a SQL function (ctx jsonb, input jsonb)
+ * RETURNS jsonb, called with the caller's privileges in a subtransaction,
+ * as tools are -- and joins.  A function's work is done within the step
+ * that starts it, so activations run one at a time in the order they
+ * became ready (max_concurrency is then always met).  Other node kinds,
+ * and settings that need them (retry, timeout, wait_for_output, schemas),
+ * are refused before the run starts (defs.c, adk._workflow_refusal).
+ *
+ * Human input (docs/workflows.md "Human input"): a function's
+ * request_input parks its node -- ADK's adk_request_input call, with the
+ * graph hash it paused under -- while the other branches go on; the
+ * invocation pauses (hitl.c) once none can run.  An answer resumes it:
+ * hitl.c locks and marks the row, and resume() reads the scheduler's
+ * state back from the invocation's rows and goes on from the answered
+ * node -- a handoff (the answer is its output) or, with rerun_on_resume,
+ * a re-run with its original input and the answers so far.
+ *
+ * Each activation is a node of the invocation: its event's node_info
+ * path is "<workflow>/<node>@<n>", n counting the node's activations in
+ * the invocation from 1 (below the path of the agent that runs the
+ * workflow when it is not the run's root agent), and its adk.run_states row is written as it
+ * starts, with its input (run_states.c); the event that finishes it names
+ * it in node_info.output_for, which completes the row.  A node that
+ * raises, or returns what is not a result object, stores an error event
+ * (WORKFLOW_NODE_FAILED) that ends the invocation; what the earlier
+ * nodes stored stays.
+ *
+ * IDENTIFICATION
+ *	  src/runner/workflow.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "common/json_writer.h"
+#include "common/jsonb_util.h"
+#include "common/owner.h"
+#include "common/spi_plans.h"
+#include "runner/runner.h"
+
+/* A node of the graph, and where it stands in this invocation */
+typedef struct WfNode
+{
+	char	   *name;
+	char	   *kind;			/* function | join */
+	char	   *call;			/* function: its qualified name */
+	List	   *preds;			/* char *: its predecessors (START too) */
+	int			runs;			/* activations so far */
+	bool		completed;		/* its latest activation completed */
+	Jsonb	   *output;			/* ... with this output (NULL: none) */
+	char	   *branch;			/* ... on this branch (NULL: the root's) */
+	bool		rerun_on_resume;
+} WfNode;
+
+/* A ready activation (ADK-Go's pendingActivation) */
+typedef struct WfActivation
+{
+	WfNode	   *node;
+	Jsonb	   *input;
+	char	   *triggered_by;
+	char	   *branch;
+	int			run_no;			/* 0: a new activation; else the one resumed */
+	Jsonb	   *answers;		/* a re-run: {"<interrupt id>": answer} */
+	Jsonb	   *output;			/* a handoff: the latest answer */
+} WfActivation;
+
+typedef struct Workflow
+{
+	AdkRun	   *run;
+	AdkAgent   *agent;
+	List	   *nodes;			/* WfNode * */
+	List	   *ready;			/* WfActivation *, first in first out */
+	char	   *base;			/* its nodes' paths start with this */
+	char	   *graph_hash;		/* adk.workflows.graph_hash */
+	bool		paused;			/* a node asked for human input */
+} Workflow;
+
+/* A function node's call, run guarded (subxact.c) */
+typedef struct FnCall
+{
+	const char *call;
+	Jsonb	   *ctx;
+	Jsonb	   *input;
+	Jsonb	   *result;			/* NULL: SQL NULL */
+} FnCall;
+
+static void load_plan(Workflow *wf);
+static WfNode *find_node(Workflow *wf, const char *name);
+static void schedule_successors(Workflow *wf, const char *from,
+								Datum routes, bool has_routes,
+								Jsonb *output, const char *branch);
+static void run_activation(Workflow *wf, WfActivation *act);
+static void run_function(Workflow *wf, WfActivation *act, const char *path);
+static void call_function(void *arg);
+static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
+				   JsonbValue *routes, JsonbValue *state_delta);
+static void node_failed(Workflow *wf, WfActivation *act, const char *message);
+static char *common_branch(List *branches);
+static bool resume(Workflow *wf, const char *resumed_path);
+static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
+
+/*
+ * Run the graph workflow agent on branch (NULL: the root's) to its end:
+ * every node the graph reaches from START, or until a node fails.
+ */
+void
+adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch)
+{
+	Workflow	wf;
+	char	   *saved_path = run->node_path;
+	const char *resumed_agent = NULL;
+
+	wf.run = run;
+	wf.agent = agent;
+	wf.nodes = NIL;
+	wf.ready = NIL;
+	wf.paused = false;
+	/* the workflow's node: the run's root, or a node below another agent's */
+	if (saved_path == NULL || strcmp(saved_path, agent->name) == 0)
+		wf.base = agent->name;
+	else
+		wf.base = psprintf("%s/%s", saved_path, agent->name);
+	load_plan(&wf);
+	if (!resume(&wf, adk_hitl_resumed_node(run, &resumed_agent)))
+	{
+		/* START's successors get the user's content (ADK-Go: the seed input) */
+		schedule_successors(&wf, "START", (Datum) 0, false,
+							run->input.user_content,
+							branch ? pstrdup(branch) : NULL);
+	}
+	while (wf.ready != NIL && !run->out.end_invocation)
+	{
+		WfActivation *act = (WfActivation *) linitial(wf.ready);
+
+		CHECK_FOR_INTERRUPTS();
+		wf.ready = list_delete_first(wf.ready);
+		run_activation(&wf, act);
+		run->node_path = saved_path;
+	}
+
+	/*
+	 * Every branch that could run has: a node that asked for input pauses
+	 * the invocation (hitl.c), its row waiting on the request's id
+	 */
+	if (wf.paused && !run->out.end_invocation)
+		adk_hitl_stop(run);
+}
+
+/*
+ * The nodes and each one's predecessors, read once as the owner.
+ */
+static void
+load_plan(Workflow *wf)
+{
+	AdkOwnerSave save;
+	Oid			type = TEXTOID;
+	Datum		arg = CStringGetTextDatum(wf->agent->name);
+	MemoryContext caller = CurrentMemoryContext;
+	uint64		i;
+
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT graph_hash FROM adk.workflows WHERE name = $1",
+					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
+	wf->graph_hash = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (wf->graph_hash != NULL)
+		wf->graph_hash = MemoryContextStrdup(caller, wf->graph_hash);
+	if (adk_spi_exec("SELECT name, kind, call, predecessors, rerun_on_resume FROM adk._workflow_plan($1)",
+					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		WfNode	   *n = palloc0(sizeof(WfNode));
+		bool		isnull;
+		Datum		d;
+
+		n->name = SPI_getvalue(row, desc, 1);
+		n->kind = SPI_getvalue(row, desc, 2);
+		n->call = SPI_getvalue(row, desc, 3);
+		d = SPI_getbinval(row, desc, 4, &isnull);
+		if (!isnull)
+		{
+			Datum	   *elems;
+			int			nelems;
+			int			k;
+
+			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false,
+							  TYPALIGN_INT, &elems, NULL, &nelems);
+			for (k = 0; k < nelems; k++)
+				n->preds = lappend(n->preds, TextDatumGetCString(elems[k]));
+		}
+		n->rerun_on_resume = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+		wf->nodes = lappend(wf->nodes, n);
+		MemoryContextSwitchTo(spi);
+	}
+	adk_owner_spi_end(&save);
+}
+
+static WfNode *
+find_node(Workflow *wf, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, wf->nodes)
+	{
+		if (strcmp(((WfNode *) lfirst(lc))->name, name) == 0)
+			return (WfNode *) lfirst(lc);
+	}
+	return NULL;
+}
+
+/*
+ * ADK-Go's findSuccessors and appendSuccessor for a completed activation
+ * of from (START or a node) that gave output and routes on branch: the
+ * edges that fire (adk._workflow_successors), a join only once all its
+ * predecessors completed, then the sub-branches of a fan-out.  Appended
+ * to the ready activations.
+ */
+static void
+schedule_successors(Workflow *wf, const char *from, Datum routes,
+					bool has_routes, Jsonb *output, const char *branch)
+{
+	AdkOwnerSave save;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[3];
+	char		nulls[3] = {' ', ' ', has_routes ? ' ' : 'n'};
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *targets = NIL;
+	List	   *out = NIL;
+	ListCell   *lc;
+	uint64		i;
+
+	args[0] = CStringGetTextDatum(wf->agent->name);
+	args[1] = CStringGetTextDatum(from);
+	args[2] = routes;
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT to_node FROM adk._workflow_successors($1, $2, $3)",
+					 3, types, args, nulls, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not find the successors of node \"%s\"", from);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i],
+										SPI_tuptable->tupdesc, 1);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		targets = lappend(targets, pstrdup(name));
+		MemoryContextSwitchTo(spi);
+	}
+	adk_owner_spi_end(&save);
+
+	foreach(lc, targets)
+	{
+		WfNode	   *n = find_node(wf, (char *) lfirst(lc));
+		WfActivation *act;
+
+		if (n == NULL)
+			elog(ERROR, "node \"%s\" of workflow \"%s\" is gone",
+				 (char *) lfirst(lc), wf->agent->name);
+		act = palloc0(sizeof(WfActivation));
+		act->node = n;
+		act->triggered_by = pstrdup(from);
+		act->branch = branch ? pstrdup(branch) : NULL;
+		act->input = output;
+		if (strcmp(n->kind, "join") == 0)
+		{
+			/* every predecessor completed: their outputs as a map */
+			JsonWriter	w;
+			List	   *branches = NIL;
+			ListCell   *p;
+			bool		all = true;
+
+			jw_init(&w);
+			jw_begin_object(&w);
+			foreach(p, n->preds)
+			{
+				WfNode	   *pred = find_node(wf, (char *) lfirst(p));
+
+				if (pred == NULL || !pred->completed)
+				{
+					all = false;
+					break;
+				}
+				jw_key(&w, pred->name);
+				if (pred->output)
+					jw_jsonb(&w, pred->output);
+				else
+					jw_null(&w);
+				branches = lappend(branches, pred->branch ? pred->branch : "");
+			}
+			jw_end_object(&w);
+			if (!all)
+				continue;
+			act->input = jw_finish(&w);
+			act->branch = common_branch(branches);
+		}
+		out = lappend(out, act);
+	}
+
+	/* a fan-out: each successor but a join on a sub-branch of its own */
+	if (list_length(out) > 1)
+	{
+		foreach(lc, out)
+		{
+			WfActivation *act = (WfActivation *) lfirst(lc);
+
+			if (strcmp(act->node->kind, "join") == 0)
+				continue;
+			act->branch = branch ? psprintf("%s.%s@1", branch, act->node->name) :
+				psprintf("%s@1", act->node->name);
+		}
+	}
+	wf->ready = list_concat(wf->ready, out);
+}
+
+/*
+ * The longest common dot-separated prefix of branches ("" for the
+ * root's); NULL when it is the root's.
+ */
+static char *
+common_branch(List *branches)
+{
+	char	   *prefix = NULL;
+	ListCell   *lc;
+
+	foreach(lc, branches)
+	{
+		char	   *b = (char *) lfirst(lc);
+		int			k = 0;
+		int			cut = 0;
+
+		if (prefix == NULL)
+		{
+			prefix = pstrdup(b);
+			continue;
+		}
+		/* keep the whole segments both share */
+		while (prefix[k] != '\0' && prefix[k] == b[k])
+		{
+			k++;
+			if ((prefix[k] == '\0' || prefix[k] == '.') && (b[k] == '\0' || b[k] == '.'))
+				cut = k;
+		}
+		prefix[cut] = '\0';
+	}
+	return (prefix == NULL || prefix[0] == '\0') ? NULL : prefix;
+}
+
+/*
+ * One activation: its row, then the node.
+ */
+static void
+run_activation(Workflow *wf, WfActivation *act)
+{
+	AdkRun	   *run = wf->run;
+	WfNode	   *n = act->node;
+	char	   *path;
+
+	n->completed = false;
+	if (act->run_no > 0)
+		path = psprintf("%s/%s@%d", wf->base, n->name, act->run_no);
+	else
+	{
+		n->runs++;
+		path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
+	}
+	/* a resumed activation's row is there, locked by the resume */
+	adk_node_start_input(run, path, wf->agent->name, act->input);
+	run->node_path = path;		/* its events' node_info (emit.c) */
+	if (strcmp(n->kind, "join") == 0)
+		finish(wf, act, act->input, NULL, NULL);
+	else
+		run_function(wf, act, path);
+}
+
+/*
+ * A function node: the function with ctx and its input, then its result
+ * object -- "output", "route" (a value or a list), "state_delta" -- as
+ * its event.
+ */
+static void
+run_function(Workflow *wf, WfActivation *act, const char *path)
+{
+	AdkRun	   *run = wf->run;
+	JsonWriter	w;
+	FnCall		call;
+	char	   *error;
+	JsonbValue *routes = NULL;
+	JsonbValue *delta = NULL;
+	JsonbValue *output = NULL;
+	JsonbValue *req;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "app_name");
+	jw_string(&w, run->app);
+	jw_key(&w, "user_id");
+	jw_string(&w, run->user);
+	jw_key(&w, "session_id");
+	jw_string(&w, run->session);
+	jw_key(&w, "invocation_id");
+	jw_string(&w, run->invocation_id);
+	jw_key(&w, "workflow");
+	jw_string(&w, wf->agent->name);
+	jw_key(&w, "node");
+	jw_string(&w, act->node->name);
+	jw_key(&w, "path");
+	jw_string(&w, path);
+	jw_key(&w, "triggered_by");
+	jw_string(&w, act->triggered_by);
+	jw_key(&w, "branch");
+	if (act->branch)
+		jw_string(&w, act->branch);
+	else
+		jw_null(&w);
+	/* a re-run after human input: the answers so far (ADK-Go ResumedInput) */
+	jw_key(&w, "resume_inputs");
+	if (act->answers)
+		jw_jsonb(&w, act->answers);
+	else
+	{
+		jw_begin_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
+
+	call.call = act->node->call;
+	call.ctx = jw_finish(&w);
+	call.input = act->input;
+	call.result = NULL;
+	if (!adk_run_guarded(call_function, &call, &error))
+	{
+		node_failed(wf, act, error);
+		return;
+	}
+	if (call.result == NULL)
+	{
+		finish(wf, act, NULL, NULL, NULL);
+		return;
+	}
+	if (!adk_jsonb_is_object(&call.result->root))
+	{
+		node_failed(wf, act, "it returned a value that is not an object with \"output\", \"route\", \"state_delta\" or \"request_input\"");
+		return;
+	}
+	it = JsonbIteratorInit(&call.result->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		if (strcmp(key, "output") != 0 && strcmp(key, "route") != 0 &&
+			strcmp(key, "state_delta") != 0 && strcmp(key, "request_input") != 0)
+		{
+			node_failed(wf, act,
+						psprintf("its result has the unknown key \"%s\" (the keys are output, route, state_delta and request_input)", key));
+			return;
+		}
+	}
+	req = adk_jsonb_get(&call.result->root, "request_input");
+	if (req != NULL && req->type != jbvNull)
+	{
+		request_input(wf, act, req);
+		return;
+	}
+	output = adk_jsonb_get(&call.result->root, "output");
+	routes = adk_jsonb_get(&call.result->root, "route");
+	delta = adk_jsonb_get(&call.result->root, "state_delta");
+	if (routes != NULL && routes->type == jbvNull)
+		routes = NULL;
+	if (delta != NULL && delta->type == jbvNull)
+		delta = NULL;
+	if (delta != NULL && !(delta->type == jbvBinary &&
+						   adk_jsonb_is_object(delta->val.binary.data)))
+	{
+		node_failed(wf, act, "its \"state_delta\" is not an object");
+		return;
+	}
+	if (routes != NULL && routes->type == jbvBinary &&
+		!JsonContainerIsArray(routes->val.binary.data))
+	{
+		node_failed(wf, act, "its \"route\" is not a value or a list of values");
+		return;
+	}
+	finish(wf, act, output ? adk_jsonb_value_to_jsonb(output) : NULL,
+		   routes, delta);
+}
+
+/*
+ * The call itself, as the caller: "SELECT schema.fn($1, $2)".
+ */
+static void
+call_function(void *arg)
+{
+	FnCall	   *call = (FnCall *) arg;
+	Oid			types[2] = {JSONBOID, JSONBOID};
+	Datum		args[2];
+	char		nulls[2] = {' ', ' '};
+	MemoryContext caller = CurrentMemoryContext;
+	bool		isnull;
+	Datum		d;
+
+	args[0] = JsonbPGetDatum(call->ctx);
+	args[1] = call->input ? JsonbPGetDatum(call->input) : (Datum) 0;
+	if (call->input == NULL)
+		nulls[1] = 'n';
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("SELECT %s($1, $2)", call->call),
+							  2, types, args, nulls, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "function node call returned no row");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	MemoryContextSwitchTo(caller);
+	call->result = isnull ? NULL : DatumGetJsonbPCopy(d);
+	SPI_finish();
+}
+
+/*
+ * The activation completed: its one event (output, routes, state delta;
+ * node_info.output_for completes its row), then its successors.
+ */
+static void
+finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
+	   JsonbValue *state_delta)
+{
+	AdkRun	   *run = wf->run;
+	JsonWriter	w;
+	Datum		route_array = (Datum) 0;
+	WfNode	   *n = act->node;
+
+	adk_event_start_node(&w, run, wf->agent->name, act->branch, true);
+	if (output != NULL)
+	{
+		jw_key(&w, "output");
+		jw_jsonb(&w, output);
+	}
+	if (routes != NULL)
+	{
+		/* each value as its text (ADK-Go compares Int and Bool routes so) */
+		List	   *texts = NIL;
+		Datum	   *elems;
+		int			k = 0;
+		ListCell   *lc;
+
+		if (routes->type == jbvBinary)
+		{
+			JsonbIterator *it = JsonbIteratorInit(routes->val.binary.data);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok != WJB_ELEM)
+					continue;
+				texts = lappend(texts, v.type == jbvString ?
+								pnstrdup(v.val.string.val, v.val.string.len) :
+								JsonbToCString(NULL, &adk_jsonb_value_to_jsonb(&v)->root, 0));
+			}
+		}
+		else
+			texts = list_make1(routes->type == jbvString ?
+							   pnstrdup(routes->val.string.val, routes->val.string.len) :
+							   JsonbToCString(NULL, &adk_jsonb_value_to_jsonb(routes)->root, 0));
+		jw_key(&w, "routes");
+		jw_begin_array(&w);
+		elems = palloc(sizeof(Datum) * (list_length(texts) + 1));
+		foreach(lc, texts)
+		{
+			jw_string(&w, (char *) lfirst(lc));
+			elems[k++] = CStringGetTextDatum((char *) lfirst(lc));
+		}
+		jw_end_array(&w);
+		route_array = PointerGetDatum(construct_array(elems, k, TEXTOID, -1,
+													  false, TYPALIGN_INT));
+	}
+	if (state_delta != NULL)
+	{
+		jw_key(&w, "actions");
+		jw_begin_object(&w);
+		jw_key(&w, "state_delta");
+		jw_value(&w, state_delta);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
+	adk_emit(run, jw_finish(&w));
+	if (run->out.end_invocation)
+		return;					/* a plugin refused the event */
+	n->completed = true;
+	n->output = output;
+	n->branch = act->branch;
+	schedule_successors(wf, n->name, route_array, routes != NULL, output,
+						act->branch);
+}
+
+/*
+ * The node failed: a stored error event, which ends the invocation (the
+ * events before it stay).
+ */
+static void
+node_failed(Workflow *wf, WfActivation *act, const char *message)
+{
+	adk_emit_error(wf->run, wf->agent->name, act->branch, "WORKFLOW_NODE_FAILED",
+				   psprintf("node \"%s\" of workflow \"%s\" failed: %s",
+							act->node->name, wf->agent->name, message));
+}
+
+/*
+ * A function node asked for human input (ADK-Go NewRequestInputEvent):
+ * its event holds ADK's adk_request_input call -- id the interrupt id
+ * (the request's "interrupt_id", else a new one), args interruptId,
+ * message, payload, responseSchema -- in long_running_tool_ids, and the
+ * graph hash the run pauses under in custom_metadata.adk_graph_hash.  The
+ * node waits (its row lists the id); its successors do not run; the other
+ * branches go on, and the invocation pauses once none can run.
+ */
+static void
+request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
+{
+	AdkRun	   *run = wf->run;
+	JsonbContainer *r;
+	JsonbValue *v;
+	JsonWriter	w;
+	char	   *id;
+
+	if (req->type != jbvBinary || !adk_jsonb_is_object(req->val.binary.data))
+	{
+		node_failed(wf, act, "its \"request_input\" is not an object");
+		return;
+	}
+	r = req->val.binary.data;
+	if (strcmp(wf->base, wf->agent->name) != 0)
+	{
+		node_failed(wf, act, "it requested human input, which a workflow below another agent does not take yet");
+		return;
+	}
+	v = adk_jsonb_get(r, "interrupt_id");
+	if (v != NULL && v->type == jbvString && v->val.string.len > 0)
+		id = pnstrdup(v->val.string.val, v->val.string.len);
+	else if (v != NULL && v->type != jbvNull)
+	{
+		node_failed(wf, act, "its \"request_input\" has an \"interrupt_id\" that is not a string");
+		return;
+	}
+	else
+		id = adk_new_id("adk-");
+
+	adk_event_start(&w, run, wf->agent->name, act->branch);
+	jw_key(&w, "content");
+	jw_begin_object(&w);
+	jw_key(&w, "role");
+	jw_string(&w, "model");
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "function_call");
+	jw_begin_object(&w);
+	jw_key(&w, "id");
+	jw_string(&w, id);
+	jw_key(&w, "name");
+	jw_string(&w, "adk_request_input");
+	jw_key(&w, "args");
+	jw_begin_object(&w);
+	jw_key(&w, "interruptId");
+	jw_string(&w, id);
+	jw_key(&w, "message");
+	v = adk_jsonb_get(r, "message");
+	if (v != NULL)
+		jw_value(&w, v);
+	else
+		jw_string(&w, "");
+	jw_key(&w, "payload");
+	v = adk_jsonb_get(r, "payload");
+	if (v != NULL)
+		jw_value(&w, v);
+	else
+		jw_null(&w);
+	v = adk_jsonb_get(r, "response_schema");
+	if (v != NULL && v->type != jbvNull)
+	{
+		jw_key(&w, "responseSchema");
+		jw_value(&w, v);
+	}
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_key(&w, "long_running_tool_ids");
+	jw_begin_array(&w);
+	jw_string(&w, id);
+	jw_end_array(&w);
+	if (wf->graph_hash != NULL)
+	{
+		jw_key(&w, "custom_metadata");
+		jw_begin_object(&w);
+		jw_key(&w, "adk_graph_hash");
+		jw_string(&w, wf->graph_hash);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
+	adk_emit(run, jw_finish(&w));
+	wf->paused = true;
+}
+
+/*
+ * A resume after human input (hitl.c found the node whose row holds the
+ * answered interrupt: resumed_path): the scheduler's state is read back
+ * from the invocation's rows (adk._workflow_resume_rows) -- which node
+ * activations completed, with what output, on what branch -- and each
+ * activation the answer left running goes on: re-run with its original
+ * input and the answers so far (rerun_on_resume), else completed with
+ * the latest answer as its output.  Activations still waiting for other
+ * answers stay as they are.  A graph changed since the run paused is
+ * refused.  False: no resume of this workflow.
+ */
+static bool
+resume(Workflow *wf, const char *resumed_path)
+{
+	AdkRun	   *run = wf->run;
+	AdkOwnerSave save;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[5];
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *resumed = NIL;
+	char	   *changed = NULL;
+	ListCell   *lc;
+	uint64		i;
+
+	if (resumed_path == NULL || strncmp(resumed_path, wf->base, strlen(wf->base)) != 0 ||
+		resumed_path[strlen(wf->base)] != '/')
+		return false;
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(run->invocation_id);
+	args[4] = CStringGetTextDatum(wf->base);
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT * FROM adk._workflow_resume_rows($1, $2, $3, $4, $5)",
+					 5, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read where workflow \"%s\" stands", wf->agent->name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		char	   *name = SPI_getvalue(row, desc, 1);
+		int			run_no = atoi(SPI_getvalue(row, desc, 2));
+		char	   *status = SPI_getvalue(row, desc, 3);
+		char	   *hash = SPI_getvalue(row, desc, 7);
+		WfNode	   *n = find_node(wf, name);
+		bool		isnull;
+		Datum		d;
+
+		if (n == NULL || (hash != NULL && (wf->graph_hash == NULL ||
+											strcmp(hash, wf->graph_hash) != 0)))
+		{
+			if (changed == NULL)
+				changed = n == NULL ? psprintf("node \"%s\" is no node of the workflow now", name) :
+					psprintf("node \"%s\" paused under another graph hash", name);
+			MemoryContextSwitchTo(spi);
+			continue;
+		}
+		n->runs = Max(n->runs, run_no);
+		n->branch = SPI_getvalue(row, desc, 6);
+		d = SPI_getbinval(row, desc, 5, &isnull);
+		n->output = isnull ? NULL : DatumGetJsonbPCopy(d);
+		n->completed = strcmp(status, "completed") == 0;
+		if (strcmp(status, "running") == 0)
+		{
+			/* the answer left it running: it goes on */
+			WfActivation *act = palloc0(sizeof(WfActivation));
+
+			act->node = n;
+			act->run_no = run_no;
+			act->branch = n->branch;
+			act->triggered_by = pstrdup("human input");
+			d = SPI_getbinval(row, desc, 4, &isnull);
+			act->input = isnull ? NULL : DatumGetJsonbPCopy(d);
+			d = SPI_getbinval(row, desc, 8, &isnull);
+			act->answers = isnull ? NULL : DatumGetJsonbPCopy(d);
+			d = SPI_getbinval(row, desc, 9, &isnull);
+			/* a handoff's output: the latest answer */
+			act->output = isnull ? NULL : DatumGetJsonbPCopy(d);
+			resumed = lappend(resumed, act);
+		}
+		MemoryContextSwitchTo(spi);
+	}
+	adk_owner_spi_end(&save);
+	if (changed != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("workflow \"%s\" changed since the run paused",
+						wf->agent->name),
+				 errdetail("In the paused run, %s.", changed),
+				 errhint("Restore the workflow to resume the paused run, or leave it paused: a message that answers no pending request starts a new run.")));
+	foreach(lc, resumed)
+	{
+		WfActivation *act = (WfActivation *) lfirst(lc);
+
+		if (act->node->rerun_on_resume)
+			wf->ready = lappend(wf->ready, act);
+		else
+		{
+			char	   *path = psprintf("%s/%s@%d", wf->base, act->node->name,
+										act->run_no);
+
+			/* handoff: the answer is its output (ADK-Go's default) */
+			run->node_path = path;
+			finish(wf, act, act->output, NULL, NULL);
+		}
+	}
+	return true;
+}
