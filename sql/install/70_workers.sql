@@ -308,6 +308,23 @@ AS 'MODULE_PATHNAME', 'adk_submit_content' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_submit(text, text, text, jsonb, jsonb, jsonb) IS
     'adk_submit with a whole Content as the message.';
 
+-- The stored events of one invocation, in order: adk_wait's rows
+-- (src/worker/submit.c).  Run as the caller, so the tenancy policies
+-- decide what it sees.
+CREATE FUNCTION adk._wait_events(p_app text, p_user text, p_session text,
+                                       p_invocation text)
+RETURNS SETOF adk.run_event
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT e.id::text, e.app_name::text, e.user_id::text, e.session_id::text,
+           e.invocation_id::text, e."timestamp", e.event_data, e.seq, false
+      FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app
+       AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_session
+       AND e.invocation_id OPERATOR(pg_catalog.=) p_invocation
+     ORDER BY e.seq
+$$;
+
 CREATE FUNCTION adk_wait(invocation_id text, timeout interval DEFAULT NULL)
 RETURNS SETOF adk.run_event
 AS 'MODULE_PATHNAME', 'adk_wait' LANGUAGE C VOLATILE ROWS 8;
@@ -338,6 +355,22 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'adk_create_trigger' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_create_trigger(regclass, text, text, text, text, text[]) IS
     'Queue a run of an app for each row inserted, updated or deleted; the message is rendered from the row ({{column}}, {{row}}, {{op}}, {{table}}).  Returns the trigger''s name.';
+
+-- The triggers adk_create_trigger made on a table (all, or the one named),
+-- by name: adk_drop_trigger's list (src/worker/trigger.c).
+CREATE FUNCTION adk._job_triggers(p_tbl oid, p_name text)
+RETURNS SETOF text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t.tgname::text
+      FROM pg_catalog.pg_trigger t
+      JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) t.tgfoid
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+     WHERE t.tgrelid OPERATOR(pg_catalog.=) p_tbl AND NOT t.tgisinternal
+       AND n.nspname OPERATOR(pg_catalog.=) 'adk'
+       AND p.proname OPERATOR(pg_catalog.=) '_job_trigger'
+       AND (p_name IS NULL OR t.tgname OPERATOR(pg_catalog.=) p_name)
+     ORDER BY 1
+$$;
 
 CREATE FUNCTION adk_drop_trigger(tbl regclass, name text DEFAULT NULL)
 RETURNS integer

@@ -2022,3 +2022,43 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION adk._workflow_resume_rows(text, text, text, text, text) FROM PUBLIC;
+
+-- adk_wait's and adk_drop_trigger's statements as functions
+-- (70_workers.sql), granted as 90_privileges.sql grants them
+-- The stored events of one invocation, in order: adk_wait's rows
+-- (src/worker/submit.c).  Run as the caller, so the tenancy policies
+-- decide what it sees.
+CREATE FUNCTION adk._wait_events(p_app text, p_user text, p_session text,
+                                       p_invocation text)
+RETURNS SETOF adk.run_event
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT e.id::text, e.app_name::text, e.user_id::text, e.session_id::text,
+           e.invocation_id::text, e."timestamp", e.event_data, e.seq, false
+      FROM adk.events e
+     WHERE e.app_name OPERATOR(pg_catalog.=) p_app
+       AND e.user_id OPERATOR(pg_catalog.=) p_user
+       AND e.session_id OPERATOR(pg_catalog.=) p_session
+       AND e.invocation_id OPERATOR(pg_catalog.=) p_invocation
+     ORDER BY e.seq
+$$;
+
+-- The triggers adk_create_trigger made on a table (all, or the one named),
+-- by name: adk_drop_trigger's list (src/worker/trigger.c).
+CREATE FUNCTION adk._job_triggers(p_tbl oid, p_name text)
+RETURNS SETOF text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t.tgname::text
+      FROM pg_catalog.pg_trigger t
+      JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) t.tgfoid
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+     WHERE t.tgrelid OPERATOR(pg_catalog.=) p_tbl AND NOT t.tgisinternal
+       AND n.nspname OPERATOR(pg_catalog.=) 'adk'
+       AND p.proname OPERATOR(pg_catalog.=) '_job_trigger'
+       AND (p_name IS NULL OR t.tgname OPERATOR(pg_catalog.=) p_name)
+     ORDER BY 1
+$$;
+
+REVOKE ALL ON FUNCTION adk._wait_events(text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk._wait_events(text, text, text, text) TO adk_user;
+REVOKE ALL ON FUNCTION adk._job_triggers(oid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk._job_triggers(oid, text) TO adk_user;

@@ -415,14 +415,7 @@ return_events(ReturnSetInfo *rsinfo, const char *invocation_id, const char *app,
 	args[2] = CStringGetTextDatum(session);
 	args[3] = CStringGetTextDatum(invocation_id);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT id::text, app_name::text, user_id::text, session_id::text,"
-							  "       invocation_id::text, \"timestamp\", event_data, seq, false"
-							  "  FROM adk.events"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND session_id OPERATOR(pg_catalog.=) $3"
-							  "   AND invocation_id OPERATOR(pg_catalog.=) $4"
-							  " ORDER BY seq",
+	if (SPI_execute_with_args("SELECT * FROM adk._wait_events($1, $2, $3, $4)",
 							  4, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.events");
 	for (i = 0; i < SPI_processed; i++)

@@ -178,14 +178,7 @@ adk_drop_trigger(PG_FUNCTION_ARGS)
 	nulls[1] = name ? ' ' : 'n';
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT t.tgname::text FROM pg_catalog.pg_trigger t"
-							  " JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) t.tgfoid"
-							  " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
-							  " WHERE t.tgrelid OPERATOR(pg_catalog.=) $1 AND NOT t.tgisinternal"
-							  "   AND n.nspname OPERATOR(pg_catalog.=) 'adk'"
-							  "   AND p.proname OPERATOR(pg_catalog.=) '_job_trigger'"
-							  "   AND ($2::text IS NULL OR t.tgname OPERATOR(pg_catalog.=) $2)"
-							  " ORDER BY 1",
+	if (SPI_execute_with_args("SELECT adk._job_triggers($1, $2)",
 							  2, types, args, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_trigger");
 	for (i = 0; i < SPI_processed; i++)
