@@ -1047,7 +1047,9 @@ REVOKE ALL ON FUNCTION adk._workflow_refusal(text), adk._workflow_plan(text),
 -- (a request for input records the hash it paused under), and the answers
 -- the user gave to its interrupts, {"<interrupt id>": response}, with the
 -- latest one.  Read from the rows _resume_interrupts locked and the
--- events of that invocation only.
+-- events of that invocation only, each read once (the events' branch and
+-- hash per path, the answers only for rows that have some), so a resume
+-- does not cost more per node the paused workflow has.
 CREATE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
                                           p_invocation text, p_base text)
 RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
@@ -1055,22 +1057,23 @@ RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
-    SELECT m[1], m[2]::integer, r.status, r.input, r.output, ev.d ->> 'branch',
-           (SELECT e.event_data #>> '{custom_metadata,adk_graph_hash}' FROM adk.events e
-             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-               AND e.invocation_id = p_invocation
-               AND e.event_data #>> '{node_info,path}' = r.node_path
-               AND e.event_data #> '{custom_metadata,adk_graph_hash}' IS NOT NULL
-             ORDER BY e.seq DESC LIMIT 1),
+    WITH ev AS MATERIALIZED (
+        SELECT e.seq, e.event_data #>> '{node_info,path}' AS path, e.event_data ->> 'branch' AS branch,
+               e.event_data #>> '{custom_metadata,adk_graph_hash}' AS hash
+          FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.invocation_id = p_invocation
+           AND starts_with(e.event_data #>> '{node_info,path}', p_base || '/')),
+    last_ev AS (SELECT DISTINCT ON (ev.path) ev.path, ev.branch FROM ev ORDER BY ev.path, ev.seq DESC),
+    last_hash AS (SELECT DISTINCT ON (ev.path) ev.path, ev.hash FROM ev
+                   WHERE ev.hash IS NOT NULL ORDER BY ev.path, ev.seq DESC)
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, le.branch, lh.hash,
            coalesce(a.answers, '{}'), a.last_answer
       FROM adk.run_states r
      CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
                                      '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
-      LEFT JOIN LATERAL (SELECT e.event_data AS d FROM adk.events e
-                          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-                            AND e.invocation_id = p_invocation
-                            AND e.event_data #>> '{node_info,path}' = r.node_path
-                          ORDER BY e.seq DESC LIMIT 1) ev ON true
+      LEFT JOIN last_ev le ON le.path = r.node_path
+      LEFT JOIN last_hash lh ON lh.path = r.node_path
       LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
                                 (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
                            FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
@@ -1078,7 +1081,8 @@ BEGIN
                                         coalesce(p #> '{function_response,response}', '{}') AS response, e.seq
                                    FROM adk.events e
                                   CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
-                                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                                  WHERE cardinality(r.answered_ids) > 0
+                                    AND e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                                     AND e.event_data ->> 'author' = 'user'
                                     AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                                     AND p #>> '{function_response,id}' = ANY (r.answered_ids)

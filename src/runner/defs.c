@@ -563,7 +563,13 @@ adk_load_tools(AdkAgent *agent)
 		AdkTool    *t = read_tool((char *) lfirst(lc), caller);
 
 		if (t != NULL)
+		{
+			/* the list outlives SPI's memory */
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
 			result = lappend(result, t);
+			MemoryContextSwitchTo(spi);
+		}
 	}
 	adk_owner_spi_end(&save);
 	return result;
