@@ -29,7 +29,7 @@
 -- With check_function_bodies = off (pg_dump's output) references and the
 -- graph rules are not checked, as for agents: tables load in any order.
 --
--- Running a workflow of function and join nodes: src/runner/workflow.c,
+-- Running a workflow of function, tool and join nodes: src/runner/workflow.c,
 -- with adk._workflow_plan and adk._workflow_successors below; a tree with
 -- a workflow of other nodes is refused (adk._workflow_refusal, called by
 -- src/runner/defs.c).  adk.run_states rows
@@ -977,29 +977,33 @@ SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
 CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
-                  CASE WHEN n.kind NOT IN ('function', 'join') THEN format('is of kind %s', n.kind)
+                  CASE WHEN n.kind NOT IN ('function', 'join', 'tool') THEN format('is of kind %s', n.kind)
                        WHEN n.retry IS NOT NULL THEN 'has a retry'
                        WHEN n.timeout IS NOT NULL THEN 'has a timeout'
                        WHEN n.wait_for_output THEN 'has wait_for_output'
-                       ELSE 'has an input or output schema' END)
+                       WHEN n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL THEN 'has an input or output schema'
+                       ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
       FROM adk.workflow_nodes n
      WHERE n.workflow = wf
-       AND (n.kind NOT IN ('function', 'join') OR n.retry IS NOT NULL OR n.timeout IS NOT NULL
-            OR n.wait_for_output OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL)
+       AND (n.kind NOT IN ('function', 'join', 'tool') OR n.retry IS NOT NULL OR n.timeout IS NOT NULL
+            OR n.wait_for_output OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL
+            OR EXISTS (SELECT 1 FROM adk.tools t
+                        WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
      ORDER BY n.name COLLATE "C"
      LIMIT 1
 $$;
 
 -- The nodes of a workflow as the scheduler needs them: kind, a function
--- node's function as a qualified name to call, each node's predecessors
+-- node's function as a qualified name to call (a tool node's: its tool's
+-- name in adk.tools), each node's predecessors
 -- (what a join waits for), rerun_on_resume, in name order.
 CREATE FUNCTION adk._workflow_plan(wf text)
 RETURNS TABLE (name text, kind text, call text, predecessors text[], rerun_on_resume boolean)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT n.name, n.kind,
-           (SELECT format('%I.%I', ns.nspname, p.proname)
-              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace ns ON ns.oid = p.pronamespace
-             WHERE p.oid = n.function::oid),
+           coalesce((SELECT format('%I.%I', ns.nspname, p.proname)
+                       FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace ns ON ns.oid = p.pronamespace
+                      WHERE p.oid = n.function::oid), n.tool),
            ARRAY(SELECT e.from_node FROM adk.workflow_edges e
                   WHERE e.workflow = wf AND e.to_node = n.name
                   ORDER BY e.from_node COLLATE "C"),
@@ -1043,7 +1047,9 @@ REVOKE ALL ON FUNCTION adk._workflow_refusal(text), adk._workflow_plan(text),
 -- (a request for input records the hash it paused under), and the answers
 -- the user gave to its interrupts, {"<interrupt id>": response}, with the
 -- latest one.  Read from the rows _resume_interrupts locked and the
--- events of that invocation only.
+-- events of that invocation only, each read once (the events' branch and
+-- hash per path, the answers only for rows that have some), so a resume
+-- does not cost more per node the paused workflow has.
 CREATE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
                                           p_invocation text, p_base text)
 RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
@@ -1051,22 +1057,23 @@ RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
-    SELECT m[1], m[2]::integer, r.status, r.input, r.output, ev.d ->> 'branch',
-           (SELECT e.event_data #>> '{custom_metadata,adk_graph_hash}' FROM adk.events e
-             WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-               AND e.invocation_id = p_invocation
-               AND e.event_data #>> '{node_info,path}' = r.node_path
-               AND e.event_data #> '{custom_metadata,adk_graph_hash}' IS NOT NULL
-             ORDER BY e.seq DESC LIMIT 1),
+    WITH ev AS MATERIALIZED (
+        SELECT e.seq, e.event_data #>> '{node_info,path}' AS path, e.event_data ->> 'branch' AS branch,
+               e.event_data #>> '{custom_metadata,adk_graph_hash}' AS hash
+          FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.invocation_id = p_invocation
+           AND starts_with(e.event_data #>> '{node_info,path}', p_base || '/')),
+    last_ev AS (SELECT DISTINCT ON (ev.path) ev.path, ev.branch FROM ev ORDER BY ev.path, ev.seq DESC),
+    last_hash AS (SELECT DISTINCT ON (ev.path) ev.path, ev.hash FROM ev
+                   WHERE ev.hash IS NOT NULL ORDER BY ev.path, ev.seq DESC)
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, le.branch, lh.hash,
            coalesce(a.answers, '{}'), a.last_answer
       FROM adk.run_states r
      CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
                                      '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
-      LEFT JOIN LATERAL (SELECT e.event_data AS d FROM adk.events e
-                          WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-                            AND e.invocation_id = p_invocation
-                            AND e.event_data #>> '{node_info,path}' = r.node_path
-                          ORDER BY e.seq DESC LIMIT 1) ev ON true
+      LEFT JOIN last_ev le ON le.path = r.node_path
+      LEFT JOIN last_hash lh ON lh.path = r.node_path
       LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
                                 (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
                            FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
@@ -1074,7 +1081,8 @@ BEGIN
                                         coalesce(p #> '{function_response,response}', '{}') AS response, e.seq
                                    FROM adk.events e
                                   CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
-                                  WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                                  WHERE cardinality(r.answered_ids) > 0
+                                    AND e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
                                     AND e.event_data ->> 'author' = 'user'
                                     AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
                                     AND p #>> '{function_response,id}' = ANY (r.answered_ids)

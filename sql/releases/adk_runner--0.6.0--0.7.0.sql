@@ -2062,3 +2062,88 @@ REVOKE ALL ON FUNCTION adk._wait_events(text, text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION adk._wait_events(text, text, text, text) TO adk_user;
 REVOKE ALL ON FUNCTION adk._job_triggers(oid, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION adk._job_triggers(oid, text) TO adk_user;
+
+-- Tool nodes run (docs/workflows.md "What runs"): the refusal lets them
+-- through but for tools that require confirmation or are long-running;
+-- the plan names a tool node's tool.
+CREATE OR REPLACE FUNCTION adk._workflow_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
+                  CASE WHEN n.kind NOT IN ('function', 'join', 'tool') THEN format('is of kind %s', n.kind)
+                       WHEN n.retry IS NOT NULL THEN 'has a retry'
+                       WHEN n.timeout IS NOT NULL THEN 'has a timeout'
+                       WHEN n.wait_for_output THEN 'has wait_for_output'
+                       WHEN n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL THEN 'has an input or output schema'
+                       ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+       AND (n.kind NOT IN ('function', 'join', 'tool') OR n.retry IS NOT NULL OR n.timeout IS NOT NULL
+            OR n.wait_for_output OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL
+            OR EXISTS (SELECT 1 FROM adk.tools t
+                        WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
+     ORDER BY n.name COLLATE "C"
+     LIMIT 1
+$$;
+
+CREATE OR REPLACE FUNCTION adk._workflow_plan(wf text)
+RETURNS TABLE (name text, kind text, call text, predecessors text[], rerun_on_resume boolean)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT n.name, n.kind,
+           coalesce((SELECT format('%I.%I', ns.nspname, p.proname)
+                       FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace ns ON ns.oid = p.pronamespace
+                      WHERE p.oid = n.function::oid), n.tool),
+           ARRAY(SELECT e.from_node FROM adk.workflow_edges e
+                  WHERE e.workflow = wf AND e.to_node = n.name
+                  ORDER BY e.from_node COLLATE "C"),
+           n.rerun_on_resume
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+     ORDER BY n.name COLLATE "C"
+$$;
+
+-- A resume reads the invocation's events once, not once per node row
+-- (test/bench/workflow.sh).
+CREATE OR REPLACE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
+                                          p_invocation text, p_base text)
+RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
+               branch text, graph_hash text, answers jsonb, last_answer jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    WITH ev AS MATERIALIZED (
+        SELECT e.seq, e.event_data #>> '{node_info,path}' AS path, e.event_data ->> 'branch' AS branch,
+               e.event_data #>> '{custom_metadata,adk_graph_hash}' AS hash
+          FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.invocation_id = p_invocation
+           AND starts_with(e.event_data #>> '{node_info,path}', p_base || '/')),
+    last_ev AS (SELECT DISTINCT ON (ev.path) ev.path, ev.branch FROM ev ORDER BY ev.path, ev.seq DESC),
+    last_hash AS (SELECT DISTINCT ON (ev.path) ev.path, ev.hash FROM ev
+                   WHERE ev.hash IS NOT NULL ORDER BY ev.path, ev.seq DESC)
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, le.branch, lh.hash,
+           coalesce(a.answers, '{}'), a.last_answer
+      FROM adk.run_states r
+     CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
+                                     '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
+      LEFT JOIN last_ev le ON le.path = r.node_path
+      LEFT JOIN last_hash lh ON lh.path = r.node_path
+      LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
+                                (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
+                           FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
+                                        p #>> '{function_response,id}' AS id,
+                                        coalesce(p #> '{function_response,response}', '{}') AS response, e.seq
+                                   FROM adk.events e
+                                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                                  WHERE cardinality(r.answered_ids) > 0
+                                    AND e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                                    AND e.event_data ->> 'author' = 'user'
+                                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                                    AND p #>> '{function_response,id}' = ANY (r.answered_ids)
+                                  ORDER BY p #>> '{function_response,id}', e.seq DESC) x) a ON true
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND r.invocation_id = p_invocation
+       AND starts_with(r.node_path, p_base || '/')
+       AND m IS NOT NULL
+     ORDER BY m[1], m[2]::integer;
+END
+$$;

@@ -437,7 +437,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("A workflow of function and join nodes runs; see \"What runs\" in docs/workflows.md.")));
+				 errhint("A workflow of function, tool and join nodes runs; see \"What runs\" in docs/workflows.md.")));
 }
 
 static char *
@@ -510,6 +510,40 @@ adk_transfer_targets(AdkAgent *agent)
 }
 
 /*
+ * The SQL tool named name in adk.tools, allocated in caller; NULL when
+ * there is none.  The caller is connected to SPI as the owner.
+ */
+static AdkTool *
+read_tool(const char *name, MemoryContext caller)
+{
+	Oid			argtype = TEXTOID;
+	Datum		arg = CStringGetTextDatum(name);
+	AdkTool    *t;
+	HeapTuple	row;
+	TupleDesc	desc;
+	MemoryContext spi;
+	bool		isnull;
+
+	if (adk_spi_exec("SELECT * FROM adk._tool_definition($1)",
+					 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read adk.tools");
+	if (SPI_processed == 0)
+		return NULL;
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	spi = MemoryContextSwitchTo(caller);
+	t = palloc0(sizeof(AdkTool));
+	t->name = pstrdup(name);
+	t->function = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+	t->description = SPI_getvalue(row, desc, 2);
+	t->parameters = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 3, &isnull));
+	t->long_running = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
+	t->require_confirmation = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+	MemoryContextSwitchTo(spi);
+	return t;
+}
+
+/*
  * The SQL tools an agent lists (built-ins and agents-as-tools are not in
  * adk.tools).
  */
@@ -520,41 +554,39 @@ adk_load_tools(AdkAgent *agent)
 	ListCell   *lc;
 	AdkOwnerSave save;
 	MemoryContext caller = CurrentMemoryContext;
-	Oid			argtype = TEXTOID;
 
 	if (agent->tools == NIL)
 		return NIL;
 	adk_owner_spi_begin(&save);
 	foreach(lc, agent->tools)
 	{
-		char	   *name = (char *) lfirst(lc);
-		Datum		arg = CStringGetTextDatum(name);
-		AdkTool    *t;
-		bool		isnull;
-		HeapTuple	row;
-		TupleDesc	desc;
-		MemoryContext spi;
+		AdkTool    *t = read_tool((char *) lfirst(lc), caller);
 
-		if (adk_spi_exec("SELECT * FROM adk._tool_definition($1)",
-						 1, &argtype, &arg, NULL, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read adk.tools");
-		if (SPI_processed == 0)
-			continue;
-		row = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		spi = MemoryContextSwitchTo(caller);
-		t = palloc0(sizeof(AdkTool));
-		t->name = pstrdup(name);
-		t->function = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
-		t->description = SPI_getvalue(row, desc, 2);
-		t->parameters = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 3, &isnull));
-		t->long_running = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
-		t->require_confirmation = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
-		result = lappend(result, t);
-		MemoryContextSwitchTo(spi);
+		if (t != NULL)
+		{
+			/* the list outlives SPI's memory */
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			result = lappend(result, t);
+			MemoryContextSwitchTo(spi);
+		}
 	}
 	adk_owner_spi_end(&save);
 	return result;
+}
+
+/* The SQL tool named name (a workflow's tool node's), or NULL */
+AdkTool *
+adk_load_tool(const char *name)
+{
+	AdkOwnerSave save;
+	MemoryContext caller = CurrentMemoryContext;
+	AdkTool    *t;
+
+	adk_owner_spi_begin(&save);
+	t = read_tool(name, caller);
+	adk_owner_spi_end(&save);
+	return t;
 }
 
 /* Whether the agent lists name (a tool, a built-in, an agent) among its tools */

@@ -463,6 +463,7 @@ extern Jsonb *adk_prompt_cache_config(AdkRun *run, AdkAgent *agent,
 									  Jsonb *config);
 
 /* tools.c */
+extern AdkTool *adk_load_tool(const char *name);
 extern AdkTool *adk_find_tool(List *tools, const char *name);
 extern Jsonb *adk_tool_declarations(AdkRun *run, AdkAgent *agent,
 									List *tools);

@@ -19,7 +19,9 @@
  *
  * What runs: function nodes -- a SQL function (ctx jsonb, input jsonb)
  * RETURNS jsonb, called with the caller's privileges in a subtransaction,
- * as tools are -- and joins.  A function's work is done within the step
+ * as tools are --, tool nodes -- a tool of adk.tools called with the
+ * node's input as its arguments, its response the output -- and joins.
+ * A function's or a tool's work is done within the step
  * that starts it, so activations run one at a time in the order they
  * became ready (max_concurrency is then always met).  Other node kinds,
  * and settings that need them (retry, timeout, wait_for_output, schemas),
@@ -118,6 +120,7 @@ static void schedule_successors(Workflow *wf, const char *from,
 static void run_activation(Workflow *wf, WfActivation *act);
 static void run_function(Workflow *wf, WfActivation *act, const char *path);
 static void call_function(void *arg);
+static void run_tool(Workflow *wf, WfActivation *act);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
@@ -397,8 +400,42 @@ run_activation(Workflow *wf, WfActivation *act)
 	run->node_path = path;		/* its events' node_info (emit.c) */
 	if (strcmp(n->kind, "join") == 0)
 		finish(wf, act, act->input, NULL, NULL);
+	else if (strcmp(n->kind, "tool") == 0)
+		run_tool(wf, act);
 	else
 		run_function(wf, act, path);
+}
+
+/*
+ * A tool node: the tool of adk.tools its row names, called as the
+ * runner calls a model's tool call (tools.c: the caller's privileges, a
+ * subtransaction, adk.tool_timeout) with the node's input as its
+ * arguments; the response -- the tool's object, or {"result": value} --
+ * is the node's output.  An input that is not an object, or a call that
+ * fails, is the node's failure.
+ */
+static void
+run_tool(Workflow *wf, WfActivation *act)
+{
+	AdkTool    *tool = adk_load_tool(act->node->call);
+	Jsonb	   *response;
+	char	   *error;
+
+	if (tool == NULL)
+		elog(ERROR, "tool \"%s\" of workflow \"%s\" is gone",
+			 act->node->call, wf->agent->name);
+	if (act->input == NULL || !adk_jsonb_is_object(&act->input->root))
+	{
+		node_failed(wf, act, "its input is not an object of the tool's arguments");
+		return;
+	}
+	response = adk_tool_call(tool, act->input, &error);
+	if (response == NULL)
+	{
+		node_failed(wf, act, error);
+		return;
+	}
+	finish(wf, act, response, NULL, NULL);
 }
 
 /*
