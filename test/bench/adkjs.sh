@@ -99,7 +99,8 @@ read -r done t1 events < <($PSQL -At -F ' ' -c "
     FROM adk.jobs j")
 awk -v n="$done" -v t0="$t0" -v t1="$t1" -v ev="$events" -v w="$WORKERS" 'BEGIN {
     printf "adk_runner (%d job workers):  %d turns (%d events) in %.2f s: %.1f turns/s\n", w, n, ev, t1 - t0, n / (t1 - t0) }'
-out=$(cd "$JS" && node adkjs_weather.mjs "$ADK_TEST_MODEL_URL" "$TURNS" "$LATENCY_MS" 2>/dev/null | tail -1)
+out=$(cd "$JS" && node adkjs_weather.mjs "$ADK_TEST_MODEL_URL" "$TURNS" "$LATENCY_MS" 2>"$JS/node.err" | tail -1) ||
+    { echo "ADK-JS failed:"; tail -5 "$JS/node.err"; }
 read -r jn js jr jcpu _ jrss0 jrss <<<"$out"
 echo "ADK-JS 2.0.0 (one Node process): $jn turns in $js s: $jr turns/s ($jcpu s of Node CPU)"
 awk -v idle="$idle_kb" -v peak="$peak_kb" -v runs="$peak_runs" -v hwm="$hwm" -v w="$WORKERS" -v c="$CONCURRENCY" \
