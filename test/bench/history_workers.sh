@@ -86,6 +86,32 @@ for w in $WORKERS; do
         last[$w]=$mo
     done
 done
+# Then, per worker count, 64 sessions of 10 events whose turns are queued
+# all at once, three times (each time when the last ended): how many of
+# the second and third turns ran in the worker that ran the session's turn
+# before, and how many went on from what it kept.
+for w in $WORKERS; do
+    bench_set_workers "$w"
+    $PSQL -c "SELECT count(*) FROM generate_series(1, 64) i, LATERAL (SELECT adk_create_session('hist_app', 'u', 'all$w-' || i)) x" >/dev/null
+    log0=$(wc -c < "$CLUSTER_DIR/server.log")
+    for t in 1 2 3; do
+        $PSQL -c "SELECT count(adk_submit('hist_app', 'u', 'all$w-' || i, 'Turn $t')) FROM generate_series(1, 64) i" >/dev/null
+        for _ in $(seq 3000); do
+            [ "$($PSQL -At -c "SELECT count(*) = 0 FROM adk.jobs WHERE status IN ('queued', 'running')")" = t ] && break
+            sleep 0.02
+        done
+        [ "$t" = 1 ] && log0=$(wc -c < "$CLUSTER_DIR/server.log")
+    done
+    taken=$(tail -c +"$((log0 + 1))" "$CLUSTER_DIR/server.log" | grep -c "goes on from the history the backend kept of it" || true)
+    read -r same workers_used < <($PSQL -At -F ' ' -c "
+      SELECT count(*) FILTER (WHERE j.worker_pid = (SELECT p.worker_pid FROM adk.jobs p
+                                WHERE p.session_id = j.session_id AND p.id < j.id ORDER BY p.id DESC LIMIT 1)),
+             (SELECT count(DISTINCT worker_pid) FROM adk.jobs WHERE session_id LIKE 'all$w-%')
+        FROM adk.jobs j
+       WHERE j.session_id LIKE 'all$w-%' AND j.id > (SELECT min(id) + 63 FROM adk.jobs WHERE session_id LIKE 'all$w-%')")
+    printf '%d workers (%s ran jobs), 64 sessions queued together: of 128 next turns, %s in the last worker, carry taken: %s\n' \
+        "$w" "$workers_used" "$same" "$taken"
+done
 set -- $SIZES
 for w in $WORKERS; do
     echo "ratio ${!#}/$1 events, $w workers: $(awk -v a="${last[$w]}" -v b="${first[$w]}" 'BEGIN {printf "%.2f", a / b}')"
