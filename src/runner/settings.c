@@ -19,7 +19,7 @@
 
 /*
  * Called from _PG_init: the runner's GUCs (adk_tool_timeout_ms lives in
- * tools.c, the traces' in spans.c).
+ * tools.c, adk_history_carry_kb in prompt_carry.c, the traces' in spans.c).
  */
 void
 adk_runner_init(void)
@@ -33,6 +33,17 @@ adk_runner_init(void)
 							INT_MAX,
 							PGC_SUSET,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.history_carry_size",
+							gettext_noop("Memory per backend for what runs assembled of their sessions' histories, kept for the backend's next run on each."),
+							gettext_noop("The sessions run longest ago go first past it; the last run's session is kept whatever its size."),
+							&adk_history_carry_kb,
+							32 * 1024,
+							0,
+							1024 * 1024,
+							PGC_SUSET,
+							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	adk_spans_define_gucs();

@@ -14,6 +14,9 @@
 /* GUC adk.tool_timeout (tools.c), in ms; 0: no limit */
 extern int	adk_tool_timeout_ms;
 
+/* GUC adk.history_carry_size (prompt_carry.c), in kB */
+extern int	adk_history_carry_kb;
+
 extern void adk_runner_init(void);
 
 #endif							/* ADK_RUNNER_SETTINGS_H */

@@ -3,10 +3,11 @@
 // in-memory session service, TURNS turns in flight at once in this one
 // Node process, against the local model server (Gemini wire format) at the
 // latency its model name asks for.  Prints one line: turns, seconds,
-// turns/s, the Node process's CPU seconds, and the runner's own time per
+// turns/s, the Node process's CPU seconds, the runner's own time per
 // turn in ms (the turns' wall time minus the time spent waiting for the
 // model's answers, as test/bench/run.sh reports ours; meaningful with one
-// turn in flight).
+// turn in flight), the process's resident memory before the turns and its
+// peak (MB).
 //
 //   node adkjs_weather.mjs BASE_URL TURNS LATENCY_MS [IN_FLIGHT (TURNS)]
 // (run from a directory whose node_modules has @google/adk 2.0.0: the
@@ -67,6 +68,7 @@ async function turn(i) {
   return events;
 }
 
+const rss0 = process.memoryUsage().rss / 1048576;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 // IN_FLIGHT turns at a time, each taking the next turn when it is done
@@ -84,4 +86,4 @@ const secs = ms / 1000;
 const cpu = process.cpuUsage(cpu0);
 const bad = counts.filter((n) => n < 3).length;
 if (bad) throw new Error(`${bad} turns had fewer than 3 events`);
-console.log(`${TURNS} ${secs.toFixed(2)} ${(TURNS / secs).toFixed(1)} ${((cpu.user + cpu.system) / 1e6).toFixed(2)} ${((ms - modelMs) / TURNS).toFixed(3)}`);
+console.log(`${TURNS} ${secs.toFixed(2)} ${(TURNS / secs).toFixed(1)} ${((cpu.user + cpu.system) / 1e6).toFixed(2)} ${((ms - modelMs) / TURNS).toFixed(3)} ${rss0.toFixed(1)} ${(process.resourceUsage().maxRSS / 1024).toFixed(1)}`);
