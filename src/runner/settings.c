@@ -39,7 +39,7 @@ adk_runner_init(void)
 							gettext_noop("Memory per backend for what runs assembled of their sessions' histories, kept for the backend's next run on each."),
 							gettext_noop("The sessions run longest ago go first past it; the last run's session is kept whatever its size."),
 							&adk_history_carry_kb,
-							32 * 1024,
+							8 * 1024,
 							0,
 							1024 * 1024,
 							PGC_SUSET,
