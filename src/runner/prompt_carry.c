@@ -56,7 +56,7 @@
 #include "runner/settings.h"
 
 /* GUC adk.history_carry_size, in kB */
-int			adk_history_carry_kb = 32 * 1024;
+int			adk_history_carry_kb = 8 * 1024;
 
 /* What the backend's last run on one session kept */
 typedef struct HistCarry

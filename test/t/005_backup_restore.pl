@@ -74,9 +74,10 @@ for my $t (@tables)
 }
 is( $node->safe_psql(
 		'postgres',
-		"SELECT status, cardinality(interrupt_ids) FROM adk.run_states WHERE session_id = 's2'"),
-	'waiting|1',
-	'the original has a run waiting on a long-running call');
+		"SELECT status, cardinality(interrupt_ids) FROM adk.run_states r WHERE session_id = 's2'"
+		  . " ORDER BY (SELECT min(e.seq) FROM adk.events e WHERE e.session_id = r.session_id AND e.invocation_id = r.invocation_id)"),
+	"completed|0\nwaiting|1",
+	'the original has a run waiting on a long-running call (after a first turn that completed: a row per invocation)');
 
 # 1. pg_dump -Fc, pg_restore into a new empty database
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$tmp/adk.dump", 'postgres' ], 'pg_dump -Fc');
@@ -154,8 +155,9 @@ for my $db (qw(restored_fc restored_sql))
 		  FROM adk.events WHERE app_name = 'app1' AND user_id = 'u1' AND session_id = 's2'}),
 		't',
 		"$db: seq stays dense and ids unique after new events");
-	is($node->safe_psql($db, "SELECT status FROM adk.run_states WHERE session_id = 's2'"),
-		'completed', "$db: the restored run state is completed by the answer");
+	is( $node->safe_psql(
+			$db, "SELECT status FROM adk.run_states r WHERE session_id = 's2' ORDER BY (SELECT min(e.seq) FROM adk.events e WHERE e.session_id = r.session_id AND e.invocation_id = r.invocation_id)"),
+		"completed\ncompleted", "$db: the restored run state is completed by the answer");
 	is( $node->safe_psql(
 			$db, "SELECT count(*) > 0 AND min(id) > $max_call FROM adk.model_calls WHERE id > $max_call"),
 		't',

@@ -29,6 +29,11 @@ my $node = adk_node(
 	'step_memory',
 	'adk.max_workers' => 1,
 	'adk.worker_concurrency' => 1,
+	# The histories a worker keeps between runs (docs/workers.md) are a
+	# cache bounded by adk.history_carry_size (8 MB by default; tested in
+	# 106_history_carry_sessions.pl): 0 keeps only the last run's session,
+	# so what grows over 1,000 runs of 1,000 sessions here is a leak.
+	'adk.history_carry_size' => 0,
 	max_worker_processes => 8);
 
 adk_install(
