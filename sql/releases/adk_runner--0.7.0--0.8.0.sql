@@ -307,9 +307,9 @@ BEGIN
                finished_at = CASE WHEN p_status = 'waiting' THEN NULL ELSE clock_timestamp() END,
                error = CASE WHEN p_status = 'failed' THEN concat_ws(': ', p_error_code, p_error_message) END
          WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
-    ELSIF p_fresh AND cardinality(p_paths) = 1 THEN
+    ELSIF p_fresh AND cardinality(p_paths) = 1 AND p_branches IS NULL THEN
         -- one statement: the invocation's row, and its node's new row
-        -- (a plain turn: no array to unnest)
+        -- (a plain turn: no array to unnest, no branch)
         WITH i AS (
             UPDATE adk.invocations i
                SET status = p_status, ended_at = clock_timestamp(),
@@ -322,15 +322,13 @@ BEGIN
             RETURNING i.app_name, i.user_id, i.session_id
         )
         INSERT INTO adk.run_states
-               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input,
-                branch)
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
         SELECT i.app_name, i.user_id, i.session_id, p_invocation, p_paths[1],
                CASE WHEN p_errors[1] = 'CANCELLED' THEN 'cancelled'
                     WHEN p_errors[1] <> '' THEN 'failed'
                     WHEN strpos(p_paths[1], '/') > 0 THEN 'running'
                     ELSE 'completed' END,
-               p_agents[1], p_times[1], CASE WHEN strpos(p_paths[1], '@') = 0 THEN p_input END,
-               p_branches[1]
+               p_agents[1], p_times[1], CASE WHEN strpos(p_paths[1], '@') = 0 THEN p_input END
           FROM i;
     ELSIF p_fresh THEN
         WITH i AS (

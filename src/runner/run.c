@@ -763,8 +763,12 @@ invocation_end(AdkRun *run)
 		args[13] = BoolGetDatum(false);
 	}
 	else
+	{
 		args[13] = BoolGetDatum(adk_node_ends(run, &args[8], &args[9], &args[10],
 											  &args[11], &args[14]));
+		if (args[14] == (Datum) 0)
+			nulls[14] = 'n';
+	}
 	args[12] = run->input.user_content ? JsonbPGetDatum(run->input.user_content) : (Datum) 0;
 	if (run->input.user_content == NULL)
 		nulls[12] = 'n';

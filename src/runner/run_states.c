@@ -194,7 +194,7 @@ adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time)
 /*
  * The run's nodes as adk._invocation_end takes them: their paths, the
  * author, time, error_code ("" for none) and branch (NULL for none) of
- * each one's last event.
+ * each one's last event -- *branches (Datum) 0 when none has a branch.
  * True when no row of the invocation can exist yet: the run wrote none as
  * a node started, and no event of a node's output or a pause made the
  * events trigger derive them (no node below the root ran: hitl.c
@@ -214,6 +214,7 @@ adk_node_ends(AdkRun *run, Datum *paths, Datum *agents, Datum *times,
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
 	int			i = 0;
+	bool		any_branch = false;
 	ListCell   *lc;
 
 	foreach(lc, run->node_ends)
@@ -226,6 +227,7 @@ adk_node_ends(AdkRun *run, Datum *paths, Datum *agents, Datum *times,
 		e[i] = CStringGetTextDatum(ne->error_code);
 		bnull[i] = ne->branch == NULL;
 		b[i] = ne->branch ? CStringGetTextDatum(ne->branch) : (Datum) 0;
+		any_branch |= ne->branch != NULL;
 		i++;
 	}
 	*paths = PointerGetDatum(construct_array(p, n, TEXTOID, -1, false, TYPALIGN_INT));
@@ -233,7 +235,8 @@ adk_node_ends(AdkRun *run, Datum *paths, Datum *agents, Datum *times,
 	*times = PointerGetDatum(construct_array(t, n, TIMESTAMPTZOID, sizeof(TimestampTz),
 											 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	*errors = PointerGetDatum(construct_array(e, n, TEXTOID, -1, false, TYPALIGN_INT));
-	*branches = n == 0 ? PointerGetDatum(construct_empty_array(TEXTOID)) :
+	/* none (a plain turn's root has no branch): (Datum) 0, SQL NULL */
+	*branches = !any_branch ? (Datum) 0 :
 		PointerGetDatum(construct_md_array(b, bnull, 1, dims, lbs, TEXTOID,
 										   -1, false, TYPALIGN_INT));
 	return !run->node_rows;

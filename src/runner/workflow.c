@@ -420,6 +420,12 @@ set_node_meta(Workflow *wf, WfActivation *act, const char *path)
 	AdkRun	   *run = wf->run;
 	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 
+	if (run->wf_node_path)
+		pfree(run->wf_node_path);
+	if (run->wf_triggered_by)
+		pfree(run->wf_triggered_by);
+	if (run->wf_graph_hash)
+		pfree(run->wf_graph_hash);
 	run->wf_node_path = pstrdup(path);
 	run->wf_triggered_by = act->triggered_by ? pstrdup(act->triggered_by) : NULL;
 	run->wf_graph_hash = wf->graph_hash ? pstrdup(wf->graph_hash) : NULL;
@@ -700,9 +706,9 @@ node_failed(Workflow *wf, WfActivation *act, const char *message)
  * (the request's "interrupt_id", else a new one), args interruptId,
  * message, payload, responseSchema -- in long_running_tool_ids, and the
  * graph hash the run pauses under in custom_metadata.adk_graph_hash (as
- * every event of a node has it: set_node_meta).  The
- * node waits (its row lists the id); its successors do not run; the other
- * branches go on, and the invocation pauses once none can run.
+ * every event of a node has it: set_node_meta).  The node waits (its row
+ * lists the id); its successors do not run; the other branches go on, and
+ * the invocation pauses once none can run.
  */
 static void
 request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
