@@ -131,6 +131,50 @@ SELECT (SELECT count(*) FROM (SELECT * FROM rn_t1 EXCEPT SELECT * FROM adk.run_s
        (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE app_name = 'rn_app' AND session_id = 't1'
                               EXCEPT SELECT * FROM rn_t1) x) AS extra;
 
+-- 10. A graph workflow (docs/workflows.md "RunState"): a fan-out whose
+-- branch pauses, then its answer -- each event refreshes only the rows it
+-- changes, a resume only the rows it touched; rebuilt in place from the
+-- events, the rows are the live ones, every column; deleted and rebuilt,
+-- every column but input, which a workflow node's events do not hold
+CREATE FUNCTION rn_step(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('output', jsonb_build_object('by', ctx ->> 'node')) $$;
+CREATE FUNCTION rn_ask(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT '{"request_input": {"message": "Go on?"}}'::jsonb $$;
+SELECT adk_define_workflow('rn_flow',
+    '[{"name": "a", "function": "public.rn_step(jsonb,jsonb)"},
+      {"name": "b", "function": "public.rn_ask(jsonb,jsonb)"},
+      {"name": "c", "function": "public.rn_step(jsonb,jsonb)"},
+      {"name": "d", "function": "public.rn_step(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "a"}, {"from": "a", "to": "b"}, {"from": "a", "to": "c"},
+      {"from": "b", "to": "d"}]');
+SELECT adk_define_app('rn_flow_app', 'rn_flow');
+SELECT count(*) AS events FROM adk_run('rn_flow_app', 'ann', 'g1', 'Go.');
+SELECT count(*) AS events
+  FROM adk_run('rn_flow_app', 'ann', 'g1',
+               adk_function_response((SELECT call_id FROM adk.pending_interrupts
+                                       WHERE app_name = 'rn_flow_app' AND session_id = 'g1'),
+                                     'adk_request_input', '{"ok": true}'));
+SELECT node_path, status, cardinality(answered_ids) AS answered, output, triggered_by, branch,
+       graph_hash = (SELECT graph_hash FROM adk.workflows WHERE name = 'rn_flow') AS same_hash
+  FROM adk.run_states WHERE app_name = 'rn_flow_app' AND session_id = 'g1' ORDER BY node_path;
+CREATE TEMP TABLE rn_g1 AS SELECT * FROM adk.run_states WHERE app_name = 'rn_flow_app' AND session_id = 'g1';
+SELECT adk_rebuild_run_states('rn_flow_app', 'ann', 'g1') AS rebuilt;
+SELECT (SELECT count(*) FROM (SELECT * FROM rn_g1 EXCEPT SELECT * FROM adk.run_states) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE app_name = 'rn_flow_app' AND session_id = 'g1'
+                              EXCEPT SELECT * FROM rn_g1) x) AS extra;
+DELETE FROM adk.run_states WHERE app_name = 'rn_flow_app' AND session_id = 'g1';
+SELECT adk_rebuild_run_states('rn_flow_app', 'ann', 'g1') AS rebuilt;
+SELECT (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_id, node_path, status,
+                                     interrupt_ids, answered_ids, agent, updated_at, output, attempt,
+                                     triggered_by, branch, graph_hash FROM rn_g1
+                              EXCEPT
+                              SELECT app_name, user_id, session_id, invocation_id, node_path, status,
+                                     interrupt_ids, answered_ids, agent, updated_at, output, attempt,
+                                     triggered_by, branch, graph_hash FROM adk.run_states) x) AS differ;
+DELETE FROM adk.sessions WHERE app_name = 'rn_flow_app';
+DELETE FROM adk.apps WHERE name = 'rn_flow_app';
+DELETE FROM adk.agents WHERE name = 'rn_flow';
+
 DELETE FROM adk.apps WHERE name = 'rn_app';
 DELETE FROM adk.sessions WHERE app_name = 'rn_app';
 DELETE FROM adk.agents WHERE name = 'rn_desk';

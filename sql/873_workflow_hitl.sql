@@ -123,10 +123,13 @@ SELECT node, run_id, status, input, output IS NOT NULL AS has_output FROM w88_ro
 
 -- A resume reads its own invocation only (adk-python #6497): two paused
 -- invocations of one session; answering the first leaves the second's
--- node waiting, and the first's resume sees none of the second's rows
+-- node waiting, and the first's resume sees none of the second's rows.
+-- (The second message is not plain text alone -- it has a data part --
+-- or it would be the answer to the one pending request: 875.)
 SELECT path FROM w88_events('w88_fwd_app', 'm1', w88_text('one'));
 SELECT call_id AS first_call FROM adk.pending_interrupts WHERE session_id = 'm1' \gset
-SELECT path FROM w88_events('w88_fwd_app', 'm1', w88_text('two'));
+SELECT path FROM w88_events('w88_fwd_app', 'm1',
+    '{"role": "user", "parts": [{"text": "two"}, {"inline_data": {"mime_type": "text/plain", "data": "dHdv"}}]}');
 SELECT count(*) AS pending, count(DISTINCT invocation_id) AS invocations
   FROM adk.pending_interrupts WHERE session_id = 'm1';
 SELECT path, output FROM w88_events('w88_fwd_app', 'm1', w88_answer('m1', :'first_call', '{"which": "first"}'));

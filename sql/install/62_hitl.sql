@@ -30,20 +30,30 @@
 --
 -- Who writes them, at what cost per turn (docs/runs.md "Where the run
 -- stands"): the runner inserts a node's row, 'running', as the node
--- starts (adk._node_start, one INSERT ... ON CONFLICT), and brings its
--- invocation's rows to what the events say as the invocation ends
--- (adk._refresh_run_states, the statement the HITL end already made);
--- in between, the events trigger (src/store/event_trigger.c), which
--- every writer passes, refreshes the rows an event changes
--- (adk._event_appended) in the transaction of the event -- a pause, an
--- answer, a task's finish_task response, which marks its row completed
--- in the transaction that appends its coordinator's function response.
--- 'running' is also what a resume sets, inside its transaction, between
--- the answer and the end of the invocation.
+-- starts (adk._node_start, one INSERT ... ON CONFLICT), and brings the
+-- rows of the nodes it ran to what the events say as the invocation ends
+-- (adk._invocation_end; a paused or resumed run: adk._refresh_run_states
+-- for those rows and the rows above them); in between, the events
+-- trigger (src/store/event_trigger.c), which every writer passes,
+-- refreshes the rows an event changes (adk._event_appended) in the
+-- transaction of the event -- a pause, an answer, a node's output (a
+-- task's finish_task response, which marks its row completed in the
+-- transaction that appends its coordinator's function response; a graph
+-- workflow node's output event).  A refresh names the rows it derives,
+-- so its cost is that of those rows, not of every node of the
+-- invocation: resuming a paused workflow of 50 nodes costs what one of 2
+-- does (test/bench/workflow.sh).  'running' is also what a resume sets,
+-- inside its transaction, between the answer and the end of the
+-- invocation.
 --
 -- Every column but attempt derives from adk.events alone
 -- (adk._derive_run_states), and adk_rebuild_run_states() writes the same
--- rows again from the events.  attempt counts the starts of the node
+-- rows again from the events -- a graph workflow node's input excepted,
+-- which its start writes and its events do not hold (a rebuild keeps a
+-- row's own).  triggered_by, branch and graph_hash are those of the
+-- node's latest event: its branch (ADK's Event.branch, which ADK Python
+-- and JS write too) and, for a graph workflow's node, the node that
+-- triggered it and the graph hash in its custom_metadata.  attempt counts the starts of the node
 -- activation: a queued run's retry (its job re-claimed after its worker
 -- died or its run raised) that runs the node again adds one in
 -- adk._node_start; a resume after a human's answer is not a new attempt.
@@ -80,6 +90,9 @@ CREATE TABLE adk.run_states (
     input         jsonb,
     output        jsonb,
     attempt       integer NOT NULL DEFAULT 1,
+    triggered_by  text,
+    branch        text,
+    graph_hash    text,
     CONSTRAINT run_states_pkey PRIMARY KEY (app_name, user_id, session_id, invocation_id, node_path),
     CONSTRAINT run_states_waiting_has_ids
         CHECK (status <> 'waiting' OR cardinality(interrupt_ids) > 0)
@@ -92,6 +105,9 @@ COMMENT ON COLUMN adk.run_states.answered_ids IS 'interrupt ids of the node and 
 COMMENT ON COLUMN adk.run_states.input IS 'the node''s input: the root''s user message content, a task''s or a single_turn node''s delegating call arguments';
 COMMENT ON COLUMN adk.run_states.output IS 'the output that finished the node (node_info.output_for)';
 COMMENT ON COLUMN adk.run_states.attempt IS 'how many times this node activation was started: 1, plus one for each retry of its queued run that ran the node again; a resume after a human''s answer is not a new attempt';
+COMMENT ON COLUMN adk.run_states.triggered_by IS 'a graph workflow''s node: the node, or START, whose edge started it (custom_metadata.adk_triggered_by of its events); NULL for other nodes';
+COMMENT ON COLUMN adk.run_states.branch IS 'the branch of the node''s latest event (ADK''s Event.branch); NULL for the root''s';
+COMMENT ON COLUMN adk.run_states.graph_hash IS 'a graph workflow''s node: the graph hash of its workflow when it ran (custom_metadata.adk_graph_hash of its events), which a resume must find unchanged';
 
 -- The node an event belongs to: node_info's path (a string), else the
 -- agent that wrote it (another runtime's event without node_info); NULL
@@ -150,10 +166,16 @@ $$;
 
 -- The rows of one invocation (or of every invocation of the session when
 -- p_invocation is NULL), computed from the session's live events (not
--- the rewound ones: 12_rewound.sql).
+-- the rewound ones: 12_rewound.sql); p_paths: only the rows of those
+-- node paths (what one event changes: adk._refresh_run_states).
+-- triggered_by, branch and graph_hash are what the node's latest event
+-- says: its branch (ADK's Event.branch), and for a graph workflow's node
+-- custom_metadata.adk_triggered_by and adk_graph_hash (workflow.c writes
+-- them on each event of the node).
 CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
                                        p_invocation text DEFAULT NULL,
-                                       p_new jsonb DEFAULT NULL)
+                                       p_new jsonb DEFAULT NULL,
+                                       p_paths text[] DEFAULT NULL)
 RETURNS SETOF adk.run_states
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -216,6 +238,7 @@ BEGIN
         SELECT DISTINCT ev.invocation_id, ev.path
           FROM ev
          WHERE ev.path IS NOT NULL
+           AND (p_paths IS NULL OR ev.path = ANY (p_paths))
     ), held AS (
         -- the interrupts of a node and of the nodes below it
         SELECT n.invocation_id, n.path,
@@ -250,7 +273,10 @@ BEGIN
            CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
                 ELSE fin.d -> 'output' END,
            -- not in the events: adk._refresh_run_states keeps a row's own
-           1
+           1,
+           last.d #>> '{custom_metadata,adk_triggered_by}',
+           last.d ->> 'branch',
+           last.d #>> '{custom_metadata,adk_graph_hash}'
       FROM held n
      CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
                           WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
@@ -268,39 +294,60 @@ $$;
 -- in place (so a concurrent SELECT ... FOR UPDATE re-checks the new
 -- version) and keep their attempt, rows that no longer derive are
 -- deleted; a row's input the events do not give (a graph workflow's
--- node: its start wrote it) is kept.  Returns the number of
--- interrupts still pending in that scope.
+-- node: its start wrote it) is kept.  p_paths: only the rows of those
+-- node paths and of the nodes above them (each "/"-prefix), which is what
+-- one event, or one resumed run, changes -- the cost of a refresh is then
+-- that of the rows it names, not of every node the invocation ran
+-- (test/bench/workflow.sh).  Returns the number of interrupts still
+-- pending in that scope (with p_paths: in the invocation's rows).
 CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
                                         p_invocation text DEFAULT NULL,
-                                        p_new jsonb DEFAULT NULL)
+                                        p_new jsonb DEFAULT NULL,
+                                        p_paths text[] DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    -- each path and the paths above it: "a/b@1/c@2" -> a, a/b@1, a/b@1/c@2
+    paths text[] := CASE WHEN p_paths IS NOT NULL THEN
+        ARRAY(SELECT DISTINCT array_to_string((string_to_array(p.path, '/'))[1:k.k], '/')
+                FROM unnest(p_paths) p(path)
+               CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(p.path, '/'))) k(k)
+               WHERE p.path IS NOT NULL) END;
     -- statements Citus can route to the session's shard: the derived rows
     -- are read once, then the table is brought to them
     d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
-                                                                     p_invocation, p_new) x);
+                                                                     p_invocation, p_new, paths) x);
     x adk.run_states;
 BEGIN
     DELETE FROM adk.run_states r
      WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
        AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND (paths IS NULL OR r.node_path = ANY (paths))
        AND NOT EXISTS (SELECT 1 FROM unnest(d) k
                         WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
     FOREACH x IN ARRAY d LOOP
         INSERT INTO adk.run_states AS r
         VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
-                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt)
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt,
+                x.triggered_by, x.branch, x.graph_hash)
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
                updated_at = EXCLUDED.updated_at, input = coalesce(EXCLUDED.input, r.input),
-               output = EXCLUDED.output
-         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output)
+               output = EXCLUDED.output, triggered_by = EXCLUDED.triggered_by,
+               branch = EXCLUDED.branch, graph_hash = EXCLUDED.graph_hash
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output,
+                r.triggered_by, r.branch, r.graph_hash)
                IS DISTINCT FROM
                (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
-                EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output);
+                EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output,
+                EXCLUDED.triggered_by, EXCLUDED.branch, EXCLUDED.graph_hash);
     END LOOP;
+    IF paths IS NOT NULL THEN
+        RETURN coalesce((SELECT sum(cardinality(r.interrupt_ids)) FROM adk.run_states r
+                          WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+                            AND (p_invocation IS NULL OR r.invocation_id = p_invocation)), 0)::integer;
+    END IF;
     RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
 END
 $$;
@@ -312,18 +359,24 @@ $$;
 -- before, in this transaction).  The row is there already when the node
 -- goes on: a resume after a human's answer leaves it as it is (the same
 -- attempt: _resume_interrupts has set its status), a queued run's retry
--- (p_retry) starts it again -- one more attempt, running.  One statement
--- per node: this is paid on every turn.
+-- (p_retry) starts it again -- one more attempt, running.  A graph
+-- workflow's node also gets its triggered_by, branch and graph hash
+-- (workflow.c), which its events carry too.  One statement per node: this
+-- is paid on every turn.
 CREATE FUNCTION adk._node_start(p_app text, p_user text, p_session text, p_invocation text,
-                                p_path text, p_agent text, p_input jsonb, p_retry boolean)
+                                p_path text, p_agent text, p_input jsonb, p_retry boolean,
+                                p_triggered_by text DEFAULT NULL, p_branch text DEFAULT NULL,
+                                p_graph_hash text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO adk.run_states AS r
-           (app_name, user_id, session_id, invocation_id, node_path, status, agent, input)
+           (app_name, user_id, session_id, invocation_id, node_path, status, agent, input,
+            triggered_by, branch, graph_hash)
     VALUES (p_app, p_user, p_session, p_invocation, p_path, 'running', p_agent,
             CASE WHEN p_input IS NOT NULL OR strpos(p_path, '@') = 0 THEN p_input
-                 ELSE adk._node_input(p_app, p_user, p_session, p_invocation, p_path) END)
+                 ELSE adk._node_input(p_app, p_user, p_session, p_invocation, p_path) END,
+            p_triggered_by, p_branch, p_graph_hash)
     ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
        SET status = 'running', attempt = r.attempt + 1, updated_at = EXCLUDED.updated_at
      WHERE p_retry;
@@ -418,10 +471,13 @@ $$;
 -- states an event changes, refreshed in its transaction.  p_new is
 -- {seq, invocation_id, timestamp, event_data} of the event, which the
 -- trigger may call this for before the row is visible.  An agent's event
--- with long_running_tool_ids: its invocation's rows.  A user's function
--- responses: the rows of every invocation that waits on one of those ids.
--- An event that finishes a node (node_info.output_for) in an invocation
--- that has rows: that invocation's rows (the node completed).
+-- with long_running_tool_ids: its node's row and the rows above it, which
+-- hold its interrupts.  A user's function responses: the rows of every
+-- invocation that waits on one of those ids.  An event that finishes a
+-- node (node_info.output_for) in an invocation that has rows: the rows of
+-- the nodes it names and of its own node (and the rows above them), not
+-- every row of the invocation -- a workflow of 50 nodes pays for one node
+-- per event, as one of 2 does (test/bench/workflow.sh).
 CREATE FUNCTION adk._event_appended(p_app text, p_user text, p_session text, p_new jsonb)
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -436,12 +492,18 @@ BEGIN
                       AND r.user_id OPERATOR(pg_catalog.=) p_user
                       AND r.session_id OPERATOR(pg_catalog.=) p_session
                       AND r.invocation_id OPERATOR(pg_catalog.=) (p_new ->> 'invocation_id')) THEN
-        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new);
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new,
+                    ARRAY(SELECT f FROM pg_catalog.jsonb_array_elements_text(
+                                          CASE WHEN pg_catalog.jsonb_typeof(d #> '{node_info,output_for}')
+                                                    OPERATOR(pg_catalog.=) 'array'
+                                               THEN d #> '{node_info,output_for}' ELSE '[]' END) f)
+                    OPERATOR(pg_catalog.||) adk._node_path(d));
     END IF;
     IF coalesce(d ->> 'author', '') OPERATOR(pg_catalog.<>) 'user'
        AND pg_catalog.jsonb_typeof(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
        AND pg_catalog.jsonb_array_length(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.>) 0 THEN
-        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new);
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new,
+                                        ARRAY[adk._node_path(d)]);
     END IF;
     IF d ->> 'author' OPERATOR(pg_catalog.=) 'user' THEN
         ids := ARRAY(SELECT p #>> '{function_response,id}' FROM adk._parts(d -> 'content') p
@@ -568,6 +630,22 @@ SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, i.call_id,
           AND i.call_id = ANY (b.interrupt_ids));
 COMMENT ON VIEW adk.pending_interrupts IS
     'Pending interrupts of every session: the call (tool, args) each waits on, since when, by which agent and invocation.';
+
+-- The requests for input (adk_request_input: a graph workflow's node
+-- asking a person, docs/workflows.md "Human input") the session waits on:
+-- how many, and the call id of one of them.  A plain-text message is the
+-- answer when there is exactly one (src/runner/hitl.c).
+CREATE FUNCTION adk._pending_input_requests(p_app text, p_user text, p_session text)
+RETURNS TABLE (r_call_id text, r_count integer)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT min(p.call_id), count(*)::integer
+      FROM adk.pending_interrupts p
+     WHERE p.app_name = p_app AND p.user_id = p_user AND p.session_id = p_session
+       AND p.tool = 'adk_request_input';
+END
+$$;
 
 -- A session's run states go with it, whoever deletes it.
 CREATE FUNCTION adk._sessions_delete_run_states() RETURNS trigger

@@ -25,7 +25,8 @@ $$;
 
 -- An invocation ends: its row gets its status, counts and error, and its
 -- nodes' adk.run_states rows end as their last events say (p_paths, and
--- each one's last event's author, time and error_code, '' for none:
+-- each one's last event's author, time, error_code, '' for none, and
+-- branch, NULL for none -- p_branches NULL when none has one:
 -- src/runner/run_states.c), as adk._derive_run_states (62_hitl.sql) reads
 -- them from the events: status by that event ('failed' for an error,
 -- 'cancelled' for CANCELLED, 'running' for a task or single_turn node,
@@ -43,7 +44,8 @@ CREATE FUNCTION adk._invocation_end(p_invocation text, p_status text, p_model_ca
                                     p_error_code text, p_error_message text,
                                     p_store_ms double precision,
                                     p_paths text[], p_agents text[], p_times timestamptz[],
-                                    p_errors text[], p_input jsonb, p_fresh boolean)
+                                    p_errors text[], p_input jsonb, p_fresh boolean,
+                                    p_branches text[])
 RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -61,9 +63,9 @@ BEGIN
                finished_at = CASE WHEN p_status = 'waiting' THEN NULL ELSE clock_timestamp() END,
                error = CASE WHEN p_status = 'failed' THEN concat_ws(': ', p_error_code, p_error_message) END
          WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
-    ELSIF p_fresh AND cardinality(p_paths) = 1 THEN
+    ELSIF p_fresh AND cardinality(p_paths) = 1 AND p_branches IS NULL THEN
         -- one statement: the invocation's row, and its node's new row
-        -- (a plain turn: no array to unnest)
+        -- (a plain turn: no array to unnest, no branch)
         WITH i AS (
             UPDATE adk.invocations i
                SET status = p_status, ended_at = clock_timestamp(),
@@ -97,14 +99,16 @@ BEGIN
             RETURNING i.app_name, i.user_id, i.session_id
         )
         INSERT INTO adk.run_states
-               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input,
+                branch)
         SELECT i.app_name, i.user_id, i.session_id, p_invocation, x.path,
                CASE WHEN x.err = 'CANCELLED' THEN 'cancelled'
                     WHEN x.err <> '' THEN 'failed'
                     WHEN strpos(x.path, '/') > 0 THEN 'running'
                     ELSE 'completed' END,
-               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END
-          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors) AS x(path, agent, ts, err);
+               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END, x.branch
+          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors, p_branches)
+                            AS x(path, agent, ts, err, branch);
     ELSE
         WITH i AS (
             UPDATE adk.invocations i
@@ -118,14 +122,16 @@ BEGIN
             RETURNING i.app_name, i.user_id, i.session_id
         )
         INSERT INTO adk.run_states AS r
-               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input,
+                branch)
         SELECT i.app_name, i.user_id, i.session_id, p_invocation, x.path,
                CASE WHEN x.err = 'CANCELLED' THEN 'cancelled'
                     WHEN x.err <> '' THEN 'failed'
                     WHEN strpos(x.path, '/') > 0 THEN 'running'
                     ELSE 'completed' END,
-               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END
-          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors) AS x(path, agent, ts, err)
+               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END, x.branch
+          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors, p_branches)
+                            AS x(path, agent, ts, err, branch)
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = CASE WHEN r.status = 'waiting' THEN r.status
                              WHEN r.output IS NOT NULL
@@ -133,7 +139,7 @@ BEGIN
                              THEN 'completed'
                              ELSE EXCLUDED.status END,
                agent = EXCLUDED.agent, updated_at = EXCLUDED.updated_at,
-               input = coalesce(r.input, EXCLUDED.input);
+               input = coalesce(r.input, EXCLUDED.input), branch = EXCLUDED.branch;
     END IF;
 END
 $$;

@@ -869,14 +869,14 @@ CREATE VIEW adk.workflow_runs WITH (security_invoker = true) AS
 SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, p.workflow, p.node, p.run_id,
        r.node_path, r.status,
        CASE WHEN r.status = 'waiting' THEN r.interrupt_ids END AS waiting_on,
-       r.input, r.output, r.updated_at
+       r.input, r.output, r.updated_at, r.triggered_by, r.branch, r.graph_hash
   FROM adk.run_states r
  CROSS JOIN LATERAL regexp_match(r.node_path, '(?:^|/)([A-Za-z_][A-Za-z0-9_]*)/([A-Za-z_][A-Za-z0-9_-]*)@([^/@]+)$') m
  CROSS JOIN LATERAL (SELECT m[1] AS workflow, m[2] AS node, m[3] AS run_id) p
  WHERE m IS NOT NULL
    AND EXISTS (SELECT 1 FROM adk.workflow_nodes n WHERE n.workflow = p.workflow AND n.name = p.node);
 COMMENT ON VIEW adk.workflow_runs IS
-    'Node activations of graph workflows (adk.run_states rows with node_path <workflow>/<node>@<run id>): status, and the interrupt ids a waiting node waits on.';
+    'Node activations of graph workflows (adk.run_states rows with node_path <workflow>/<node>@<run id>): status, the interrupt ids a waiting node waits on, the node (or START) that triggered it, its branch and the graph hash it ran under.';
 
 -- A label in a Mermaid flowchart: adk._mermaid_text's escaping, and a
 -- double quote as its entity code (labels are written in quotes).
@@ -1043,42 +1043,37 @@ REVOKE ALL ON FUNCTION adk._workflow_refusal(text), adk._workflow_plan(text),
 -- Where a paused run of a workflow stands (src/runner/workflow.c, on
 -- resume): each node activation's row of the invocation directly under
 -- p_base (the workflow's node path), with its node and activation number,
--- status, input and output, the branch and graph hash of its latest event
--- (a request for input records the hash it paused under), and the answers
--- the user gave to its interrupts, {"<interrupt id>": response}, with the
--- latest one.  Read from the rows _resume_interrupts locked and the
--- events of that invocation only, each read once (the events' branch and
--- hash per path, the answers only for rows that have some), so a resume
--- does not cost more per node the paused workflow has.
+-- status, input and output, its branch, the graph hash it ran under and
+-- what triggered it (columns of the row, written as it started), and the
+-- answers the user gave to its interrupts, {"<interrupt id>": response},
+-- with the latest one (a response {"result": value} is the value, as ADK
+-- unwraps it).  Read from the rows _resume_interrupts locked, and the
+-- answers only for rows that have some, so a resume does not cost more
+-- per node the paused workflow has (test/bench/workflow.sh).
 CREATE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
                                           p_invocation text, p_base text)
 RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
-               branch text, graph_hash text, answers jsonb, last_answer jsonb)
+               branch text, graph_hash text, answers jsonb, last_answer jsonb,
+               triggered_by text)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
-    WITH ev AS MATERIALIZED (
-        SELECT e.seq, e.event_data #>> '{node_info,path}' AS path, e.event_data ->> 'branch' AS branch,
-               e.event_data #>> '{custom_metadata,adk_graph_hash}' AS hash
-          FROM adk.events e
-         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
-           AND e.invocation_id = p_invocation
-           AND starts_with(e.event_data #>> '{node_info,path}', p_base || '/')),
-    last_ev AS (SELECT DISTINCT ON (ev.path) ev.path, ev.branch FROM ev ORDER BY ev.path, ev.seq DESC),
-    last_hash AS (SELECT DISTINCT ON (ev.path) ev.path, ev.hash FROM ev
-                   WHERE ev.hash IS NOT NULL ORDER BY ev.path, ev.seq DESC)
-    SELECT m[1], m[2]::integer, r.status, r.input, r.output, le.branch, lh.hash,
-           coalesce(a.answers, '{}'), a.last_answer
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, r.branch, r.graph_hash,
+           coalesce(a.answers, '{}'), a.last_answer, r.triggered_by
       FROM adk.run_states r
      CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
                                      '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
-      LEFT JOIN last_ev le ON le.path = r.node_path
-      LEFT JOIN last_hash lh ON lh.path = r.node_path
       LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
                                 (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
                            FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
                                         p #>> '{function_response,id}' AS id,
-                                        coalesce(p #> '{function_response,response}', '{}') AS response, e.seq
+                                        -- {"result": value} is a bare value (ADK unwraps it)
+                                        CASE WHEN jsonb_typeof(p #> '{function_response,response}') = 'object'
+                                                  AND p #> '{function_response,response}' ? 'result'
+                                                  AND (SELECT count(*) FROM jsonb_object_keys(p #> '{function_response,response}')) = 1
+                                             THEN p #> '{function_response,response,result}'
+                                             ELSE coalesce(p #> '{function_response,response}', '{}') END AS response,
+                                        e.seq
                                    FROM adk.events e
                                   CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
                                   WHERE cardinality(r.answered_ids) > 0

@@ -5,3 +5,462 @@
 -- 0.8.0 install (docs/releasing.md).
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
+
+-- adk.run_states: triggered_by, branch and graph_hash of a workflow's
+-- node; a refresh of the rows one event changes, not of the invocation's
+-- every row; a plain text answers the one pending request for input
+-- (docs/workflows.md "Human input", "RunState").
+ALTER TABLE adk.run_states ADD COLUMN triggered_by text;
+ALTER TABLE adk.run_states ADD COLUMN branch text;
+ALTER TABLE adk.run_states ADD COLUMN graph_hash text;
+COMMENT ON COLUMN adk.run_states.triggered_by IS 'a graph workflow''s node: the node, or START, whose edge started it (custom_metadata.adk_triggered_by of its events); NULL for other nodes';
+COMMENT ON COLUMN adk.run_states.branch IS 'the branch of the node''s latest event (ADK''s Event.branch); NULL for the root''s';
+COMMENT ON COLUMN adk.run_states.graph_hash IS 'a graph workflow''s node: the graph hash of its workflow when it ran (custom_metadata.adk_graph_hash of its events), which a resume must find unchanged';
+
+DROP FUNCTION adk._derive_run_states(text, text, text, text, jsonb);
+CREATE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL,
+                                       p_paths text[] DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author,
+               adk._node_path(p_new -> 'event_data') AS path
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author,
+               adk._node_path(e.event_data) AS path
+          FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.path, ev.seq, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.live_events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
+    ), interrupts AS (
+        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id,
+               (SELECT a.ts FROM answers a
+                 WHERE a.id = c.id AND a.seq > c.seq
+                 ORDER BY a.seq LIMIT 1) AS answered_at
+          FROM calls c
+    ), nodes AS (
+        -- every node activation
+        SELECT DISTINCT ev.invocation_id, ev.path
+          FROM ev
+         WHERE ev.path IS NOT NULL
+           AND (p_paths IS NULL OR ev.path = ANY (p_paths))
+    ), held AS (
+        -- the interrupts of a node and of the nodes below it
+        SELECT n.invocation_id, n.path,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL), '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer
+          FROM nodes n
+          LEFT JOIN interrupts i
+                 ON i.invocation_id = n.invocation_id
+                AND (i.path = n.path OR starts_with(i.path, n.path || '/'))
+         GROUP BY n.invocation_id, n.path
+    )
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, n.path,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN fin.d IS NOT NULL THEN 'completed'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                WHEN strpos(n.path, '/') > 0 THEN 'running'
+                ELSE 'completed' END,
+           n.pending, n.answered, last.author,
+           greatest(last.ts, n.last_answer),
+           CASE WHEN strpos(n.path, '@') = 0 THEN
+                (SELECT ev.d -> 'content' FROM ev
+                  WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
+                  ORDER BY ev.seq LIMIT 1)
+           ELSE
+                -- a task's or a single_turn node's delegating call
+                adk._node_input(p_app, p_user, p_session, n.invocation_id, n.path)
+           END,
+           CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
+                ELSE fin.d -> 'output' END,
+           -- not in the events: adk._refresh_run_states keeps a row's own
+           1,
+           last.d #>> '{custom_metadata,adk_triggered_by}',
+           last.d ->> 'branch',
+           last.d #>> '{custom_metadata,adk_graph_hash}'
+      FROM held n
+     CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
+                            AND ev.author <> 'user'
+                          ORDER BY ev.seq DESC LIMIT 1) last
+      LEFT JOIN LATERAL (SELECT ev.d FROM ev
+                          WHERE ev.invocation_id = n.invocation_id
+                            AND ev.d #> '{node_info,output_for}' ? n.path
+                          ORDER BY ev.seq DESC LIMIT 1) fin ON true;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._derive_run_states(text, text, text, text, jsonb, text[]) FROM PUBLIC;
+
+DROP FUNCTION adk._refresh_run_states(text, text, text, text, jsonb);
+CREATE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
+                                        p_invocation text DEFAULT NULL,
+                                        p_new jsonb DEFAULT NULL,
+                                        p_paths text[] DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- each path and the paths above it: "a/b@1/c@2" -> a, a/b@1, a/b@1/c@2
+    paths text[] := CASE WHEN p_paths IS NOT NULL THEN
+        ARRAY(SELECT DISTINCT array_to_string((string_to_array(p.path, '/'))[1:k.k], '/')
+                FROM unnest(p_paths) p(path)
+               CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(p.path, '/'))) k(k)
+               WHERE p.path IS NOT NULL) END;
+    -- statements Citus can route to the session's shard: the derived rows
+    -- are read once, then the table is brought to them
+    d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
+                                                                     p_invocation, p_new, paths) x);
+    x adk.run_states;
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND (paths IS NULL OR r.node_path = ANY (paths))
+       AND NOT EXISTS (SELECT 1 FROM unnest(d) k
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
+    FOREACH x IN ARRAY d LOOP
+        INSERT INTO adk.run_states AS r
+        VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt,
+                x.triggered_by, x.branch, x.graph_hash)
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
+               answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
+               updated_at = EXCLUDED.updated_at, input = coalesce(EXCLUDED.input, r.input),
+               output = EXCLUDED.output, triggered_by = EXCLUDED.triggered_by,
+               branch = EXCLUDED.branch, graph_hash = EXCLUDED.graph_hash
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output,
+                r.triggered_by, r.branch, r.graph_hash)
+               IS DISTINCT FROM
+               (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
+                EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output,
+                EXCLUDED.triggered_by, EXCLUDED.branch, EXCLUDED.graph_hash);
+    END LOOP;
+    IF paths IS NOT NULL THEN
+        RETURN coalesce((SELECT sum(cardinality(r.interrupt_ids)) FROM adk.run_states r
+                          WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+                            AND (p_invocation IS NULL OR r.invocation_id = p_invocation)), 0)::integer;
+    END IF;
+    RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._refresh_run_states(text, text, text, text, jsonb, text[]) FROM PUBLIC;
+
+DROP FUNCTION adk._node_start(text, text, text, text, text, text, jsonb, boolean);
+CREATE FUNCTION adk._node_start(p_app text, p_user text, p_session text, p_invocation text,
+                                p_path text, p_agent text, p_input jsonb, p_retry boolean,
+                                p_triggered_by text DEFAULT NULL, p_branch text DEFAULT NULL,
+                                p_graph_hash text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO adk.run_states AS r
+           (app_name, user_id, session_id, invocation_id, node_path, status, agent, input,
+            triggered_by, branch, graph_hash)
+    VALUES (p_app, p_user, p_session, p_invocation, p_path, 'running', p_agent,
+            CASE WHEN p_input IS NOT NULL OR strpos(p_path, '@') = 0 THEN p_input
+                 ELSE adk._node_input(p_app, p_user, p_session, p_invocation, p_path) END,
+            p_triggered_by, p_branch, p_graph_hash)
+    ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+       SET status = 'running', attempt = r.attempt + 1, updated_at = EXCLUDED.updated_at
+     WHERE p_retry;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._node_start(text, text, text, text, text, text, jsonb, boolean, text, text, text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION adk._event_appended(p_app text, p_user text, p_session text, p_new jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    d jsonb := p_new -> 'event_data';
+    ids text[];
+    inv text;
+BEGIN
+    IF d #> '{node_info,output_for}' IS NOT NULL
+       AND EXISTS (SELECT 1 FROM adk.run_states r
+                    WHERE r.app_name OPERATOR(pg_catalog.=) p_app
+                      AND r.user_id OPERATOR(pg_catalog.=) p_user
+                      AND r.session_id OPERATOR(pg_catalog.=) p_session
+                      AND r.invocation_id OPERATOR(pg_catalog.=) (p_new ->> 'invocation_id')) THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new,
+                    ARRAY(SELECT f FROM pg_catalog.jsonb_array_elements_text(
+                                          CASE WHEN pg_catalog.jsonb_typeof(d #> '{node_info,output_for}')
+                                                    OPERATOR(pg_catalog.=) 'array'
+                                               THEN d #> '{node_info,output_for}' ELSE '[]' END) f)
+                    OPERATOR(pg_catalog.||) adk._node_path(d));
+    END IF;
+    IF coalesce(d ->> 'author', '') OPERATOR(pg_catalog.<>) 'user'
+       AND pg_catalog.jsonb_typeof(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.=) 'array'
+       AND pg_catalog.jsonb_array_length(d -> 'long_running_tool_ids') OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM adk._refresh_run_states(p_app, p_user, p_session, p_new ->> 'invocation_id', p_new,
+                                        ARRAY[adk._node_path(d)]);
+    END IF;
+    IF d ->> 'author' OPERATOR(pg_catalog.=) 'user' THEN
+        ids := ARRAY(SELECT p #>> '{function_response,id}' FROM adk._parts(d -> 'content') p
+                      WHERE p #>> '{function_response,id}' IS NOT NULL);
+        IF pg_catalog.cardinality(ids) OPERATOR(pg_catalog.>) 0 THEN
+            FOR inv IN
+                SELECT DISTINCT r.invocation_id FROM adk.run_states r
+                 WHERE r.app_name OPERATOR(pg_catalog.=) p_app AND r.user_id OPERATOR(pg_catalog.=) p_user
+                   AND r.session_id OPERATOR(pg_catalog.=) p_session
+                   AND r.interrupt_ids OPERATOR(pg_catalog.&&) ids
+            LOOP
+                -- answered from outside that invocation (another runtime's
+                -- own invocation): it no longer waits
+                IF adk._refresh_run_states(p_app, p_user, p_session, inv, p_new) OPERATOR(pg_catalog.=) 0
+                   AND inv IS DISTINCT FROM p_new ->> 'invocation_id' THEN
+                    UPDATE adk.invocations i SET status = 'completed'
+                     WHERE i.invocation_id OPERATOR(pg_catalog.=) inv
+                       AND i.status OPERATOR(pg_catalog.=) 'waiting';
+                END IF;
+            END LOOP;
+        END IF;
+    END IF;
+END
+$$;
+
+
+CREATE FUNCTION adk._pending_input_requests(p_app text, p_user text, p_session text)
+RETURNS TABLE (r_call_id text, r_count integer)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT min(p.call_id), count(*)::integer
+      FROM adk.pending_interrupts p
+     WHERE p.app_name = p_app AND p.user_id = p_user AND p.session_id = p_session
+       AND p.tool = 'adk_request_input';
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._pending_input_requests(text, text, text) FROM PUBLIC;
+
+DROP FUNCTION adk._invocation_end(text, text, integer, bigint, bigint, text, text, double precision,
+                                  text[], text[], timestamptz[], text[], jsonb, boolean);
+CREATE FUNCTION adk._invocation_end(p_invocation text, p_status text, p_model_calls integer,
+                                    p_input_tokens bigint, p_output_tokens bigint,
+                                    p_error_code text, p_error_message text,
+                                    p_store_ms double precision,
+                                    p_paths text[], p_agents text[], p_times timestamptz[],
+                                    p_errors text[], p_input jsonb, p_fresh boolean,
+                                    p_branches text[])
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF p_paths IS NULL THEN
+        UPDATE adk.invocations i
+           SET status = p_status, ended_at = clock_timestamp(),
+               model_calls = i.model_calls + p_model_calls,
+               input_tokens = i.input_tokens + p_input_tokens,
+               output_tokens = i.output_tokens + p_output_tokens,
+               error_code = p_error_code, error_message = p_error_message,
+               store_ms = i.store_ms + p_store_ms
+         WHERE i.invocation_id = p_invocation;
+        UPDATE adk.jobs j
+           SET status = p_status,
+               finished_at = CASE WHEN p_status = 'waiting' THEN NULL ELSE clock_timestamp() END,
+               error = CASE WHEN p_status = 'failed' THEN concat_ws(': ', p_error_code, p_error_message) END
+         WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
+    ELSIF p_fresh AND cardinality(p_paths) = 1 AND p_branches IS NULL THEN
+        -- one statement: the invocation's row, and its node's new row
+        -- (a plain turn: no array to unnest, no branch)
+        WITH i AS (
+            UPDATE adk.invocations i
+               SET status = p_status, ended_at = clock_timestamp(),
+                   model_calls = i.model_calls + p_model_calls,
+                   input_tokens = i.input_tokens + p_input_tokens,
+                   output_tokens = i.output_tokens + p_output_tokens,
+                   error_code = p_error_code, error_message = p_error_message,
+                   store_ms = i.store_ms + p_store_ms
+             WHERE i.invocation_id = p_invocation
+            RETURNING i.app_name, i.user_id, i.session_id
+        )
+        INSERT INTO adk.run_states
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input)
+        SELECT i.app_name, i.user_id, i.session_id, p_invocation, p_paths[1],
+               CASE WHEN p_errors[1] = 'CANCELLED' THEN 'cancelled'
+                    WHEN p_errors[1] <> '' THEN 'failed'
+                    WHEN strpos(p_paths[1], '/') > 0 THEN 'running'
+                    ELSE 'completed' END,
+               p_agents[1], p_times[1], CASE WHEN strpos(p_paths[1], '@') = 0 THEN p_input END
+          FROM i;
+    ELSIF p_fresh THEN
+        WITH i AS (
+            UPDATE adk.invocations i
+               SET status = p_status, ended_at = clock_timestamp(),
+                   model_calls = i.model_calls + p_model_calls,
+                   input_tokens = i.input_tokens + p_input_tokens,
+                   output_tokens = i.output_tokens + p_output_tokens,
+                   error_code = p_error_code, error_message = p_error_message,
+                   store_ms = i.store_ms + p_store_ms
+             WHERE i.invocation_id = p_invocation
+            RETURNING i.app_name, i.user_id, i.session_id
+        )
+        INSERT INTO adk.run_states
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input,
+                branch)
+        SELECT i.app_name, i.user_id, i.session_id, p_invocation, x.path,
+               CASE WHEN x.err = 'CANCELLED' THEN 'cancelled'
+                    WHEN x.err <> '' THEN 'failed'
+                    WHEN strpos(x.path, '/') > 0 THEN 'running'
+                    ELSE 'completed' END,
+               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END, x.branch
+          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors, p_branches)
+                            AS x(path, agent, ts, err, branch);
+    ELSE
+        WITH i AS (
+            UPDATE adk.invocations i
+               SET status = p_status, ended_at = clock_timestamp(),
+                   model_calls = i.model_calls + p_model_calls,
+                   input_tokens = i.input_tokens + p_input_tokens,
+                   output_tokens = i.output_tokens + p_output_tokens,
+                   error_code = p_error_code, error_message = p_error_message,
+                   store_ms = i.store_ms + p_store_ms
+             WHERE i.invocation_id = p_invocation
+            RETURNING i.app_name, i.user_id, i.session_id
+        )
+        INSERT INTO adk.run_states AS r
+               (app_name, user_id, session_id, invocation_id, node_path, status, agent, updated_at, input,
+                branch)
+        SELECT i.app_name, i.user_id, i.session_id, p_invocation, x.path,
+               CASE WHEN x.err = 'CANCELLED' THEN 'cancelled'
+                    WHEN x.err <> '' THEN 'failed'
+                    WHEN strpos(x.path, '/') > 0 THEN 'running'
+                    ELSE 'completed' END,
+               x.agent, x.ts, CASE WHEN strpos(x.path, '@') = 0 THEN p_input END, x.branch
+          FROM i CROSS JOIN unnest(p_paths, p_agents, p_times, p_errors, p_branches)
+                            AS x(path, agent, ts, err, branch)
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = CASE WHEN r.status = 'waiting' THEN r.status
+                             WHEN r.output IS NOT NULL
+                                  OR (r.status = 'completed' AND strpos(r.node_path, '/') > 0)
+                             THEN 'completed'
+                             ELSE EXCLUDED.status END,
+               agent = EXCLUDED.agent, updated_at = EXCLUDED.updated_at,
+               input = coalesce(r.input, EXCLUDED.input), branch = EXCLUDED.branch;
+    END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._invocation_end(text, text, integer, bigint, bigint, text, text, double precision,
+                                           text[], text[], timestamptz[], text[], jsonb, boolean, text[]) FROM PUBLIC;
+
+CREATE OR REPLACE VIEW adk.workflow_runs WITH (security_invoker = true) AS
+SELECT r.app_name, r.user_id, r.session_id, r.invocation_id, p.workflow, p.node, p.run_id,
+       r.node_path, r.status,
+       CASE WHEN r.status = 'waiting' THEN r.interrupt_ids END AS waiting_on,
+       r.input, r.output, r.updated_at, r.triggered_by, r.branch, r.graph_hash
+  FROM adk.run_states r
+ CROSS JOIN LATERAL regexp_match(r.node_path, '(?:^|/)([A-Za-z_][A-Za-z0-9_]*)/([A-Za-z_][A-Za-z0-9_-]*)@([^/@]+)$') m
+ CROSS JOIN LATERAL (SELECT m[1] AS workflow, m[2] AS node, m[3] AS run_id) p
+ WHERE m IS NOT NULL
+   AND EXISTS (SELECT 1 FROM adk.workflow_nodes n WHERE n.workflow = p.workflow AND n.name = p.node);
+COMMENT ON VIEW adk.workflow_runs IS
+    'Node activations of graph workflows (adk.run_states rows with node_path <workflow>/<node>@<run id>): status, the interrupt ids a waiting node waits on, the node (or START) that triggered it, its branch and the graph hash it ran under.';
+
+DROP FUNCTION adk._workflow_resume_rows(text, text, text, text, text);
+CREATE FUNCTION adk._workflow_resume_rows(p_app text, p_user text, p_session text,
+                                          p_invocation text, p_base text)
+RETURNS TABLE (node text, run_no integer, status text, input jsonb, output jsonb,
+               branch text, graph_hash text, answers jsonb, last_answer jsonb,
+               triggered_by text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT m[1], m[2]::integer, r.status, r.input, r.output, r.branch, r.graph_hash,
+           coalesce(a.answers, '{}'), a.last_answer, r.triggered_by
+      FROM adk.run_states r
+     CROSS JOIN LATERAL regexp_match(substr(r.node_path, length(p_base) + 2),
+                                     '^([A-Za-z_][A-Za-z0-9_-]*)@([0-9]+)$') m
+      LEFT JOIN LATERAL (SELECT jsonb_object_agg(x.id, x.response) AS answers,
+                                (array_agg(x.response ORDER BY x.seq DESC))[1] AS last_answer
+                           FROM (SELECT DISTINCT ON (p #>> '{function_response,id}')
+                                        p #>> '{function_response,id}' AS id,
+                                        -- {"result": value} is a bare value (ADK unwraps it)
+                                        CASE WHEN jsonb_typeof(p #> '{function_response,response}') = 'object'
+                                                  AND p #> '{function_response,response}' ? 'result'
+                                                  AND (SELECT count(*) FROM jsonb_object_keys(p #> '{function_response,response}')) = 1
+                                             THEN p #> '{function_response,response,result}'
+                                             ELSE coalesce(p #> '{function_response,response}', '{}') END AS response,
+                                        e.seq
+                                   FROM adk.events e
+                                  CROSS JOIN LATERAL adk._parts(e.event_data -> 'content') p
+                                  WHERE cardinality(r.answered_ids) > 0
+                                    AND e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                                    AND e.event_data ->> 'author' = 'user'
+                                    AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                                    AND p #>> '{function_response,id}' = ANY (r.answered_ids)
+                                  ORDER BY p #>> '{function_response,id}', e.seq DESC) x) a ON true
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND r.invocation_id = p_invocation
+       AND starts_with(r.node_path, p_base || '/')
+       AND m IS NOT NULL
+     ORDER BY m[1], m[2]::integer;
+END
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_resume_rows(text, text, text, text, text) FROM PUBLIC;
+
+-- the new columns of the rows already there, as adk._derive_run_states
+-- reads them (the node's latest event): a paused workflow resumes with
+-- its branch and graph hash
+UPDATE adk.run_states r
+   SET branch = l.d ->> 'branch',
+       triggered_by = l.d #>> '{custom_metadata,adk_triggered_by}',
+       graph_hash = l.d #>> '{custom_metadata,adk_graph_hash}'
+  FROM (SELECT DISTINCT ON (e.app_name, e.user_id, e.session_id, e.invocation_id, adk._node_path(e.event_data))
+               e.app_name, e.user_id, e.session_id, e.invocation_id,
+               adk._node_path(e.event_data) AS path, e.event_data AS d
+          FROM adk.live_events e
+         WHERE coalesce(e.event_data ->> 'author', 'user') <> 'user'
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+         ORDER BY e.app_name, e.user_id, e.session_id, e.invocation_id, adk._node_path(e.event_data),
+                  e.seq DESC) l
+ WHERE l.app_name = r.app_name AND l.user_id = r.user_id AND l.session_id = r.session_id
+   AND l.invocation_id = r.invocation_id AND l.path = r.node_path;

@@ -99,6 +99,7 @@
 #include "common/owner.h"
 
 #define CONFIRMATION_CALL "adk_request_confirmation"
+#define REQUEST_INPUT_CALL "adk_request_input"
 /* ADK-Go's tool.ErrConfirmationRequired, wrapped with the tool's name */
 #define NEEDS_CONFIRMATION "error tool \"%s\" requires confirmation, please approve or reject"
 #define REJECTED "This tool call is rejected."
@@ -122,6 +123,9 @@ struct AdkHitl
 	List	   *requests;		/* HitlCall *: this round asks about these */
 	bool		long_running;	/* this round made a long-running call */
 	char	   *resumed_path;	/* run_states node_path of the node resumed */
+	List	   *resumed_paths;	/* char *: every row the answers resumed */
+	char	   *plain_text_id;	/* the request a plain text answers */
+	char	   *refusal;		/* an answer its request refuses: why */
 	char	   *resumed_agent;	/* the agent that made its calls */
 };
 
@@ -130,13 +134,15 @@ static bool confirmation_answer(Jsonb *response);
 static void note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc,
 						 MemoryContext caller);
 static bool repeated_confirmation(AdkRun *run, Datum ids);
+static void check_response_schema(AdkRun *run, HeapTuple row, TupleDesc desc,
+								  const char *call_id, MemoryContext caller);
 static int	refresh(AdkRun *run);
 static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
 							HitlCall *call, AdkTool *tool, bool *stop);
 static void stop_here(AdkRun *run);
 
 #define RESUME_SQL "SELECT * FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
-#define REFRESH_SQL "SELECT adk._refresh_run_states($1, $2, $3, $4)"
+#define REFRESH_SQL "SELECT adk._refresh_run_states($1, $2, $3, $4, NULL, $5)"
 
 static struct AdkHitl *
 hitl_of(AdkRun *run)
@@ -188,6 +194,12 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 	for (i = 0; i < SPI_processed; i++)
 		note_resumed(run, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, caller);
 	adk_owner_spi_end(&save);
+	if (run->waits.hitl != NULL && run->waits.hitl->refusal != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the answer does not match the response schema of its request"),
+				 errdetail("%s", run->waits.hitl->refusal),
+				 errhint("Answer with a response that matches the request's responseSchema (adk.pending_interrupts.args), or a bare value as {\"result\": value}; the request stays pending.")));
 
 	if (matched == 0)
 	{
@@ -260,6 +272,10 @@ note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc, MemoryContext caller)
 	AdkInputResponse *answer = NULL;
 	ListCell   *lc;
 
+	spi = MemoryContextSwitchTo(caller);
+	hitl_of(run)->resumed_paths = lappend(hitl_of(run)->resumed_paths,
+										  SPI_getvalue(row, desc, 7));
+	MemoryContextSwitchTo(spi);
 	if (hitl_of(run)->resumed_path == NULL)
 	{
 		/* where the run resumes: the node whose row made the call */
@@ -278,6 +294,11 @@ note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc, MemoryContext caller)
 			hitl_of(run)->holding = lappend(hitl_of(run)->holding,
 											makeString(pstrdup(agent)));
 		MemoryContextSwitchTo(spi);
+	}
+	if (tool != NULL && strcmp(tool, REQUEST_INPUT_CALL) == 0)
+	{
+		check_response_schema(run, row, desc, call_id, caller);
+		return;
 	}
 	if (tool == NULL || strcmp(tool, CONFIRMATION_CALL) != 0)
 		return;					/* a long-running call: the answer is its result */
@@ -314,6 +335,148 @@ note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc, MemoryContext caller)
 	if (c->id != NULL && c->name != NULL)
 		hitl_of(run)->confirmed = lappend(hitl_of(run)->confirmed, c);
 	MemoryContextSwitchTo(spi);
+}
+
+/*
+ * An answer to a workflow's request for input (adk_request_input) whose
+ * call declared a responseSchema: the answer -- its response, or the
+ * value of a {"result": value} response, which ADK unwraps -- must match
+ * it (schema_check.c), else the run is refused (adk_hitl_begin raises:
+ * bad input loses nothing, the request stays pending).  A plain text
+ * routed to the request is taken as it is, as ADK-JS takes it
+ * (docs/workflows.md "Human input").
+ */
+static void
+check_response_schema(AdkRun *run, HeapTuple row, TupleDesc desc,
+					  const char *call_id, MemoryContext caller)
+{
+	struct AdkHitl *h = hitl_of(run);
+	bool		isnull;
+	Datum		a = SPI_getbinval(row, desc, 3, &isnull);
+	Jsonb	   *asked = isnull ? NULL : DatumGetJsonbP(a);
+	JsonbValue *schema = asked ? adk_jsonb_get(&asked->root, "responseSchema") : NULL;
+	AdkInputResponse *answer = NULL;
+	Jsonb	   *value;
+	JsonbValue *result;
+	char	   *problem;
+	ListCell   *lc;
+
+	if (schema == NULL || schema->type != jbvBinary ||
+		!adk_jsonb_is_object(schema->val.binary.data) ||
+		(h->plain_text_id != NULL && strcmp(h->plain_text_id, call_id) == 0) ||
+		h->refusal != NULL)
+		return;
+	foreach(lc, run->input.responses)
+		if (strcmp(((AdkInputResponse *) lfirst(lc))->id, call_id) == 0)
+			answer = (AdkInputResponse *) lfirst(lc);
+	if (answer == NULL)
+		return;
+	value = answer->response;
+	if (value != NULL && JsonContainerSize(&value->root) == 1 &&
+		(result = adk_jsonb_get(&value->root, "result")) != NULL)
+		value = adk_jsonb_value_to_jsonb(result);
+	if (value == NULL)
+		problem = pstrdup("the response is not an object");
+	else
+		problem = adk_schema_problem(JsonbValueToJsonb(schema), value);
+	if (problem != NULL)
+		h->refusal = MemoryContextStrdup(caller,
+										 psprintf("Request \"%s\": %s.", call_id, problem));
+}
+
+/*
+ * Step 2 of adk_run, before the message's function responses are matched:
+ * a message of plain text (text parts only) in a session where exactly
+ * one workflow request for input (adk_request_input) is pending is that
+ * request's answer, as ADK-JS routes it: the message becomes ADK's
+ * function response to it, {"result": "<the text>"} (ADK's wrapping of a
+ * bare value), and is stored so.  With several pending a plain text
+ * could answer any of them: it is refused (ADK-JS ignores it as an
+ * answer), and nothing is stored.  Only for an app with a graph workflow
+ * in its tree: no other agent asks with adk_request_input, and a plain
+ * turn pays no query for it.  Returns the message to run.
+ */
+Jsonb *
+adk_hitl_plain_text(AdkRun *run, Jsonb *message)
+{
+	JsonbContainer *all = adk_content_parts(&message->root);
+	AdkParts	parts;
+	JsonbContainer *part;
+	StringInfoData text;
+	bool		workflow = false;
+	ListCell   *lc;
+	AdkOwnerSave save;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	bool		isnull;
+	int			pending = 0;
+	char	   *id = NULL;
+	JsonWriter	w;
+
+	foreach(lc, run->defs.agents)
+		if (strcmp(((AdkAgent *) lfirst(lc))->kind, "workflow") == 0)
+			workflow = true;
+	if (!workflow || all == NULL || JsonContainerSize(all) == 0)
+		return message;
+	initStringInfo(&text);
+	adk_parts_begin(&parts, all);
+	while (adk_parts_next(&parts, &part))
+	{
+		JsonbValue *t = adk_jsonb_get(part, "text");
+
+		/* a part that is not text alone: no plain text */
+		if (t == NULL || t->type != jbvString || JsonContainerSize(part) != 1)
+			return message;
+		appendBinaryStringInfo(&text, t->val.string.val, t->val.string.len);
+	}
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT * FROM adk._pending_input_requests($1, $2, $3)",
+					 3, types, args, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the session's pending requests for input");
+	pending = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 2, &isnull));
+	if (pending == 1)
+		id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (id != NULL)
+		id = MemoryContextStrdup(GetMemoryChunkContext(run), id);
+	adk_owner_spi_end(&save);
+	if (pending > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("session \"%s\" has %d pending requests for input: a plain text cannot say which one it answers",
+						run->session, pending),
+				 errhint("Answer one with a function response naming its call id (adk_function_response(call_id, 'adk_request_input', answer)); adk.pending_interrupts lists them.")));
+	if (id == NULL)
+		return message;
+
+	hitl_of(run)->plain_text_id = id;
+	jw_init(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "role");
+	jw_string(&w, "user");
+	jw_key(&w, "parts");
+	jw_begin_array(&w);
+	jw_begin_object(&w);
+	jw_key(&w, "function_response");
+	jw_begin_object(&w);
+	jw_key(&w, "id");
+	jw_string(&w, id);
+	jw_key(&w, "name");
+	jw_string(&w, REQUEST_INPUT_CALL);
+	jw_key(&w, "response");
+	jw_begin_object(&w);
+	jw_key(&w, "result");
+	jw_string(&w, text.data);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	return jw_finish(&w);
 }
 
 /*
@@ -681,14 +844,19 @@ adk_hitl_end(AdkRun *run, bool *refreshed)
 
 /*
  * adk._refresh_run_states for this invocation; the number of interrupts
- * still pending.
+ * still pending.  Only the rows this run can have changed -- the nodes it
+ * wrote events in, the rows its answers resumed, and the nodes above them
+ * (a resume costs what those rows cost, not what every node of the paused
+ * invocation does: test/bench/workflow.sh) -- but for a queued run's
+ * retry, whose earlier attempts' nodes this one did not see: all of them.
  */
 static int
 refresh(AdkRun *run)
 {
 	AdkOwnerSave save;
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[4];
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	bool		isnull;
 	int			pending = 0;
 
@@ -696,8 +864,18 @@ refresh(AdkRun *run)
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = CStringGetTextDatum(run->invocation_id);
+	if (run->retried)
+	{
+		args[4] = (Datum) 0;
+		nulls[4] = 'n';
+	}
+	else
+	{
+		args[4] = adk_node_paths(run, run->waits.hitl ?
+								 run->waits.hitl->resumed_paths : NIL);
+	}
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec(REFRESH_SQL, 4, types, args, NULL, 1) != SPI_OK_SELECT ||
+	if (adk_spi_exec(REFRESH_SQL, 5, types, args, nulls, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not update adk.run_states");
 	pending = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],

@@ -457,6 +457,9 @@ start_run(AdkRun *run, Jsonb *message, Jsonb *state_delta,
 	 * 2. which agent; the invocation id (reused when resuming a call: the
 	 * invocation of the call a function response answers, 000 §四.4.4)
 	 */
+	/* a plain text may answer the one request for input pending (hitl.c) */
+	if (!retry && invocation_id == NULL)
+		message = adk_hitl_plain_text(run, message);
 	adk_input_decode(&run->input, message);
 	adk_input_find_call(run);
 	/* a task's delegating call is answered by its task alone */
@@ -722,11 +725,11 @@ invocation_start(AdkRun *run, const char *agent, Jsonb *options)
 static void
 invocation_end(AdkRun *run)
 {
-	Oid			types[14] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	Oid			types[15] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
 		FLOAT8OID, TEXTARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBOID,
-	BOOLOID};
-	Datum		args[14];
-	char		nulls[14] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	BOOLOID, TEXTARRAYOID};
+	Datum		args[15];
+	char		nulls[15] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	AdkOwnerSave save;
 	bool		refreshed;
 	bool		waiting = adk_hitl_end(run, &refreshed);	/* HITL: still waiting? */
@@ -756,19 +759,23 @@ invocation_end(AdkRun *run)
 	/* its nodes' rows end as their last events say (run_states.c) */
 	if (refreshed)
 	{
-		nulls[8] = nulls[9] = nulls[10] = nulls[11] = 'n';
+		nulls[8] = nulls[9] = nulls[10] = nulls[11] = nulls[14] = 'n';
 		args[13] = BoolGetDatum(false);
 	}
 	else
+	{
 		args[13] = BoolGetDatum(adk_node_ends(run, &args[8], &args[9], &args[10],
-											  &args[11]));
+											  &args[11], &args[14]));
+		if (args[14] == (Datum) 0)
+			nulls[14] = 'n';
+	}
 	args[12] = run->input.user_content ? JsonbPGetDatum(run->input.user_content) : (Datum) 0;
 	if (run->input.user_content == NULL)
 		nulls[12] = 'n';
 	adk_owner_spi_begin(&save);
 	/* and the job of a queued run that paused and is resumed here */
-	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-					 14, types, args, nulls, 0) != SPI_OK_SELECT)
+	if (adk_spi_exec("SELECT adk._invocation_end($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+					 15, types, args, nulls, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of the invocation");
 	adk_owner_spi_end(&save);
 }

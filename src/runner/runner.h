@@ -259,6 +259,10 @@ typedef struct AdkRun
 								 * stepped: its events carry it */
 	char	   *node_path;		/* the node path of the frame being stepped:
 								 * its events' node_info (emit.c) */
+	char	   *wf_node_path;	/* workflow.c: the graph node being run, */
+	char	   *wf_triggered_by;	/* ... the node whose edge started it, */
+	char	   *wf_graph_hash;	/* ... and its graph's hash: custom_metadata
+								 * of its events (emit.c) */
 	char	   *first_scope;	/* route.c: the open task the user's
 								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
@@ -486,11 +490,18 @@ extern void adk_node_start(AdkRun *run, const char *path, const char *agent,
 						   bool first);
 extern void adk_node_start_input(AdkRun *run, const char *path,
 								 const char *agent, Jsonb *input);
+extern void adk_node_start_workflow(AdkRun *run, const char *path,
+									const char *agent, Jsonb *input,
+									const char *triggered_by,
+									const char *branch,
+									const char *graph_hash);
 extern void adk_node_event(AdkRun *run, Jsonb *event, TimestampTz time);
 extern bool adk_node_ends(AdkRun *run, Datum *paths, Datum *agents,
-						  Datum *times, Datum *errors);
+						  Datum *times, Datum *errors, Datum *branches);
+extern Datum adk_node_paths(AdkRun *run, List *more);
 
 /* hitl.c: human in the loop -- long-running tools, confirmation, run_states */
+extern Jsonb *adk_hitl_plain_text(AdkRun *run, Jsonb *message);
 extern char *adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id);
 extern const char *adk_hitl_resumed_node(AdkRun *run, const char **agent);
 extern bool adk_hitl_resume_flow(AdkRun *run, AdkAgent *agent,

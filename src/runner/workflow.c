@@ -126,6 +126,7 @@ static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
 static char *common_branch(List *branches);
 static bool resume(Workflow *wf, const char *resumed_path);
+static void set_node_meta(Workflow *wf, WfActivation *act, const char *path);
 static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
 
 /*
@@ -396,14 +397,39 @@ run_activation(Workflow *wf, WfActivation *act)
 		path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
 	}
 	/* a resumed activation's row is there, locked by the resume */
-	adk_node_start_input(run, path, wf->agent->name, act->input);
+	adk_node_start_workflow(run, path, wf->agent->name, act->input,
+							act->triggered_by, act->branch, wf->graph_hash);
 	run->node_path = path;		/* its events' node_info (emit.c) */
+	set_node_meta(wf, act, path);
 	if (strcmp(n->kind, "join") == 0)
 		finish(wf, act, act->input, NULL, NULL);
 	else if (strcmp(n->kind, "tool") == 0)
 		run_tool(wf, act);
 	else
 		run_function(wf, act, path);
+}
+
+/*
+ * The node at path is being run: its events carry the node that
+ * triggered it and the graph hash in custom_metadata (emit.c), from which
+ * adk_rebuild_run_states derives its row's triggered_by and graph_hash.
+ */
+static void
+set_node_meta(Workflow *wf, WfActivation *act, const char *path)
+{
+	AdkRun	   *run = wf->run;
+	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+
+	if (run->wf_node_path)
+		pfree(run->wf_node_path);
+	if (run->wf_triggered_by)
+		pfree(run->wf_triggered_by);
+	if (run->wf_graph_hash)
+		pfree(run->wf_graph_hash);
+	run->wf_node_path = pstrdup(path);
+	run->wf_triggered_by = act->triggered_by ? pstrdup(act->triggered_by) : NULL;
+	run->wf_graph_hash = wf->graph_hash ? pstrdup(wf->graph_hash) : NULL;
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -679,9 +705,10 @@ node_failed(Workflow *wf, WfActivation *act, const char *message)
  * its event holds ADK's adk_request_input call -- id the interrupt id
  * (the request's "interrupt_id", else a new one), args interruptId,
  * message, payload, responseSchema -- in long_running_tool_ids, and the
- * graph hash the run pauses under in custom_metadata.adk_graph_hash.  The
- * node waits (its row lists the id); its successors do not run; the other
- * branches go on, and the invocation pauses once none can run.
+ * graph hash the run pauses under in custom_metadata.adk_graph_hash (as
+ * every event of a node has it: set_node_meta).  The node waits (its row
+ * lists the id); its successors do not run; the other branches go on, and
+ * the invocation pauses once none can run.
  */
 static void
 request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
@@ -759,14 +786,6 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 	jw_begin_array(&w);
 	jw_string(&w, id);
 	jw_end_array(&w);
-	if (wf->graph_hash != NULL)
-	{
-		jw_key(&w, "custom_metadata");
-		jw_begin_object(&w);
-		jw_key(&w, "adk_graph_hash");
-		jw_string(&w, wf->graph_hash);
-		jw_end_object(&w);
-	}
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
 	wf->paused = true;
@@ -843,7 +862,8 @@ resume(Workflow *wf, const char *resumed_path)
 			act->node = n;
 			act->run_no = run_no;
 			act->branch = n->branch;
-			act->triggered_by = pstrdup("human input");
+			/* what started it (the answer only goes on with it) */
+			act->triggered_by = SPI_getvalue(row, desc, 10);
 			d = SPI_getbinval(row, desc, 4, &isnull);
 			act->input = isnull ? NULL : DatumGetJsonbPCopy(d);
 			d = SPI_getbinval(row, desc, 8, &isnull);
@@ -876,6 +896,7 @@ resume(Workflow *wf, const char *resumed_path)
 
 			/* handoff: the answer is its output (ADK-Go's default) */
 			run->node_path = path;
+			set_node_meta(wf, act, path);
 			finish(wf, act, act->output, NULL, NULL);
 		}
 	}

@@ -11,8 +11,8 @@
 # ADK's function response to adk_request_input, its own adk_run -- resumes
 # it; that resume's wall time is measured (and, for reference, the
 # pausing run's).  One warm-up round per size is not counted.  Prints the median resume time per size and the ratio of
-# the largest size to the smallest (the target: about 1; not met today,
-# see test/bench/README.md).
+# the largest size to the smallest (the target: no more than 1; see
+# test/bench/README.md).
 #
 # Not measured here: the 3-branch fan-out of agent nodes (their model
 # calls in flight together); agent nodes are not run yet.
