@@ -53,19 +53,23 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
-#include "common/jsonapi.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
+/* json-c names a type json_object, as fmgrprotos.h a function */
+#define json_object pg_json_object_sqlfn
 #include "utils/builtins.h"
+#undef json_object
 #include "utils/numeric.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include <json-c/json.h>
+
 #include "common/json_bridge.h"
+#include "common/json_limits.h"
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
 #include "common/owner.h"
@@ -82,6 +86,7 @@ static bool attempt(AdkWfNodeSettings *s, AdkWfAttemptFn fn, void *arg,
 static void wait_before_retry(long ms);
 static void count_attempt(AdkRun *run, const char *path);
 static char *check_value(Jsonb *schema, Jsonb **value);
+static Jsonb *parse_json_text(const char *text);
 static bool schema_takes_string(Jsonb *schema);
 static bool is_json_null(Jsonb *value);
 static double retry_number(Jsonb *retry, const char *key, double dflt);
@@ -271,23 +276,40 @@ check_value(Jsonb *schema, Jsonb **value)
 	if (JB_ROOT_IS_SCALAR(*value) && JsonbExtractScalar(&(*value)->root, &v) &&
 		v.type == jbvString && !schema_takes_string(schema))
 	{
-		char	   *text = pnstrdup(v.val.string.val, v.val.string.len);
-		JsonLexContext *lex = makeJsonLexContextCstringLen(text, strlen(text),
-														   GetDatabaseEncoding(),
-														   true);
+		Jsonb	   *parsed = parse_json_text(pnstrdup(v.val.string.val,
+													  v.val.string.len));
 
-		if (pg_parse_json(lex, &nullSemAction) == JSON_SUCCESS)
+		if (parsed != NULL && adk_schema_problem(schema, parsed) == NULL)
 		{
-			Jsonb	   *parsed = adk_cstring_to_jsonb(text);
-
-			if (adk_schema_problem(schema, parsed) == NULL)
-			{
-				*value = parsed;
-				return NULL;
-			}
+			*value = parsed;
+			return NULL;
 		}
 	}
 	return adk_schema_problem(schema, *value);
+}
+
+/* JSON text as jsonb; NULL when it is not (strict) JSON */
+static Jsonb *
+parse_json_text(const char *text)
+{
+	AdkJsonParseError err;
+	const char *why;
+	struct json_object *obj = adk_json_parse(text, strlen(text), 64,
+											 JSON_TOKENER_STRICT, &err, &why);
+	Jsonb	   *volatile parsed = NULL;
+
+	if (obj == NULL)
+		return NULL;
+	PG_TRY();
+	{
+		parsed = adk_jsonc_to_jsonb(obj);
+	}
+	PG_FINALLY();
+	{
+		json_object_put(obj);
+	}
+	PG_END_TRY();
+	return parsed;
 }
 
 /* "type": "string", or a list naming "string" */
