@@ -2,7 +2,8 @@
 # "Node settings", docs/workers.md): a queued run's node is retried and
 # bounded by its timeout as in adk_run, its attempts counted on its
 # committed adk.run_states row; adk_cancel during a wait between attempts
-# cancels the job at once, not after the wait.
+# cancels the job at once, not after the wait, and adk_interrupt so stops
+# adk_run in another backend.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -102,6 +103,28 @@ is( $node->safe_psql(
 	  FROM adk.jobs j LEFT JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'}),
 	'cancelled,-,1',
 	'the job ends cancelled after one attempt; the step it waited in rolled back, its invocation row with it');
+
+# --- adk_interrupt during a wait between attempts of adk_run in another
+# backend: the user's cancel stops the whole run there (57014), at once
+$node->safe_psql('postgres', "SELECT setval('wn_calls', 1, false)");
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe("SET application_name = 'sync_runner'");
+$t0 = Time::HiRes::time;
+$bg->query_until(qr/^$/, "SELECT count(*) FROM adk_run('wn_wait_app', 'u', 's4', 'go');\n");
+$node->poll_query_until('postgres',
+	"SELECT wait_event_type = 'Extension' AND (SELECT is_called FROM wn_calls)
+	   FROM pg_stat_activity WHERE application_name = 'sync_runner' AND state = 'active'")
+  or die 'adk_run never waited to retry';
+is($node->safe_psql('postgres', "SELECT adk_interrupt('wn_wait_app', 'u', 's4')"),
+	'1', 'adk_interrupt finds adk_run waiting to retry a node');
+my ($o, $e) = $bg->query("SELECT 'alive'");
+like($bg->{stderr} . ($e // ''), qr/canceling statement due to user request/,
+	'adk_run there raised 57014');
+ok(Time::HiRes::time - $t0 < 20, 'within the wait, not after its 60 s');
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM adk.events WHERE app_name = 'wn_wait_app' AND session_id = 's4'"),
+	'0', 'nothing of the cancelled run is stored');
+$bg->quit;
 
 $node->stop;
 done_testing();
