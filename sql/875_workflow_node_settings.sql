@@ -257,6 +257,25 @@ SELECT w875_reset(0);
 SELECT path, output, error FROM w875_events('w875_slow_app', 's3', '30');
 SELECT * FROM w875_rows('w875_slow_app') WHERE node_path LIKE '%slow@%' AND status = 'completed';
 
+-- A tool node's call runs under both its node's timeout and
+-- adk.tool_timeout: whichever fires first stops it, with its own message
+CREATE FUNCTION w875_nap(secs double precision) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT '{"woke": true}'::jsonb FROM pg_sleep(secs) $$;
+SELECT adk_define_tool('w875_nap(double precision)'::regprocedure);
+CREATE FUNCTION w875_secs(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('output', jsonb_build_object('secs', (input #>> '{parts,0,text}')::float8)) $$;
+SELECT adk_define_workflow('w875_naps',
+    '[{"name": "secs", "function": "public.w875_secs(jsonb,jsonb)"},
+      {"tool": "w875_nap", "timeout": 0.1}]',
+    '[{"from": "START", "to": "secs"}, {"from": "secs", "to": "w875_nap"}]');
+SELECT adk_define_app('w875_naps_app', 'w875_naps');
+SET adk.tool_timeout = 5000;
+SELECT path, output, error FROM w875_events('w875_naps_app', 'n1', '30');
+SET adk.tool_timeout = 50;
+SELECT path, output, error FROM w875_events('w875_naps_app', 'n2', '30');
+RESET adk.tool_timeout;
+SELECT path, output, error FROM w875_events('w875_naps_app', 'n3', '0');
+
 -- Hostile: a real cancel is never taken for the node's timeout -- a
 -- statement_timeout shorter than the node's timeout cancels the whole
 -- run (nothing of it is stored) ...
