@@ -82,6 +82,7 @@ OBJS = \
 	src/runner/thoughts.o \
 	src/runner/tools.o \
 	src/runner/workflow.o \
+	src/runner/workflow_node.o \
 	src/shared/breaker.o \
 	src/shared/registry.o \
 	src/shared/shmem.o \

@@ -90,9 +90,9 @@ COMMENT ON COLUMN adk.workflow_nodes.tool IS 'kind tool: a tool of adk.tools, ca
 COMMENT ON COLUMN adk.workflow_nodes.sub_workflow IS 'kind workflow: the nested workflow it runs (never itself, directly or through others)';
 COMMENT ON COLUMN adk.workflow_nodes.worker IS 'kind parallel_worker: the node of the same workflow it runs once per item of its list input; that node is on no edge and has no retry';
 COMMENT ON COLUMN adk.workflow_nodes.rerun_on_resume IS 'on resume after human input: true re-runs the node with its original input and the answers (re-entry), false hands the answer on as its output (handoff; ADK-Go''s default)';
-COMMENT ON COLUMN adk.workflow_nodes.wait_for_output IS 'a node that finished without output parks its parent instead of completing it (ADK-Go WaitForOutput)';
+COMMENT ON COLUMN adk.workflow_nodes.wait_for_output IS 'an activation that ends without output does not complete: its successors do not run (ADK-Go WaitForOutput)';
 COMMENT ON COLUMN adk.workflow_nodes.retry IS 'NULL = no retries; else ADK-Go''s RetryConfig, completed with its defaults: max_attempts 5, initial_delay 1 (seconds), max_delay 60, backoff_factor 2, jitter 1';
-COMMENT ON COLUMN adk.workflow_nodes.timeout IS 'bound on one activation; NULL = none';
+COMMENT ON COLUMN adk.workflow_nodes.timeout IS 'bound on one attempt of a function or tool node: its call is cancelled and the attempt fails (retried when the node has a retry); NULL = none';
 COMMENT ON COLUMN adk.workflow_nodes.max_concurrency IS 'kind parallel_worker: at most this many items at once; 0 = no limit';
 COMMENT ON COLUMN adk.workflow_nodes.input_schema IS 'JSON Schema the node''s input must match (a join: each predecessor''s output)';
 COMMENT ON COLUMN adk.workflow_nodes.output_schema IS 'JSON Schema of the node''s output; where both ends of an edge have one, they must be equal';
@@ -972,21 +972,20 @@ SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
 -- ---------------------------------------------------------------------
 
 -- What the runner does not run yet in a workflow: NULL when every node is
--- a function or a join without the settings those need (retry, timeout,
--- wait_for_output, schemas); else the first such node, as a sentence.
+-- a function, a tool or a join, with settings its kind honours (a join
+-- makes no call a retry or a timeout could act on); else the first other
+-- node, as a sentence.
 CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
                   CASE WHEN n.kind NOT IN ('function', 'join', 'tool') THEN format('is of kind %s', n.kind)
-                       WHEN n.retry IS NOT NULL THEN 'has a retry'
-                       WHEN n.timeout IS NOT NULL THEN 'has a timeout'
-                       WHEN n.wait_for_output THEN 'has wait_for_output'
-                       WHEN n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL THEN 'has an input or output schema'
+                       WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
+                       WHEN n.kind = 'join' AND n.timeout IS NOT NULL THEN 'is a join with a timeout'
                        ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
       FROM adk.workflow_nodes n
      WHERE n.workflow = wf
-       AND (n.kind NOT IN ('function', 'join', 'tool') OR n.retry IS NOT NULL OR n.timeout IS NOT NULL
-            OR n.wait_for_output OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL
+       AND (n.kind NOT IN ('function', 'join', 'tool')
+            OR (n.kind = 'join' AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
             OR EXISTS (SELECT 1 FROM adk.tools t
                         WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
      ORDER BY n.name COLLATE "C"
@@ -1091,3 +1090,37 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION adk._workflow_resume_rows(text, text, text, text, text) FROM PUBLIC;
+
+-- The settings of a workflow's nodes that act on their activations
+-- (src/runner/workflow_node.c, docs/workflows.md "Node settings"): retry
+-- (completed with ADK-Go's defaults when the node was written), timeout in
+-- whole milliseconds (at least 1), input and output schemas,
+-- wait_for_output.  Only the nodes that have any, in name order.
+CREATE FUNCTION adk._workflow_node_settings(wf text)
+RETURNS TABLE (name text, retry jsonb, timeout_ms integer, input_schema jsonb,
+               output_schema jsonb, wait_for_output boolean)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT n.name, n.retry,
+           greatest(1, least(ceil(extract(epoch FROM n.timeout) * 1000), 2147483647))::integer,
+           n.input_schema, n.output_schema, n.wait_for_output
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+       AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL OR n.input_schema IS NOT NULL
+            OR n.output_schema IS NOT NULL OR n.wait_for_output)
+     ORDER BY n.name COLLATE "C"
+$$;
+
+-- A node activation's retry starts another attempt (workflow_node.c): its
+-- adk.run_states row counts it.
+CREATE FUNCTION adk._workflow_node_attempt(p_app text, p_user text, p_session text,
+                                           p_invocation text, p_path text)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    UPDATE adk.run_states r SET attempt = r.attempt + 1
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND r.invocation_id = p_invocation AND r.node_path = p_path
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_node_settings(text),
+                       adk._workflow_node_attempt(text, text, text, text, text)
+   FROM PUBLIC;

@@ -24,8 +24,14 @@
  * A function's or a tool's work is done within the step
  * that starts it, so activations run one at a time in the order they
  * became ready (max_concurrency is then always met).  Other node kinds,
- * and settings that need them (retry, timeout, wait_for_output, schemas),
- * are refused before the run starts (defs.c, adk._workflow_refusal).
+ * and settings where a kind cannot honour them yet, are refused before
+ * the run starts (defs.c, adk._workflow_refusal).
+ *
+ * A node's settings (workflow_node.c) act through hooks: its input is
+ * checked against its input_schema before it runs, a function's or a
+ * tool's call is made under its timeout and retried as its retry says,
+ * its output is checked against its output_schema before its event, and
+ * with wait_for_output an activation without output does not complete.
  *
  * Human input (docs/workflows.md "Human input"): a function's
  * request_input parks its node -- ADK's adk_request_input call, with the
@@ -65,6 +71,7 @@
 #include "common/owner.h"
 #include "common/spi_plans.h"
 #include "runner/runner.h"
+#include "runner/workflow_node.h"
 
 /* A node of the graph, and where it stands in this invocation */
 typedef struct WfNode
@@ -78,6 +85,7 @@ typedef struct WfNode
 	Jsonb	   *output;			/* ... with this output (NULL: none) */
 	char	   *branch;			/* ... on this branch (NULL: the root's) */
 	bool		rerun_on_resume;
+	AdkWfNodeSettings *settings;	/* NULL: none (workflow_node.c) */
 } WfNode;
 
 /* A ready activation (ADK-Go's pendingActivation) */
@@ -112,6 +120,14 @@ typedef struct FnCall
 	Jsonb	   *result;			/* NULL: SQL NULL */
 } FnCall;
 
+/* A tool node's call */
+typedef struct ToolCallArgs
+{
+	AdkTool    *tool;
+	Jsonb	   *input;
+	Jsonb	   *response;		/* NULL: it failed */
+} ToolCallArgs;
+
 static void load_plan(Workflow *wf);
 static WfNode *find_node(Workflow *wf, const char *name);
 static void schedule_successors(Workflow *wf, const char *from,
@@ -120,6 +136,8 @@ static void schedule_successors(Workflow *wf, const char *from,
 static void run_activation(Workflow *wf, WfActivation *act);
 static void run_function(Workflow *wf, WfActivation *act, const char *path);
 static void call_function(void *arg);
+static bool attempt_function(void *arg, char **error);
+static bool attempt_tool(void *arg, char **error);
 static void run_tool(Workflow *wf, WfActivation *act);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
@@ -187,6 +205,8 @@ load_plan(Workflow *wf)
 	Datum		arg = CStringGetTextDatum(wf->agent->name);
 	MemoryContext caller = CurrentMemoryContext;
 	uint64		i;
+	List	   *settings;
+	ListCell   *lc;
 
 	adk_owner_spi_begin(&save);
 	if (adk_spi_exec("SELECT graph_hash FROM adk.workflows WHERE name = $1",
@@ -227,6 +247,13 @@ load_plan(Workflow *wf)
 		MemoryContextSwitchTo(spi);
 	}
 	adk_owner_spi_end(&save);
+	settings = adk_wfnode_load(wf->agent->name);
+	foreach(lc, wf->nodes)
+	{
+		WfNode	   *n = (WfNode *) lfirst(lc);
+
+		n->settings = adk_wfnode_find(settings, n->name);
+	}
 }
 
 static WfNode *
@@ -387,6 +414,7 @@ run_activation(Workflow *wf, WfActivation *act)
 	AdkRun	   *run = wf->run;
 	WfNode	   *n = act->node;
 	char	   *path;
+	char	   *error;
 
 	n->completed = false;
 	if (act->run_no > 0)
@@ -401,6 +429,12 @@ run_activation(Workflow *wf, WfActivation *act)
 							act->triggered_by, act->branch, wf->graph_hash);
 	run->node_path = path;		/* its events' node_info (emit.c) */
 	set_node_meta(wf, act, path);
+	if (!adk_wfnode_input(n->settings, strcmp(n->kind, "join") == 0,
+						  &act->input, &error))
+	{
+		node_failed(wf, act, error);
+		return;
+	}
 	if (strcmp(n->kind, "join") == 0)
 		finish(wf, act, act->input, NULL, NULL);
 	else if (strcmp(n->kind, "tool") == 0)
@@ -438,13 +472,14 @@ set_node_meta(Workflow *wf, WfActivation *act, const char *path)
  * subtransaction, adk.tool_timeout) with the node's input as its
  * arguments; the response -- the tool's object, or {"result": value} --
  * is the node's output.  An input that is not an object, or a call that
- * fails, is the node's failure.
+ * fails (each attempt its retry makes, under its timeout), is the node's
+ * failure.
  */
 static void
 run_tool(Workflow *wf, WfActivation *act)
 {
 	AdkTool    *tool = adk_load_tool(act->node->call);
-	Jsonb	   *response;
+	ToolCallArgs call;
 	char	   *error;
 
 	if (tool == NULL)
@@ -455,13 +490,26 @@ run_tool(Workflow *wf, WfActivation *act)
 		node_failed(wf, act, "its input is not an object of the tool's arguments");
 		return;
 	}
-	response = adk_tool_call(tool, act->input, &error);
-	if (response == NULL)
+	call.tool = tool;
+	call.input = act->input;
+	call.response = NULL;
+	if (!adk_wfnode_call(act->node->settings, wf->run, wf->run->node_path,
+						 attempt_tool, &call, &error))
 	{
 		node_failed(wf, act, error);
 		return;
 	}
-	finish(wf, act, response, NULL, NULL);
+	finish(wf, act, call.response, NULL, NULL);
+}
+
+/* One attempt of a tool node's call (tools.c: its own subtransaction) */
+static bool
+attempt_tool(void *arg, char **error)
+{
+	ToolCallArgs *call = (ToolCallArgs *) arg;
+
+	call->response = adk_tool_call(call->tool, call->input, error);
+	return call->response != NULL;
 }
 
 /*
@@ -522,7 +570,8 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 	call.ctx = jw_finish(&w);
 	call.input = act->input;
 	call.result = NULL;
-	if (!adk_run_guarded(call_function, &call, &error))
+	if (!adk_wfnode_call(act->node->settings, run, path, attempt_function,
+						 &call, &error))
 	{
 		node_failed(wf, act, error);
 		return;
@@ -583,6 +632,16 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 }
 
 /*
+ * One attempt of a function node's call, in a subtransaction of its own.
+ */
+static bool
+attempt_function(void *arg, char **error)
+{
+	((FnCall *) arg)->result = NULL;
+	return adk_run_guarded(call_function, arg, error);
+}
+
+/*
  * The call itself, as the caller: "SELECT schema.fn($1, $2)".
  */
 static void
@@ -612,8 +671,11 @@ call_function(void *arg)
 }
 
 /*
- * The activation completed: its one event (output, routes, state delta;
- * node_info.output_for completes its row), then its successors.
+ * The activation completed: its output checked (output_schema), its one
+ * event (output, routes, state delta; node_info.output_for completes its
+ * row), then its successors.  With wait_for_output, an activation without
+ * output stores its event but does not complete: its row stays running,
+ * its successors do not run.
  */
 static void
 finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
@@ -623,8 +685,16 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	JsonWriter	w;
 	Datum		route_array = (Datum) 0;
 	WfNode	   *n = act->node;
+	char	   *error;
+	bool		waits;
 
-	adk_event_start_node(&w, run, wf->agent->name, act->branch, true);
+	if (!adk_wfnode_output(n->settings, &output, &error))
+	{
+		node_failed(wf, act, error);
+		return;
+	}
+	waits = adk_wfnode_waits(n->settings, output);
+	adk_event_start_node(&w, run, wf->agent->name, act->branch, !waits);
 	if (output != NULL)
 	{
 		jw_key(&w, "output");
@@ -679,8 +749,8 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	}
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
-	if (run->out.end_invocation)
-		return;					/* a plugin refused the event */
+	if (run->out.end_invocation || waits)
+		return;					/* a plugin refused the event; or it waits */
 	n->completed = true;
 	n->output = output;
 	n->branch = act->branch;

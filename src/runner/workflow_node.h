@@ -1,0 +1,52 @@
+/*-------------------------------------------------------------------------
+ *
+ * workflow_node.h
+ *	  What a graph workflow node's settings do to one of its activations
+ *	  (workflow_node.c): input and output schemas, retry, timeout,
+ *	  wait_for_output.
+ *
+ * IDENTIFICATION
+ *	  src/runner/workflow_node.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ADK_WORKFLOW_NODE_H
+#define ADK_WORKFLOW_NODE_H
+
+#include "nodes/pg_list.h"
+#include "utils/jsonb.h"
+
+#include "runner/runner.h"
+
+/* A node's settings, as adk._workflow_node_settings reads them */
+typedef struct AdkWfNodeSettings
+{
+	char	   *name;
+	bool		retry;			/* it has a RetryConfig */
+	int			max_attempts;
+	double		initial_delay;	/* seconds */
+	double		max_delay;		/* seconds; 0: no cap */
+	double		backoff_factor;
+	double		jitter;
+	int			timeout_ms;		/* 0: none */
+	Jsonb	   *input_schema;	/* NULL: none */
+	Jsonb	   *output_schema;	/* NULL: none */
+	bool		wait_for_output;
+} AdkWfNodeSettings;
+
+/* One attempt of a node's work: true when it completed, else *error */
+typedef bool (*AdkWfAttemptFn) (void *arg, char **error);
+
+extern List *adk_wfnode_load(const char *workflow);
+extern AdkWfNodeSettings *adk_wfnode_find(List *settings, const char *node);
+extern bool adk_wfnode_input(AdkWfNodeSettings *s, bool join, Jsonb **input,
+							 char **error);
+extern bool adk_wfnode_call(AdkWfNodeSettings *s, AdkRun *run,
+							const char *path, AdkWfAttemptFn fn, void *arg,
+							char **error);
+extern bool adk_wfnode_output(AdkWfNodeSettings *s, Jsonb **output,
+							  char **error);
+extern bool adk_wfnode_waits(AdkWfNodeSettings *s, Jsonb *output);
+extern double adk_wfnode_delay(AdkWfNodeSettings *s, int failed);
+
+#endif							/* ADK_WORKFLOW_NODE_H */
