@@ -196,11 +196,10 @@ SELECT m AS message, (SELECT string_agg(coalesce(e.error, e.path), ', ')
 SELECT session_id, event_data ->> 'error_message' AS error FROM adk.events
  WHERE app_name = 'w87_bad_app' AND event_data ? 'error_code' ORDER BY session_id;
 
--- Not run yet: a workflow with an agent, tool, parallel worker or nested
--- workflow node, or a setting those need, is refused before anything is
--- stored
-SELECT adk_define_agent('w87_agent', model => 'local', mode => 'single_turn');
-SELECT adk_define_workflow('w87_agentwf', '[{"agent": "w87_agent"}]', '[{"from": "START", "to": "w87_agent"}]');
+-- Not run yet: a workflow with a parallel worker or nested workflow
+-- node, or a setting those need, is refused before anything is stored
+-- (agent nodes run: 875_workflow_agents)
+SELECT adk_define_workflow('w87_agentwf', '[{"workflow": "w87_seq"}]', '[{"from": "START", "to": "w87_seq"}]');
 SELECT adk_define_app('w87_agentwf_app', 'w87_agentwf');
 SELECT expect_error($$SELECT * FROM adk_run('w87_agentwf_app', 'u', 'n1', 'go')$$);
 SELECT adk_define_workflow('w87_retry', '[{"name": "a", "function": "public.w87_tag(jsonb,jsonb)", "retry": {}}]',

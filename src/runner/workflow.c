@@ -70,8 +70,9 @@
 typedef struct WfNode
 {
 	char	   *name;
-	char	   *kind;			/* function | join */
-	char	   *call;			/* function: its qualified name */
+	char	   *kind;			/* function | tool | join | agent */
+	char	   *call;			/* function: its qualified name; tool: the
+								 * tool; agent: the agent */
 	List	   *preds;			/* char *: its predecessors (START too) */
 	int			runs;			/* activations so far */
 	bool		completed;		/* its latest activation completed */
@@ -92,16 +93,27 @@ typedef struct WfActivation
 	Jsonb	   *output;			/* a handoff: the latest answer */
 } WfActivation;
 
-typedef struct Workflow
+/*
+ * The scheduler's state, in cxt: the memory context the workflow's frame
+ * gives it (agents.c), which goes with the frame.  What a step allocates
+ * by the way stays in the step's memory; what outlives the step -- the
+ * nodes, their outputs and branches, the ready activations, the agent
+ * nodes in flight -- is allocated in cxt.
+ */
+struct AdkWorkflow
 {
 	AdkRun	   *run;
 	AdkAgent   *agent;
+	MemoryContext cxt;
 	List	   *nodes;			/* WfNode * */
 	List	   *ready;			/* WfActivation *, first in first out */
+	int			in_flight;		/* agent nodes handed to their lanes */
+	int			max_concurrency;	/* of agent nodes in flight; 0: any */
 	char	   *base;			/* its nodes' paths start with this */
 	char	   *graph_hash;		/* adk.workflows.graph_hash */
 	bool		paused;			/* a node asked for human input */
-} Workflow;
+};
+typedef struct AdkWorkflow Workflow;
 
 /* A function node's call, run guarded (subxact.c) */
 typedef struct FnCall
@@ -117,10 +129,13 @@ static WfNode *find_node(Workflow *wf, const char *name);
 static void schedule_successors(Workflow *wf, const char *from,
 								Datum routes, bool has_routes,
 								Jsonb *output, const char *branch);
-static void run_activation(Workflow *wf, WfActivation *act);
+static AdkWfStep run_activation(Workflow *wf, WfActivation *act,
+								AdkWfAgentNode **agent_node);
 static void run_function(Workflow *wf, WfActivation *act, const char *path);
 static void call_function(void *arg);
 static void run_tool(Workflow *wf, WfActivation *act);
+static AdkWfAgentNode *hand_agent(Workflow *wf, WfActivation *act,
+								  const char *path);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
@@ -129,50 +144,116 @@ static bool resume(Workflow *wf, const char *resumed_path);
 static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
 
 /*
- * Run the graph workflow agent on branch (NULL: the root's) to its end:
- * every node the graph reaches from START, or until a node fails.
+ * The graph workflow agent on branch (NULL: the root's) begins, its
+ * state in cxt: resumed at the node a human's answer resumes, else from
+ * START, whose successors become ready.
  */
-void
-adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch)
+AdkWorkflow *
+adk_workflow_begin(AdkRun *run, AdkAgent *agent, const char *branch,
+				   MemoryContext cxt)
 {
-	Workflow	wf;
+	Workflow   *wf = MemoryContextAllocZero(cxt, sizeof(Workflow));
 	char	   *saved_path = run->node_path;
 	const char *resumed_agent = NULL;
 
-	wf.run = run;
-	wf.agent = agent;
-	wf.nodes = NIL;
-	wf.ready = NIL;
-	wf.paused = false;
+	wf->run = run;
+	wf->agent = agent;
+	wf->cxt = cxt;
 	/* the workflow's node: the run's root, or a node below another agent's */
 	if (saved_path == NULL || strcmp(saved_path, agent->name) == 0)
-		wf.base = agent->name;
+		wf->base = MemoryContextStrdup(cxt, agent->name);
 	else
-		wf.base = psprintf("%s/%s", saved_path, agent->name);
-	load_plan(&wf);
-	if (!resume(&wf, adk_hitl_resumed_node(run, &resumed_agent)))
+		wf->base = MemoryContextStrdup(cxt, psprintf("%s/%s", saved_path,
+													 agent->name));
+	load_plan(wf);
+	if (!resume(wf, adk_hitl_resumed_node(run, &resumed_agent)))
 	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
 		/* START's successors get the user's content (ADK-Go: the seed input) */
-		schedule_successors(&wf, "START", (Datum) 0, false,
+		schedule_successors(wf, "START", (Datum) 0, false,
 							run->input.user_content,
 							branch ? pstrdup(branch) : NULL);
+		MemoryContextSwitchTo(old);
 	}
-	while (wf.ready != NIL && !run->out.end_invocation)
-	{
-		WfActivation *act = (WfActivation *) linitial(wf.ready);
+	run->node_path = saved_path;
+	return wf;
+}
 
-		CHECK_FOR_INTERRUPTS();
-		wf.ready = list_delete_first(wf.ready);
-		run_activation(&wf, act);
-		run->node_path = saved_path;
-	}
+/*
+ * Whether the next ready activation may start: there is one, and it is
+ * not an agent node beyond max_concurrency.  Touches nothing (a job
+ * worker asks it outside a transaction).
+ */
+bool
+adk_workflow_ready(AdkWorkflow *wf)
+{
+	WfActivation *act;
 
-	/*
-	 * Every branch that could run has: a node that asked for input pauses
-	 * the invocation (hitl.c), its row waiting on the request's id
-	 */
-	if (wf.paused && !run->out.end_invocation)
-		adk_hitl_stop(run);
+	if (wf->ready == NIL)
+		return false;
+	act = (WfActivation *) linitial(wf->ready);
+	return !(strcmp(act->node->kind, "agent") == 0 &&
+			 wf->max_concurrency > 0 && wf->in_flight >= wf->max_concurrency);
+}
+
+/*
+ * One step of the workflow: its next ready activation, in the order they
+ * became ready.  A function, tool or join node runs now (WF_RAN); an agent
+ * node's row is written and it is handed back (WF_AGENT, *node) to run in
+ * a lane of its own, so that ready agent nodes' model calls are in flight
+ * together.  WF_IDLE: nothing may start now.
+ */
+AdkWfStep
+adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
+{
+	AdkRun	   *run = wf->run;
+	char	   *saved_path = run->node_path;
+	WfActivation *act;
+	AdkWfStep	r;
+
+	*node = NULL;
+	if (run->out.end_invocation || !adk_workflow_ready(wf))
+		return WF_IDLE;
+	act = (WfActivation *) linitial(wf->ready);
+	wf->ready = list_delete_first(wf->ready);
+	r = run_activation(wf, act, node);
+	run->node_path = saved_path;
+	return r;
+}
+
+/*
+ * An agent node's lane has finished (agents.c): its last text answer
+ * (NULL: none) is its output -- parsed as JSON when the agent has an
+ * output_schema, as ADK-Go's agent node gives it -- and its successors
+ * become ready.
+ */
+void
+adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
+						const char *text)
+{
+	AdkRun	   *run = wf->run;
+	char	   *saved_path = run->node_path;
+
+	wf->in_flight--;
+	if (run->out.end_invocation)
+		return;
+	run->node_path = (char *) node->path;
+	finish(wf, (WfActivation *) node->activation,
+		   text ? adk_agent_output_value(node->agent, text) : NULL,
+		   NULL, NULL);
+	run->node_path = saved_path;
+}
+
+/*
+ * Every branch that could run has: a node that asked for input pauses
+ * the invocation (hitl.c), its row waiting on the request's id.
+ */
+void
+adk_workflow_end(AdkWorkflow *wf)
+{
+	if (wf->paused && !wf->run->out.end_invocation)
+		adk_hitl_stop(wf->run);
 }
 
 /*
@@ -184,16 +265,20 @@ load_plan(Workflow *wf)
 	AdkOwnerSave save;
 	Oid			type = TEXTOID;
 	Datum		arg = CStringGetTextDatum(wf->agent->name);
-	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext caller = wf->cxt;
 	uint64		i;
+	bool		mc_null;
+	Datum		mc;
 
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT graph_hash FROM adk.workflows WHERE name = $1",
+	if (adk_spi_exec("SELECT graph_hash, max_concurrency FROM adk.workflows WHERE name = $1",
 					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
 	wf->graph_hash = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (wf->graph_hash != NULL)
 		wf->graph_hash = MemoryContextStrdup(caller, wf->graph_hash);
+	mc = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &mc_null);
+	wf->max_concurrency = mc_null ? 0 : DatumGetInt32(mc);
 	if (adk_spi_exec("SELECT name, kind, call, predecessors, rerun_on_resume FROM adk._workflow_plan($1)",
 					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
@@ -378,10 +463,11 @@ common_branch(List *branches)
 }
 
 /*
- * One activation: its row, then the node.
+ * One activation: its row, then the node, by its kind -- a join, a tool
+ * or a function runs now; an agent is handed back to run in its lane.
  */
-static void
-run_activation(Workflow *wf, WfActivation *act)
+static AdkWfStep
+run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 {
 	AdkRun	   *run = wf->run;
 	WfNode	   *n = act->node;
@@ -402,8 +488,66 @@ run_activation(Workflow *wf, WfActivation *act)
 		finish(wf, act, act->input, NULL, NULL);
 	else if (strcmp(n->kind, "tool") == 0)
 		run_tool(wf, act);
+	else if (strcmp(n->kind, "agent") == 0)
+	{
+		*agent_node = hand_agent(wf, act, path);
+		return WF_AGENT;
+	}
 	else
 		run_function(wf, act, path);
+	return WF_RAN;
+}
+
+/*
+ * An agent node, to run in a lane of its own (ADK-Go's AgentNode): the
+ * agent as the node's mode makes it -- a NULL mode is single_turn, as
+ * NewAgentNode makes it -- with the node's input as its user content: a
+ * content (START's successors get the user's) as it is, a string as its
+ * text, any other value as its JSON text.  A single_turn agent runs on
+ * the node's branch "<node>@<n>" (below its activation's branch, if any),
+ * its prompt its input and then its own events; a chat agent (only
+ * directly after START) on its activation's branch, with the session.
+ * In the workflow's memory: it outlives this step.
+ */
+static AdkWfAgentNode *
+hand_agent(Workflow *wf, WfActivation *act, const char *path)
+{
+	AdkAgent   *agent = adk_find_agent(wf->run, act->node->call);
+	MemoryContext old;
+	AdkWfAgentNode *an;
+	char	   *at;
+	Jsonb	   *content;
+	JsonbValue	v;
+
+	if (agent == NULL)
+		elog(ERROR, "agent \"%s\" of workflow \"%s\" is not loaded",
+			 act->node->call, wf->agent->name);
+	if (act->input == NULL)
+		content = adk_text_content("null");
+	else if (JsonbExtractScalar(&act->input->root, &v) && v.type == jbvString)
+		content = adk_text_content(pnstrdup(v.val.string.val, v.val.string.len));
+	else if (adk_jsonb_is_object(&act->input->root) &&
+			 adk_jsonb_get(&act->input->root, "parts") != NULL)
+		content = act->input;
+	else
+		content = adk_text_content(JsonbToCString(NULL, &act->input->root,
+												  VARSIZE(act->input)));
+	old = MemoryContextSwitchTo(wf->cxt);
+	an = palloc0(sizeof(AdkWfAgentNode));
+	an->agent = agent;
+	an->path = pstrdup(path);
+	an->chat = agent->mode != NULL && strcmp(agent->mode, "chat") == 0;
+	at = psprintf("%s@%d", act->node->name,
+				  act->run_no > 0 ? act->run_no : act->node->runs);
+	if (an->chat)
+		an->branch = act->branch ? pstrdup(act->branch) : NULL;
+	else
+		an->branch = act->branch ? psprintf("%s.%s", act->branch, at) : at;
+	an->content = DatumGetJsonbPCopy(JsonbPGetDatum(content));
+	an->activation = act;
+	MemoryContextSwitchTo(old);
+	wf->in_flight++;
+	return an;
 }
 
 /*
@@ -597,6 +741,7 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	JsonWriter	w;
 	Datum		route_array = (Datum) 0;
 	WfNode	   *n = act->node;
+	MemoryContext old;
 
 	adk_event_start_node(&w, run, wf->agent->name, act->branch, true);
 	if (output != NULL)
@@ -655,11 +800,13 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	adk_emit(run, jw_finish(&w));
 	if (run->out.end_invocation)
 		return;					/* a plugin refused the event */
+	old = MemoryContextSwitchTo(wf->cxt);
 	n->completed = true;
-	n->output = output;
+	n->output = output ? DatumGetJsonbPCopy(JsonbPGetDatum(output)) : NULL;
 	n->branch = act->branch;
-	schedule_successors(wf, n->name, route_array, routes != NULL, output,
+	schedule_successors(wf, n->name, route_array, routes != NULL, n->output,
 						act->branch);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -790,7 +937,7 @@ resume(Workflow *wf, const char *resumed_path)
 	AdkOwnerSave save;
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[5];
-	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext caller = wf->cxt;
 	List	   *resumed = NIL;
 	char	   *changed = NULL;
 	ListCell   *lc;
@@ -868,7 +1015,12 @@ resume(Workflow *wf, const char *resumed_path)
 		WfActivation *act = (WfActivation *) lfirst(lc);
 
 		if (act->node->rerun_on_resume)
+		{
+			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
 			wf->ready = lappend(wf->ready, act);
+			MemoryContextSwitchTo(old);
+		}
 		else
 		{
 			char	   *path = psprintf("%s/%s@%d", wf->base, act->node->name,
