@@ -72,7 +72,9 @@ SELECT adk_define_workflow('w875_fan',
       {"from": "all", "to": "wrap"}]');
 SELECT adk_define_app('w875_fan_app', 'w875_fan');
 CREATE TEMP TABLE clock875 AS SELECT clock_timestamp() AS t0;
-SELECT author, path, branch, text, output FROM w875_events('w875_fan_app', 'f1', 'three views');
+-- (the agents' events are stored as each answer arrives: shown by path)
+SELECT author, path, branch, text, output FROM w875_events('w875_fan_app', 'f1', 'three views')
+ ORDER BY path, author = 'w875_fan';
 SELECT clock_timestamp() - t0 < interval '750 ms' AS about_one_latency FROM clock875;
 SELECT count(*) AS calls FROM adk.model_calls
  WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'f1');

@@ -79,6 +79,8 @@ typedef struct Frame
 	List	   *lane_nodes;		/* graph: each lane's AdkWfAgentNode * */
 	AdkWorkflow *graph;			/* graph: the scheduler (workflow.c) ... */
 	MemoryContext graph_cxt;	/* ... whose state goes with the frame */
+	AdkWfAgentNode *caller;		/* graph: a nested workflow's node in the
+								 * workflow that runs it */
 	AdkSpanId	span;			/* its invoke_agent span (spans.c) */
 } Frame;
 
@@ -485,8 +487,9 @@ step_parallel(AdkRun *run, Frame *f)
  * completes with its last answer; the workflow's next ready activation (a
  * function, tool or join node runs in workflow.c; an agent node comes
  * back to be pushed in a lane of its own, on its branch, its frame's node
- * path the activation's); the next lane that can go on, in turn, as a
- * parallel agent's.  So ready agent nodes all start before any waits, and
+ * path the activation's; a nested workflow node likewise, its lane a
+ * workflow frame stepped here in turn); the next lane that can go on, in
+ * turn, as a parallel agent's.  So ready agent nodes all start before any waits, and
  * their model calls are in flight together.  The workflow is done when
  * nothing is ready and no lane is left.
  */
@@ -511,7 +514,8 @@ step_graph(AdkRun *run, Frame *f)
 		pfree(lane);
 		f->lanes = list_delete_nth_cell(f->lanes, k);
 		f->lane_nodes = list_delete_nth_cell(f->lane_nodes, k);
-		adk_workflow_agent_done(f->graph, node, adk_node_output(run, node));
+		adk_workflow_agent_done(f->graph, node, adk_is_graph(node->agent) ? NULL :
+								adk_node_output(run, node));
 		return ADK_STEP_RAN;
 	}
 	switch (adk_workflow_step(f->graph, &node))
@@ -527,10 +531,13 @@ step_graph(AdkRun *run, Frame *f)
 				f->lanes = lappend(f->lanes, lane);
 				f->lane_nodes = lappend(f->lane_nodes, node);
 				MemoryContextSwitchTo(old);
-				adk_node_open(run, node);
+				if (!adk_is_graph(node->agent))
+					adk_node_open(run, node);
 				run->stack = lane;
 				run->node_path = (char *) node->path;
 				push_frame(run, node->agent, node->branch, f->span);
+				/* a nested workflow: its frame hands the node its output */
+				((Frame *) llast(*lane))->caller = node;
 				run->stack = stack;
 				run->node_path = path;
 				return ADK_STEP_RAN;
@@ -615,7 +622,8 @@ step_workflow(AdkRun *run, Frame *f)
 		/* a graph workflow: stepped by step_graph, its state the frame's */
 		f->graph_cxt = AllocSetContextCreate(run->run_cxt, "adk workflow",
 											 ALLOCSET_SMALL_SIZES);
-		f->graph = adk_workflow_begin(run, agent, f->branch, f->graph_cxt);
+		f->graph = adk_workflow_begin(run, agent, f->branch, f->caller,
+									  f->graph_cxt);
 		f->index = 0;
 		f->phase = F_GRAPH;
 		return;

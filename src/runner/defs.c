@@ -313,8 +313,8 @@ adk_load_agents(AdkRun *run, const char *root_name)
 						root_name, run->app)));
 
 	/*
-	 * Agents used as tools, and agents that are a graph workflow's nodes
-	 * (workflow.c), that are not in the tree: each loaded as a tree of its
+	 * Agents used as tools, and the agents and nested workflows that are a
+	 * graph workflow's nodes (workflow.c), that are not in the tree: each loaded as a tree of its
 	 * own (which may name more, so the list is walked as it grows)
 	 */
 	for (i = 0; i < list_length(run->defs.agents); i++)
@@ -332,7 +332,7 @@ adk_load_agents(AdkRun *run, const char *root_name)
 
 			arg = CStringGetTextDatum(a->name);
 			adk_owner_spi_begin(&save);
-			if (adk_spi_exec("SELECT agent FROM adk.workflow_nodes WHERE workflow OPERATOR(pg_catalog.=) $1 AND agent IS NOT NULL",
+			if (adk_spi_exec("SELECT coalesce(agent, sub_workflow) FROM adk.workflow_nodes WHERE workflow OPERATOR(pg_catalog.=) $1 AND kind IN ('agent', 'workflow')",
 							 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
 				elog(ERROR, "could not read the agent nodes of workflow \"%s\"", a->name);
 			for (k = 0; k < SPI_processed; k++)
@@ -462,7 +462,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("A workflow of function, tool, join and agent nodes runs; see \"What runs\" in docs/workflows.md.")));
+				 errhint("A workflow of function, tool, join, agent and workflow nodes runs; see \"What runs\" in docs/workflows.md.")));
 }
 
 static char *

@@ -515,8 +515,11 @@ extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
  * Its scheduler's state lives in the memory context the frame gives it,
  * and goes with the frame.  A step runs one ready activation: a function,
  * tool or join node inline (WF_RAN), or an agent node handed back
- * (WF_AGENT) for agents.c to run in a lane of its own; adk_workflow_agent_done
- * completes it with the agent's last answer.  WF_IDLE: nothing ready now.
+ * (WF_AGENT) for agents.c to run in a lane of its own -- an agent node,
+ * or a nested workflow node, whose lane is a workflow frame with the node
+ * as its caller; adk_workflow_agent_done completes it with the agent's
+ * last answer, or the nested workflow's output.  WF_IDLE: nothing ready
+ * now.
  */
 typedef struct AdkWorkflow AdkWorkflow;
 typedef struct AdkWfAgentNode
@@ -525,8 +528,11 @@ typedef struct AdkWfAgentNode
 	const char *path;			/* <workflow>/<node>@<n>: its node path */
 	const char *branch;			/* its lane's branch */
 	bool		chat;			/* a chat agent: no node branch, no input */
-	Jsonb	   *content;		/* the user content it starts from */
+	Jsonb	   *content;		/* the user content it starts from; a
+								 * nested workflow's: its input */
 	void	   *activation;		/* workflow.c's */
+	Jsonb	   *output;			/* a nested workflow's, as it ends */
+	bool		paused;			/* ... it waits for human input */
 } AdkWfAgentNode;
 typedef enum AdkWfStep
 {
@@ -535,12 +541,15 @@ typedef enum AdkWfStep
 	WF_IDLE
 } AdkWfStep;
 extern AdkWorkflow *adk_workflow_begin(AdkRun *run, AdkAgent *agent,
-									   const char *branch, MemoryContext cxt);
+									   const char *branch,
+									   AdkWfAgentNode *caller,
+									   MemoryContext cxt);
 extern AdkWfStep adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node);
 extern bool adk_workflow_ready(AdkWorkflow *wf);
 extern void adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 									const char *text);
 extern void adk_workflow_end(AdkWorkflow *wf);
+extern bool adk_is_graph(AdkAgent *agent);
 extern void adk_node_open(AdkRun *run, AdkWfAgentNode *node);
 extern char *adk_node_output(AdkRun *run, AdkWfAgentNode *node);
 

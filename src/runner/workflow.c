@@ -59,6 +59,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
@@ -70,9 +71,10 @@
 typedef struct WfNode
 {
 	char	   *name;
-	char	   *kind;			/* function | tool | join | agent */
+	char	   *kind;			/* function | tool | join | agent | workflow */
 	char	   *call;			/* function: its qualified name; tool: the
-								 * tool; agent: the agent */
+								 * tool; agent: the agent; workflow: the
+								 * nested workflow */
 	List	   *preds;			/* char *: its predecessors (START too) */
 	int			runs;			/* activations so far */
 	bool		completed;		/* its latest activation completed */
@@ -91,6 +93,7 @@ typedef struct WfActivation
 	int			run_no;			/* 0: a new activation; else the one resumed */
 	Jsonb	   *answers;		/* a re-run: {"<interrupt id>": answer} */
 	Jsonb	   *output;			/* a handoff: the latest answer */
+	bool		nested_resume;	/* a nested workflow the answer resumes */
 } WfActivation;
 
 /*
@@ -112,6 +115,9 @@ struct AdkWorkflow
 	char	   *base;			/* its nodes' paths start with this */
 	char	   *graph_hash;		/* adk.workflows.graph_hash */
 	bool		paused;			/* a node asked for human input */
+	AdkWfAgentNode *caller;		/* a nested workflow: its node in the
+								 * workflow that runs it */
+	Jsonb	   *last_output;	/* the latest output an activation gave */
 };
 typedef struct AdkWorkflow Workflow;
 
@@ -143,14 +149,23 @@ static char *common_branch(List *branches);
 static bool resume(Workflow *wf, const char *resumed_path);
 static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
 
+/* Whether agent is a graph workflow (its frame is stepped here) */
+bool
+adk_is_graph(AdkAgent *agent)
+{
+	return strcmp(agent->kind, "workflow") == 0;
+}
+
 /*
  * The graph workflow agent on branch (NULL: the root's) begins, its
  * state in cxt: resumed at the node a human's answer resumes, else from
- * START, whose successors become ready.
+ * START, whose successors become ready with the user's content -- or,
+ * for a workflow nested as a node of another (caller), with that node's
+ * input (ADK-Go's WorkflowNode runs its workflow with its input).
  */
 AdkWorkflow *
 adk_workflow_begin(AdkRun *run, AdkAgent *agent, const char *branch,
-				   MemoryContext cxt)
+				   AdkWfAgentNode *caller, MemoryContext cxt)
 {
 	Workflow   *wf = MemoryContextAllocZero(cxt, sizeof(Workflow));
 	char	   *saved_path = run->node_path;
@@ -159,6 +174,7 @@ adk_workflow_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 	wf->run = run;
 	wf->agent = agent;
 	wf->cxt = cxt;
+	wf->caller = caller;
 	/* the workflow's node: the run's root, or a node below another agent's */
 	if (saved_path == NULL || strcmp(saved_path, agent->name) == 0)
 		wf->base = MemoryContextStrdup(cxt, agent->name);
@@ -172,7 +188,7 @@ adk_workflow_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 
 		/* START's successors get the user's content (ADK-Go: the seed input) */
 		schedule_successors(wf, "START", (Datum) 0, false,
-							run->input.user_content,
+							caller ? caller->content : run->input.user_content,
 							branch ? pstrdup(branch) : NULL);
 		MemoryContextSwitchTo(old);
 	}
@@ -226,7 +242,10 @@ adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
  * An agent node's lane has finished (agents.c): its last text answer
  * (NULL: none) is its output -- parsed as JSON when the agent has an
  * output_schema, as ADK-Go's agent node gives it -- and its successors
- * become ready.
+ * become ready.  A nested workflow's lane: its output is the latest
+ * output of its nodes (ADK-Go's WorkflowNode); one that waits for human
+ * input holds this node -- no output, no successor -- and this workflow
+ * pauses too once nothing else can run.
  */
 void
 adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
@@ -238,8 +257,14 @@ adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 	wf->in_flight--;
 	if (run->out.end_invocation)
 		return;
+	if (adk_is_graph(node->agent) && node->paused)
+	{
+		wf->paused = true;
+		return;
+	}
 	run->node_path = (char *) node->path;
 	finish(wf, (WfActivation *) node->activation,
+		   adk_is_graph(node->agent) ? node->output :
 		   text ? adk_agent_output_value(node->agent, text) : NULL,
 		   NULL, NULL);
 	run->node_path = saved_path;
@@ -247,12 +272,24 @@ adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 
 /*
  * Every branch that could run has: a node that asked for input pauses
- * the invocation (hitl.c), its row waiting on the request's id.
+ * the invocation (hitl.c), its row waiting on the request's id.  A nested
+ * workflow instead hands its caller's node its output, or that it waits.
  */
 void
 adk_workflow_end(AdkWorkflow *wf)
 {
-	if (wf->paused && !wf->run->out.end_invocation)
+	if (wf->run->out.end_invocation)
+		return;
+	if (wf->caller != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(wf->caller));
+
+		wf->caller->paused = wf->paused;
+		wf->caller->output = wf->last_output ?
+			DatumGetJsonbPCopy(JsonbPGetDatum(wf->last_output)) : NULL;
+		MemoryContextSwitchTo(old);
+	}
+	else if (wf->paused)
 		adk_hitl_stop(wf->run);
 }
 
@@ -488,7 +525,7 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 		finish(wf, act, act->input, NULL, NULL);
 	else if (strcmp(n->kind, "tool") == 0)
 		run_tool(wf, act);
-	else if (strcmp(n->kind, "agent") == 0)
+	else if (strcmp(n->kind, "agent") == 0 || strcmp(n->kind, "workflow") == 0)
 	{
 		*agent_node = hand_agent(wf, act, path);
 		return WF_AGENT;
@@ -522,6 +559,20 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 	if (agent == NULL)
 		elog(ERROR, "agent \"%s\" of workflow \"%s\" is not loaded",
 			 act->node->call, wf->agent->name);
+	if (adk_is_graph(agent))
+	{
+		/* a nested workflow: on its activation's branch, with its input */
+		old = MemoryContextSwitchTo(wf->cxt);
+		an = palloc0(sizeof(AdkWfAgentNode));
+		an->agent = agent;
+		an->path = pstrdup(path);
+		an->branch = act->branch ? pstrdup(act->branch) : NULL;
+		an->content = act->input;
+		an->activation = act;
+		MemoryContextSwitchTo(old);
+		wf->in_flight++;
+		return an;
+	}
 	if (act->input == NULL)
 		content = adk_text_content("null");
 	else if (JsonbExtractScalar(&act->input->root, &v) && v.type == jbvString)
@@ -804,6 +855,8 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	n->completed = true;
 	n->output = output ? DatumGetJsonbPCopy(JsonbPGetDatum(output)) : NULL;
 	n->branch = act->branch;
+	if (n->output != NULL)
+		wf->last_output = n->output;
 	schedule_successors(wf, n->name, route_array, routes != NULL, n->output,
 						act->branch);
 	MemoryContextSwitchTo(old);
@@ -845,7 +898,7 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 		return;
 	}
 	r = req->val.binary.data;
-	if (strcmp(wf->base, wf->agent->name) != 0)
+	if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
 	{
 		node_failed(wf, act, "it requested human input, which a workflow below another agent does not take yet");
 		return;
@@ -940,12 +993,41 @@ resume(Workflow *wf, const char *resumed_path)
 	MemoryContext caller = wf->cxt;
 	List	   *resumed = NIL;
 	char	   *changed = NULL;
+	WfActivation *nested = NULL;
+	const char *rest;
+	const char *slash;
+	const char *at;
 	ListCell   *lc;
 	uint64		i;
 
 	if (resumed_path == NULL || strncmp(resumed_path, wf->base, strlen(wf->base)) != 0 ||
 		resumed_path[strlen(wf->base)] != '/')
 		return false;
+
+	/*
+	 * The answer is for a node of a nested workflow ("<base>/<node>@<n>/
+	 * ..."): that node goes on -- its workflow resumes there itself -- and
+	 * is not done until it ends (its own row has no event yet: the path
+	 * says which activation it is)
+	 */
+	rest = resumed_path + strlen(wf->base) + 1;
+	if ((slash = strchr(rest, '/')) != NULL && (at = strchr(rest, '@')) != NULL && at < slash)
+	{
+		WfNode	   *n = find_node(wf, pnstrdup(rest, at - rest));
+
+		if (n != NULL && strcmp(n->kind, "workflow") == 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+			nested = palloc0(sizeof(WfActivation));
+			nested->node = n;
+			nested->run_no = atoi(at + 1);
+			nested->triggered_by = pstrdup("human input");
+			nested->nested_resume = true;
+			n->runs = Max(n->runs, nested->run_no);
+			MemoryContextSwitchTo(old);
+		}
+	}
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
@@ -982,7 +1064,18 @@ resume(Workflow *wf, const char *resumed_path)
 		d = SPI_getbinval(row, desc, 5, &isnull);
 		n->output = isnull ? NULL : DatumGetJsonbPCopy(d);
 		n->completed = strcmp(status, "completed") == 0;
-		if (strcmp(status, "running") == 0)
+		if (strcmp(n->kind, "workflow") == 0 && !n->completed)
+		{
+			/*
+			 * A nested workflow that waits: the answer is for a node of it
+			 * (below), or for another, and it still holds this workflow
+			 */
+			if (nested == NULL || nested->node != n || nested->run_no != run_no)
+				wf->paused = true;
+		}
+		else if (strcmp(status, "waiting") == 0 && wf->caller != NULL)
+			wf->paused = true;	/* it still holds its caller's node */
+		else if (strcmp(status, "running") == 0)
 		{
 			/* the answer left it running: it goes on */
 			WfActivation *act = palloc0(sizeof(WfActivation));
@@ -1010,11 +1103,20 @@ resume(Workflow *wf, const char *resumed_path)
 						wf->agent->name),
 				 errdetail("In the paused run, %s.", changed),
 				 errhint("Restore the workflow to resume the paused run, or leave it paused: a message that answers no pending request starts a new run.")));
+	if (nested != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+		/* its activation's branch: as its caller's (ADK-Go's WorkflowNode) */
+		nested->branch = nested->node->branch;
+		wf->ready = lappend(wf->ready, nested);
+		MemoryContextSwitchTo(old);
+	}
 	foreach(lc, resumed)
 	{
 		WfActivation *act = (WfActivation *) lfirst(lc);
 
-		if (act->node->rerun_on_resume)
+		if (act->node->rerun_on_resume || act->nested_resume)
 		{
 			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
 
