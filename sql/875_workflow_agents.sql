@@ -39,15 +39,15 @@ SELECT adk_define_workflow('w875_seq',
     '[{"agent": "w875_writer"}, {"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "w875_writer"}, {"from": "w875_writer", "to": "wrap"}]');
 SELECT adk_define_app('w875_seq_app', 'w875_seq');
-SELECT * FROM w875_events('w875_seq_app', 's1', 'a poem about tea');
+SELECT * FROM w875_events('w875_seq_app', 'w875-s1', 'a poem about tea');
 SELECT node, run_id, status, input, output FROM adk.workflow_runs
  WHERE app_name = 'w875_seq_app' ORDER BY updated_at, node;
 -- a second turn: a new invocation, the node's prompt holds nothing of the
 -- first: each prompt is the system instruction and the node's input
-SELECT * FROM w875_events('w875_seq_app', 's1', 'now coffee');
+SELECT * FROM w875_events('w875_seq_app', 'w875-s1', 'now coffee');
 SELECT jsonb_array_length(request -> 'messages') AS messages, request #>> '{messages,1,content}' AS user_text
   FROM adk.model_calls
- WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 's1') ORDER BY id;
+ WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w875-s1') ORDER BY id;
 
 -- An object input is the agent's user content as JSON text; a string as
 -- its text
@@ -55,7 +55,7 @@ SELECT adk_define_workflow('w875_json',
     '[{"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}, {"agent": "w875_writer"}]',
     '[{"from": "START", "to": "wrap"}, {"from": "wrap", "to": "w875_writer"}]');
 SELECT adk_define_app('w875_json_app', 'w875_json');
-SELECT author, path, output FROM w875_events('w875_json_app', 'j1', 'hi');
+SELECT author, path, output FROM w875_events('w875_json_app', 'w875-j1', 'hi');
 
 -- Fan-out of three agents and a join: their model calls in flight
 -- together (300 ms each: about one latency, not three); the join gets
@@ -73,17 +73,17 @@ SELECT adk_define_workflow('w875_fan',
 SELECT adk_define_app('w875_fan_app', 'w875_fan');
 CREATE TEMP TABLE clock875 AS SELECT clock_timestamp() AS t0;
 -- (the agents' events are stored as each answer arrives: shown by path)
-SELECT author, path, branch, text, output FROM w875_events('w875_fan_app', 'f1', 'three views')
+SELECT author, path, branch, text, output FROM w875_events('w875_fan_app', 'w875-f1', 'three views')
  ORDER BY path, author = 'w875_fan';
 SELECT clock_timestamp() - t0 < interval '750 ms' AS about_one_latency FROM clock875;
 SELECT count(*) AS calls FROM adk.model_calls
- WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'f1');
+ WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w875-f1');
 SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_fan_app' ORDER BY node;
 
 -- max_concurrency 1: the agents one at a time (three latencies)
 SELECT adk_define_workflow('w875_fan', max_concurrency => 1);
 UPDATE clock875 SET t0 = clock_timestamp();
-SELECT count(*) AS events FROM w875_events('w875_fan_app', 'f2', 'three views');
+SELECT count(*) AS events FROM w875_events('w875_fan_app', 'w875-f2', 'three views');
 SELECT clock_timestamp() - t0 >= interval '900 ms' AS three_latencies FROM clock875;
 
 -- A route chosen from an agent's output: an agent node gives no routes
@@ -96,8 +96,8 @@ SELECT adk_define_workflow('w875_route',
     '[{"from": "START", "to": "w875_writer"}, {"from": "w875_writer", "to": "router"},
       {"from": "router", "to": "yes", "route": "yes"}, {"from": "router", "to": "no", "route": "no"}]');
 SELECT adk_define_app('w875_route_app', 'w875_route');
-SELECT path, output FROM w875_events('w875_route_app', 'r1', 'say yes') WHERE author = 'w875_route';
-SELECT path, output FROM w875_events('w875_route_app', 'r2', 'say nothing') WHERE author = 'w875_route';
+SELECT path, output FROM w875_events('w875_route_app', 'w875-r1', 'say yes') WHERE author = 'w875_route';
+SELECT path, output FROM w875_events('w875_route_app', 'w875-r2', 'say nothing') WHERE author = 'w875_route';
 
 -- An agent with an output_schema: its output is the parsed JSON
 SELECT adk_define_agent('w875_scorer', model => 'fast875', instruction => 'Score.',
@@ -106,7 +106,7 @@ SELECT adk_define_workflow('w875_schema',
     '[{"agent": "w875_scorer"}, {"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "w875_scorer"}, {"from": "w875_scorer", "to": "wrap"}]');
 SELECT adk_define_app('w875_schema_app', 'w875_schema');
-SELECT path, output FROM w875_events('w875_schema_app', 'o1', '[[say:{"score": 7}]]') WHERE author = 'w875_schema';
+SELECT path, output FROM w875_events('w875_schema_app', 'w875-o1', '[[say:{"score": 7}]]') WHERE author = 'w875_schema';
 
 -- A chat agent directly after START: it sees the session (the user's
 -- message, earlier turns), on the activation's branch; its answer is the
@@ -116,12 +116,12 @@ SELECT adk_define_workflow('w875_chatwf',
     '[{"agent": "w875_chat"}, {"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "w875_chat"}, {"from": "w875_chat", "to": "wrap"}]');
 SELECT adk_define_app('w875_chat_app', 'w875_chatwf');
-SELECT * FROM w875_events('w875_chat_app', 'c1', 'hello');
-SELECT * FROM w875_events('w875_chat_app', 'c1', 'hello again');
+SELECT * FROM w875_events('w875_chat_app', 'w875-c1', 'hello');
+SELECT * FROM w875_events('w875_chat_app', 'w875-c1', 'hello again');
 -- the second turn's prompt holds the first turn
 SELECT jsonb_array_length(request -> 'messages') AS messages
   FROM adk.model_calls
- WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'c1') ORDER BY id;
+ WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w875-c1') ORDER BY id;
 
 -- An agent node whose model fails: the run's stored error event, on the
 -- node's path; its row failed; nothing after it runs; what came before
@@ -132,9 +132,9 @@ SELECT adk_define_workflow('w875_fail',
       {"name": "after", "function": "public.w875_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "wrap"}, {"from": "wrap", "to": "w875_bad"}, {"from": "w875_bad", "to": "after"}]');
 SELECT adk_define_app('w875_fail_app', 'w875_fail');
-SELECT author, path, error FROM w875_events('w875_fail_app', 'x1', 'go');
+SELECT author, path, error FROM w875_events('w875_fail_app', 'w875-x1', 'go');
 SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_fail_app' ORDER BY node;
-SELECT status FROM adk.invocations WHERE session_id = 'x1';
+SELECT status FROM adk.invocations WHERE session_id = 'w875-x1';
 -- in a fan-out: the other agent's call in flight stops (its row stays
 -- 'running': no event of it ended it), the join never runs
 SELECT adk_define_workflow('w875_fail2',
@@ -142,7 +142,7 @@ SELECT adk_define_workflow('w875_fail2',
     '[{"from": "START", "to": "w875_bad"}, {"from": "START", "to": "w875_a"},
       {"from": "w875_bad", "to": "all"}, {"from": "w875_a", "to": "all"}]');
 SELECT adk_define_app('w875_fail2_app', 'w875_fail2');
-SELECT author, path, branch, error FROM w875_events('w875_fail2_app', 'x2', 'go');
+SELECT author, path, branch, error FROM w875_events('w875_fail2_app', 'w875-x2', 'go');
 SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_fail2_app' ORDER BY node;
 
 -- later files read every run of adk.workflow_runs: these runs go

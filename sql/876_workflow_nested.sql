@@ -11,7 +11,7 @@ CREATE FUNCTION w876_wrap(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS 
     SELECT jsonb_build_object('output', jsonb_build_object('node', ctx ->> 'node', 'got', input))
 $$;
 CREATE FUNCTION w876_ask(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
-    SELECT jsonb_build_object('request_input', jsonb_build_object('interrupt_id', 'w876-' || (ctx ->> 'session_id'),
+    SELECT jsonb_build_object('request_input', jsonb_build_object('interrupt_id', 'ask-' || (ctx ->> 'session_id'),
                                                                  'message', 'Go on?', 'payload', input))
 $$;
 CREATE FUNCTION w876_events(app text, sid text, msg text)
@@ -44,9 +44,9 @@ SELECT adk_define_workflow('w876_outer',
       {"name": "after", "function": "public.w876_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "prep"}, {"from": "prep", "to": "inner"}, {"from": "inner", "to": "after"}]');
 SELECT adk_define_app('w876_app', 'w876_outer');
-SELECT * FROM w876_events('w876_app', 'n1', 'go');
-SELECT node_path, status FROM adk.run_states WHERE session_id = 'n1' ORDER BY node_path;
-SELECT workflow, node, status FROM adk.workflow_runs WHERE session_id = 'n1' ORDER BY workflow, node;
+SELECT * FROM w876_events('w876_app', 'w876-n1', 'go');
+SELECT node_path, status FROM adk.run_states WHERE session_id = 'w876-n1' ORDER BY node_path;
+SELECT workflow, node, status FROM adk.workflow_runs WHERE session_id = 'w876-n1' ORDER BY workflow, node;
 
 -- An agent node of the outer workflow and one of a nested workflow, both
 -- after START: their model calls are in flight together (about one
@@ -60,7 +60,7 @@ SELECT adk_define_workflow('w876_par',
       {"from": "w876_a", "to": "both"}, {"from": "inner", "to": "both"}]');
 SELECT adk_define_app('w876_par_app', 'w876_par');
 CREATE TEMP TABLE clock876 AS SELECT clock_timestamp() AS t0;
-SELECT author, path, branch, output FROM w876_events('w876_par_app', 'p1', 'two views')
+SELECT author, path, branch, output FROM w876_events('w876_par_app', 'w876-p1', 'two views')
  ORDER BY path, author = 'w876_par';
 SELECT clock_timestamp() - t0 < interval '550 ms' AS about_one_latency FROM clock876;
 
@@ -76,22 +76,22 @@ SELECT adk_define_workflow('w876_hold',
       {"name": "side", "function": "public.w876_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "inner_ask"}, {"from": "inner_ask", "to": "after"}, {"from": "START", "to": "side"}]');
 SELECT adk_define_app('w876_hold_app', 'w876_hold');
-SELECT * FROM w876_events('w876_hold_app', 'h1', 'go');
-SELECT status FROM adk.invocations WHERE session_id = 'h1';
-SELECT call_id, tool, args -> 'payload' AS payload FROM adk.pending_interrupts WHERE session_id = 'h1';
-SELECT node_path, status, interrupt_ids FROM adk.run_states WHERE session_id = 'h1' ORDER BY node_path;
+SELECT * FROM w876_events('w876_hold_app', 'w876-h1', 'go');
+SELECT status FROM adk.invocations WHERE session_id = 'w876-h1';
+SELECT call_id, tool, args -> 'payload' AS payload FROM adk.pending_interrupts WHERE session_id = 'w876-h1';
+SELECT node_path, status, interrupt_ids FROM adk.run_states WHERE session_id = 'w876-h1' ORDER BY node_path;
 -- the answer resumes the nested node's request; the nested workflow ends
 -- (done), its output is inner_ask's, and only then after runs -- once
-SELECT * FROM w876_answer('w876_hold_app', 'h1',
-                          adk_function_response('w876-h1', 'adk_request_input', '{"ok": true}'));
+SELECT * FROM w876_answer('w876_hold_app', 'w876-h1',
+                          adk_function_response('ask-w876-h1', 'adk_request_input', '{"ok": true}'));
 SELECT node_path, status, output FROM adk.run_states
- WHERE session_id = 'h1' AND invocation_id = (SELECT invocation_id FROM adk.invocations
-                                               WHERE session_id = 'h1' ORDER BY started_at LIMIT 1)
+ WHERE session_id = 'w876-h1' AND invocation_id = (SELECT invocation_id FROM adk.invocations
+                                               WHERE session_id = 'w876-h1' ORDER BY started_at LIMIT 1)
  ORDER BY node_path;
-SELECT status FROM adk.invocations WHERE session_id = 'h1' ORDER BY started_at;
+SELECT status FROM adk.invocations WHERE session_id = 'w876-h1' ORDER BY started_at;
 -- answering again: the request is answered, the message is a new run
 SELECT count(*) FILTER (WHERE path = 'w876_hold/after@1') AS after_ran_again
-  FROM w876_answer('w876_hold_app', 'h1', adk_function_response('w876-h1', 'adk_request_input', '{"ok": true}'))
+  FROM w876_answer('w876_hold_app', 'w876-h1', adk_function_response('ask-w876-h1', 'adk_request_input', '{"ok": true}'))
  WHERE author = 'w876_hold' AND output -> 'got' ? 'ok';
 
 DELETE FROM adk.sessions WHERE app_name LIKE 'w876%';

@@ -33,36 +33,36 @@ RETURNS TABLE (path text, output jsonb, asks text)
 LANGUAGE sql AS $$
     SELECT r.event_data #>> '{node_info,path}', r.event_data -> 'output',
            r.event_data #>> '{content,parts,0,function_call,args,payload}'
-      FROM adk_run('w877_app', 'u', 'loop', msg) r
+      FROM adk_run('w877_app', 'u', 'w877-loop', msg) r
      WHERE r.event_data ->> 'author' = 'w877_loop'
      ORDER BY r.seq
 $$;
 CREATE FUNCTION w877_answer(answer jsonb) RETURNS jsonb LANGUAGE sql AS $$
-    SELECT adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'loop'),
+    SELECT adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'w877-loop'),
                                  'adk_request_input', answer)
 $$;
 
-SELECT path, output, asks FROM adk_run('w877_app', 'u', 'loop', 'Announce the tea festival.') r,
+SELECT path, output, asks FROM adk_run('w877_app', 'u', 'w877-loop', 'Announce the tea festival.') r,
        LATERAL (SELECT r.event_data #>> '{node_info,path}' AS path, r.event_data -> 'output' AS output,
                        r.event_data #>> '{content,parts,0,function_call,args,payload}' AS asks) x
  WHERE r.event_data ->> 'author' = 'w877_loop' ORDER BY r.seq;
 -- three resumes: revise, revise, approved
 SELECT * FROM w877_turn(w877_answer('{"decision": "revise", "feedback": "Shorter."}'));
 SELECT count(*) AS pending, min(status) AS status FROM adk.pending_interrupts p
-  JOIN adk.invocations i USING (app_name, user_id, session_id, invocation_id) WHERE p.session_id = 'loop';
+  JOIN adk.invocations i USING (app_name, user_id, session_id, invocation_id) WHERE p.session_id = 'w877-loop';
 SELECT * FROM w877_turn(w877_answer('{"decision": "revise", "feedback": "Add the date."}'));
 SELECT * FROM w877_turn(w877_answer('{"decision": "approved"}'));
 -- one invocation throughout, completed; nothing pending; one row per
 -- activation, each completed
 SELECT count(DISTINCT invocation_id) AS invocations, min(status) AS status
-  FROM adk.invocations WHERE session_id = 'loop';
-SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'loop';
-SELECT node, run_id, status FROM adk.workflow_runs WHERE session_id = 'loop' ORDER BY updated_at, node, run_id;
+  FROM adk.invocations WHERE session_id = 'w877-loop';
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w877-loop';
+SELECT node, run_id, status FROM adk.workflow_runs WHERE session_id = 'w877-loop' ORDER BY updated_at, node, run_id;
 -- each writer activation's prompt was its input alone
 SELECT request #>> '{messages,1,content}' AS writer_input, jsonb_array_length(request -> 'messages') AS messages
   FROM adk.model_calls
- WHERE invocation_id = (SELECT invocation_id FROM adk.invocations WHERE session_id = 'loop') ORDER BY id;
+ WHERE invocation_id = (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w877-loop') ORDER BY id;
 -- the picture: every node completed in that invocation
-SELECT adk_workflow_mermaid('w877_loop', (SELECT invocation_id FROM adk.invocations WHERE session_id = 'loop'));
+SELECT adk_workflow_mermaid('w877_loop', (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w877-loop'));
 
 DELETE FROM adk.sessions WHERE app_name = 'w877_app';

@@ -11,6 +11,8 @@
  * ("parent.child") and runs them at once (their model calls in flight
  * together, their events stored as each arrives); loop
  * repeats its sub-agents until one escalates (exit_loop) or max_iterations.
+ * A graph workflow (workflow.c) is stepped one activation at a time, its
+ * agent and nested workflow nodes each in a lane, as a parallel agent's.
  * All of it is driven one step at a time (adk_agent_step, at the end).
  *
  * IDENTIFICATION

@@ -20,13 +20,19 @@
  * What runs: function nodes -- a SQL function (ctx jsonb, input jsonb)
  * RETURNS jsonb, called with the caller's privileges in a subtransaction,
  * as tools are --, tool nodes -- a tool of adk.tools called with the
- * node's input as its arguments, its response the output -- and joins.
- * A function's or a tool's work is done within the step
- * that starts it, so activations run one at a time in the order they
- * became ready (max_concurrency is then always met).  Other node kinds,
- * and settings that need them (retry, timeout, wait_for_output, schemas),
- * are refused before the run starts (defs.c, adk._workflow_refusal).
- *
+ * node's input as its arguments, its response the output --, joins,
+ * agent nodes and nested workflow nodes.  The workflow is stepped by its
+ * frame (agents.c), one activation a step, in the order they became
+ * ready: a function's, a tool's or a join's work is done within the step
+ * that starts it; an agent or nested workflow node is handed back to
+ * agents.c, which runs it in a lane of its own (as a parallel agent's
+ * sub-agents) and completes it here when the lane ends -- so ready agent
+ * nodes' model calls are in flight together, at most max_concurrency of
+ * them.  The scheduler's state lives in a memory context of the frame's,
+ * deleted with it.  Parallel worker nodes, and the per-node settings
+ * (retry, timeout, wait_for_output, schemas), are refused before the run
+ * starts (defs.c, adk._workflow_refusal).
+
  * Human input (docs/workflows.md "Human input"): a function's
  * request_input parks its node -- ADK's adk_request_input call, with the
  * graph hash it paused under -- while the other branches go on; the
@@ -34,7 +40,10 @@
  * hitl.c locks and marks the row, and resume() reads the scheduler's
  * state back from the invocation's rows and goes on from the answered
  * node -- a handoff (the answer is its output) or, with rerun_on_resume,
- * a re-run with its original input and the answers so far.
+ * a re-run with its original input and the answers so far.  A nested
+ * workflow's request holds the node that runs it (no output, no
+ * successor; the caller pauses too once nothing else runs), and an answer
+ * to it re-enters that node, whose workflow resumes where it asked.
  *
  * Each activation is a node of the invocation: its event's node_info
  * path is "<workflow>/<node>@<n>", n counting the node's activations in
