@@ -196,19 +196,15 @@ SELECT m AS message, (SELECT string_agg(coalesce(e.error, e.path), ', ')
 SELECT session_id, event_data ->> 'error_message' AS error FROM adk.events
  WHERE app_name = 'w87_bad_app' AND event_data ? 'error_code' ORDER BY session_id;
 
--- Not run yet: a workflow with a parallel worker node, or a setting
--- those need, is refused before anything is stored (agent and nested
--- workflow nodes run: 875_workflow_agents, 876_workflow_nested)
-SELECT adk_define_workflow('w87_agentwf',
-    '[{"name": "each", "kind": "parallel_worker", "worker": "one"}, {"name": "one", "function": "public.w87_tag(jsonb,jsonb)"}]',
-    '[{"from": "START", "to": "each"}]');
-SELECT adk_define_app('w87_agentwf_app', 'w87_agentwf');
-SELECT expect_error($$SELECT * FROM adk_run('w87_agentwf_app', 'u', 'n1', 'go')$$);
+-- Not run yet: a node with a setting the runner does not apply yet is
+-- refused before anything is stored (agent, nested workflow and parallel
+-- worker nodes run: 875_workflow_agents, 876_workflow_nested,
+-- 878_workflow_parallel_worker)
 SELECT adk_define_workflow('w87_retry', '[{"name": "a", "function": "public.w87_tag(jsonb,jsonb)", "retry": {}}]',
                            '[{"from": "START", "to": "a"}]');
 SELECT adk_define_app('w87_retry_app', 'w87_retry');
 SELECT expect_error($$SELECT * FROM adk_run('w87_retry_app', 'u', 'n2', 'go')$$);
-SELECT count(*) AS sessions FROM adk.sessions WHERE app_name IN ('w87_agentwf_app', 'w87_retry_app');
+SELECT count(*) AS sessions FROM adk.sessions WHERE app_name = 'w87_retry_app';
 
 -- A workflow as the sub-agent of a sequential agent: its nodes' paths
 -- below the sequential agent's node

@@ -462,7 +462,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("A workflow of function, tool, join, agent and workflow nodes runs; see \"What runs\" in docs/workflows.md.")));
+				 errhint("Every node kind runs, but not yet per-node retry, timeout, wait_for_output or schemas, nor tool nodes whose tool is long-running or requires confirmation; see \"What runs\" in docs/workflows.md.")));
 }
 
 static char *

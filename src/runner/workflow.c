@@ -85,6 +85,7 @@ typedef struct WfNode
 								 * tool; agent: the agent; workflow: the
 								 * nested workflow */
 	List	   *preds;			/* char *: its predecessors (START too) */
+	int			max_items;		/* parallel_worker: items at once; 0: all */
 	int			runs;			/* activations so far */
 	bool		completed;		/* its latest activation completed */
 	Jsonb	   *output;			/* ... with this output (NULL: none) */
@@ -103,6 +104,15 @@ typedef struct WfActivation
 	Jsonb	   *answers;		/* a re-run: {"<interrupt id>": answer} */
 	Jsonb	   *output;			/* a handoff: the latest answer */
 	bool		nested_resume;	/* a nested workflow the answer resumes */
+	char	   *path;			/* <base>/<node>@<n>, once it runs */
+	/* an item of a parallel worker: that activation, and its place */
+	struct WfActivation *parent;
+	int			index;
+	/* a parallel worker: its items' outputs, in item order */
+	int			items;
+	int			remaining;		/* ... not completed yet */
+	Jsonb	  **outputs;
+	List	   *held;			/* ... items beyond max_concurrency */
 } WfActivation;
 
 /*
@@ -151,6 +161,8 @@ static void call_function(void *arg);
 static void run_tool(Workflow *wf, WfActivation *act);
 static AdkWfAgentNode *hand_agent(Workflow *wf, WfActivation *act,
 								  const char *path);
+static void run_parallel(Workflow *wf, WfActivation *act);
+static void item_done(Workflow *wf, WfActivation *item, Jsonb *output);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
@@ -356,6 +368,19 @@ load_plan(Workflow *wf)
 		wf->nodes = lappend(wf->nodes, n);
 		MemoryContextSwitchTo(spi);
 	}
+	/* a parallel worker's max_concurrency: its items at once */
+	if (adk_spi_exec("SELECT name, max_concurrency FROM adk.workflow_nodes WHERE workflow = $1 AND kind = 'parallel_worker'",
+					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		WfNode	   *n = find_node(wf, SPI_getvalue(SPI_tuptable->vals[i],
+												   SPI_tuptable->tupdesc, 1));
+
+		if (n != NULL)
+			n->max_items = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 2, &mc_null));
+	}
 	adk_owner_spi_end(&save);
 }
 
@@ -527,6 +552,7 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 		n->runs++;
 		path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
 	}
+	act->path = MemoryContextStrdup(wf->cxt, path);
 	/* a resumed activation's row is there, locked by the resume */
 	adk_node_start_input(run, path, wf->agent->name, act->input);
 	run->node_path = path;		/* its events' node_info (emit.c) */
@@ -539,9 +565,115 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 		*agent_node = hand_agent(wf, act, path);
 		return WF_AGENT;
 	}
+	else if (strcmp(n->kind, "parallel_worker") == 0)
+		run_parallel(wf, act);
 	else
 		run_function(wf, act, path);
 	return WF_RAN;
+}
+
+/*
+ * A parallel worker (ADK-Go's ParallelWorker): its input must be a list;
+ * its worker node runs once per item -- each item an activation of that
+ * node, with the item as its input, ready as any (agent items in lanes,
+ * their model calls in flight together), at most max_concurrency at once
+ * (0: all) -- and once every item has completed, the worker's output is
+ * their outputs in item order.  An empty list is an empty output at
+ * once; an item that fails fails the node and ends the invocation (the
+ * items in flight stop: ADK-Go's fail-fast).
+ */
+static void
+run_parallel(Workflow *wf, WfActivation *act)
+{
+	WfNode	   *worker = find_node(wf, act->node->call);
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	MemoryContext old;
+	int			k = 0;
+
+	if (worker == NULL)
+		elog(ERROR, "worker \"%s\" of node \"%s\" is gone", act->node->call,
+			 act->node->name);
+	if (act->input == NULL || !JB_ROOT_IS_ARRAY(act->input) || JB_ROOT_IS_SCALAR(act->input))
+	{
+		node_failed(wf, act, "its input is not a list");
+		return;
+	}
+	act->items = JB_ROOT_COUNT(act->input);
+	if (act->items == 0)
+	{
+		JsonWriter	w;
+
+		jw_init(&w);
+		jw_begin_array(&w);
+		jw_end_array(&w);
+		finish(wf, act, jw_finish(&w), NULL, NULL);
+		return;
+	}
+	old = MemoryContextSwitchTo(wf->cxt);
+	act->remaining = act->items;
+	act->outputs = palloc0(sizeof(Jsonb *) * act->items);
+	it = JsonbIteratorInit(&act->input->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		WfActivation *item;
+
+		if (tok != WJB_ELEM)
+			continue;
+		item = palloc0(sizeof(WfActivation));
+		item->node = worker;
+		item->input = adk_jsonb_value_to_jsonb(&v);
+		item->triggered_by = pstrdup(act->node->name);
+		item->branch = act->branch;
+		item->parent = act;
+		item->index = k++;
+		if (act->node->max_items > 0 && k > act->node->max_items)
+			act->held = lappend(act->held, item);
+		else
+			wf->ready = lappend(wf->ready, item);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * An item of a parallel worker completed with output: noted in its
+ * place; the next held item becomes ready; once none is left, the
+ * worker completes with the outputs in item order.
+ */
+static void
+item_done(Workflow *wf, WfActivation *item, Jsonb *output)
+{
+	WfActivation *pw = item->parent;
+	AdkRun	   *run = wf->run;
+	char	   *saved_path = run->node_path;
+	MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+	JsonWriter	w;
+	int			k;
+
+	pw->outputs[item->index] = output;
+	pw->remaining--;
+	if (pw->held != NIL)
+	{
+		wf->ready = lappend(wf->ready, linitial(pw->held));
+		pw->held = list_delete_first(pw->held);
+	}
+	MemoryContextSwitchTo(old);
+	if (pw->remaining > 0)
+		return;
+	jw_init(&w);
+	jw_begin_array(&w);
+	for (k = 0; k < pw->items; k++)
+	{
+		if (pw->outputs[k])
+			jw_jsonb(&w, pw->outputs[k]);
+		else
+			jw_null(&w);
+	}
+	jw_end_array(&w);
+	run->node_path = pw->path;
+	finish(wf, pw, jw_finish(&w), NULL, NULL);
+	run->node_path = saved_path;
 }
 
 /*
@@ -803,6 +935,17 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	WfNode	   *n = act->node;
 	MemoryContext old;
 
+	/*
+	 * A node that ran across steps (an agent, a nested workflow, a
+	 * parallel worker) stored no event of its own until now: a refresh of
+	 * the invocation's rows that another node's output made meanwhile
+	 * (hitl.c) dropped its row, which is written again with its input
+	 * (nothing happens when it is there)
+	 */
+	if (act->path != NULL && !run->retried &&
+		(strcmp(n->kind, "agent") == 0 || strcmp(n->kind, "workflow") == 0 ||
+		 strcmp(n->kind, "parallel_worker") == 0))
+		adk_node_start_input(run, act->path, wf->agent->name, act->input);
 	adk_event_start_node(&w, run, wf->agent->name, act->branch, true);
 	if (output != NULL)
 	{
@@ -866,6 +1009,14 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	n->branch = act->branch;
 	if (n->output != NULL)
 		wf->last_output = n->output;
+	MemoryContextSwitchTo(old);
+	if (act->parent != NULL)
+	{
+		/* an item of a parallel worker: no edges of its own */
+		item_done(wf, act, n->output);
+		return;
+	}
+	old = MemoryContextSwitchTo(wf->cxt);
 	schedule_successors(wf, n->name, route_array, routes != NULL, n->output,
 						act->branch);
 	MemoryContextSwitchTo(old);
@@ -907,6 +1058,11 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 		return;
 	}
 	r = req->val.binary.data;
+	if (act->parent != NULL)
+	{
+		node_failed(wf, act, "it requested human input, which an item of a parallel worker does not take yet");
+		return;
+	}
 	if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
 	{
 		node_failed(wf, act, "it requested human input, which a workflow below another agent does not take yet");
