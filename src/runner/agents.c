@@ -491,9 +491,9 @@ step_parallel(AdkRun *run, Frame *f)
  * back to be pushed in a lane of its own, on its branch, its frame's node
  * path the activation's; a nested workflow node likewise, its lane a
  * workflow frame stepped here in turn); the next lane that can go on, in
- * turn, as a parallel agent's.  So ready agent nodes all start before any waits, and
- * their model calls are in flight together.  The workflow is done when
- * nothing is ready and no lane is left.
+ * turn, as a parallel agent's.  So ready agent nodes all start before any
+ * waits, and their model calls are in flight together.  The workflow is
+ * done when nothing is ready and no lane is left.
  */
 static AdkStepResult
 step_graph(AdkRun *run, Frame *f)

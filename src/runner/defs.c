@@ -314,8 +314,9 @@ adk_load_agents(AdkRun *run, const char *root_name)
 
 	/*
 	 * Agents used as tools, and the agents and nested workflows that are a
-	 * graph workflow's nodes (workflow.c), that are not in the tree: each loaded as a tree of its
-	 * own (which may name more, so the list is walked as it grows)
+	 * graph workflow's nodes (workflow.c), that are not in the tree: each
+	 * loaded as a tree of its own (which may name more, so the list is
+	 * walked as it grows)
 	 */
 	for (i = 0; i < list_length(run->defs.agents); i++)
 	{

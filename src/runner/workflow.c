@@ -369,7 +369,7 @@ load_plan(Workflow *wf)
 		MemoryContextSwitchTo(spi);
 	}
 	/* a parallel worker's max_concurrency: its items at once */
-	if (adk_spi_exec("SELECT name, max_concurrency FROM adk.workflow_nodes WHERE workflow = $1 AND kind = 'parallel_worker'",
+	if (adk_spi_exec("SELECT name, max_concurrency FROM adk.workflow_nodes WHERE workflow OPERATOR(pg_catalog.=) $1 AND kind OPERATOR(pg_catalog.=) 'parallel_worker'",
 					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
 	for (i = 0; i < SPI_processed; i++)
