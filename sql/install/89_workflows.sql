@@ -29,7 +29,8 @@
 -- With check_function_bodies = off (pg_dump's output) references and the
 -- graph rules are not checked, as for agents: tables load in any order.
 --
--- Running a workflow of function, tool and join nodes: src/runner/workflow.c,
+-- Running a workflow of function, tool, join, agent, nested workflow and
+-- parallel worker nodes: src/runner/workflow.c,
 -- with adk._workflow_plan and adk._workflow_successors below; a tree with
 -- a workflow of other nodes is refused (adk._workflow_refusal, called by
 -- src/runner/defs.c).  adk.run_states rows
@@ -971,21 +972,32 @@ SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
 -- runs"): the runner reads the graph through these, as the owner.
 -- ---------------------------------------------------------------------
 
--- What the runner does not run yet in a workflow: NULL when every node is
--- a function, a tool or a join, with settings its kind honours (a join
--- makes no call a retry or a timeout could act on); else the first other
--- node, as a sentence.
+-- What the runner does not run yet in a workflow: NULL when every node has
+-- only settings its kind honours (a join makes no call a retry or a
+-- timeout could act on; agent, nested workflow and parallel worker nodes
+-- take no settings yet) and calls no tool that pauses; else the first
+-- other node, as a sentence.
 CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
-                  CASE WHEN n.kind NOT IN ('function', 'join', 'tool') THEN format('is of kind %s', n.kind)
-                       WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
+                  CASE WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
                        WHEN n.kind = 'join' AND n.timeout IS NOT NULL THEN 'is a join with a timeout'
+                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.retry IS NOT NULL
+                            THEN format('is of kind %s with a retry', n.kind)
+                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.timeout IS NOT NULL
+                            THEN format('is of kind %s with a timeout', n.kind)
+                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.wait_for_output
+                            THEN format('is of kind %s with wait_for_output', n.kind)
+                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow')
+                            AND (n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL)
+                            THEN format('is of kind %s with an input or output schema', n.kind)
                        ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
       FROM adk.workflow_nodes n
      WHERE n.workflow = wf
-       AND (n.kind NOT IN ('function', 'join', 'tool')
-            OR (n.kind = 'join' AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
+       AND ((n.kind = 'join' AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
+            OR (n.kind IN ('agent', 'parallel_worker', 'workflow')
+                AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL OR n.wait_for_output
+                     OR n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL))
             OR EXISTS (SELECT 1 FROM adk.tools t
                         WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
      ORDER BY n.name COLLATE "C"
@@ -994,7 +1006,8 @@ $$;
 
 -- The nodes of a workflow as the scheduler needs them: kind, a function
 -- node's function as a qualified name to call (a tool node's: its tool's
--- name in adk.tools), each node's predecessors
+-- name in adk.tools; an agent node's: its agent; a nested workflow's: its
+-- name; a parallel worker's: its worker node), each node's predecessors
 -- (what a join waits for), rerun_on_resume, in name order.
 CREATE FUNCTION adk._workflow_plan(wf text)
 RETURNS TABLE (name text, kind text, call text, predecessors text[], rerun_on_resume boolean)
@@ -1002,7 +1015,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT n.name, n.kind,
            coalesce((SELECT format('%I.%I', ns.nspname, p.proname)
                        FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace ns ON ns.oid = p.pronamespace
-                      WHERE p.oid = n.function::oid), n.tool),
+                      WHERE p.oid = n.function::oid), n.tool, n.agent, n.sub_workflow, n.worker),
            ARRAY(SELECT e.from_node FROM adk.workflow_edges e
                   WHERE e.workflow = wf AND e.to_node = n.name
                   ORDER BY e.from_node COLLATE "C"),

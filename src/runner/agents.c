@@ -11,6 +11,8 @@
  * ("parent.child") and runs them at once (their model calls in flight
  * together, their events stored as each arrives); loop
  * repeats its sub-agents until one escalates (exit_loop) or max_iterations.
+ * A graph workflow (workflow.c) is stepped one activation at a time, its
+ * agent and nested workflow nodes each in a lane, as a parallel agent's.
  * All of it is driven one step at a time (adk_agent_step, at the end).
  *
  * IDENTIFICATION
@@ -51,6 +53,8 @@ typedef enum FramePhase
 	F_NODE,						/* ... a single_turn sub-agent runs first */
 	F_WORKFLOW,
 	F_PARALLEL,					/* the lanes of a parallel agent */
+	F_GRAPH,					/* a graph workflow: its steps, its agent
+								 * nodes' lanes */
 	F_TRANSFERRED,
 	F_AFTER
 } FramePhase;
@@ -73,13 +77,19 @@ typedef struct Frame
 	char	   *scope;			/* a task agent's isolation scope */
 	char	   *path;			/* its node path: its events' node_info */
 	bool		resumed;		/* ... a task the user's message went to */
-	List	   *lanes;			/* parallel: List ** frame stacks */
+	List	   *lanes;			/* parallel, graph: List ** frame stacks */
+	List	   *lane_nodes;		/* graph: each lane's AdkWfAgentNode * */
+	AdkWorkflow *graph;			/* graph: the scheduler (workflow.c) ... */
+	MemoryContext graph_cxt;	/* ... whose state goes with the frame */
+	AdkWfAgentNode *caller;		/* graph: a nested workflow's node in the
+								 * workflow that runs it */
 	AdkSpanId	span;			/* its invoke_agent span (spans.c) */
 } Frame;
 
 static void step_start(AdkRun *run, Frame *f);
 static void step_workflow(AdkRun *run, Frame *f);
 static AdkStepResult step_parallel(AdkRun *run, Frame *f);
+static AdkStepResult step_graph(AdkRun *run, Frame *f);
 static void step_after(AdkRun *run, Frame *f);
 static void emit_content(AdkRun *run, Frame *f, Jsonb *content);
 static AdkStepResult step_stack(AdkRun *run, List **stack);
@@ -205,6 +215,9 @@ pop_frame(AdkRun *run)
 	if (f->decls)
 		pfree(f->decls);
 	list_free_deep(f->lanes);
+	list_free(f->lane_nodes);
+	if (f->graph_cxt)
+		MemoryContextDelete(f->graph_cxt);
 	pfree(f);
 }
 
@@ -251,6 +264,13 @@ stack_ready(List *stack)
 					return true;
 			}
 			return false;
+		case F_GRAPH:
+			foreach(lc, f->lanes)
+			{
+				if (stack_ready(*(List **) lfirst(lc)))
+					return true;
+			}
+			return f->lanes == NIL || adk_workflow_ready(f->graph);
 		default:
 			return true;
 	}
@@ -392,6 +412,8 @@ step_stack(AdkRun *run, List **stack)
 			break;
 		case F_PARALLEL:
 			return step_parallel(run, f);
+		case F_GRAPH:
+			return step_graph(run, f);
 		case F_TRANSFERRED:
 			/* the agent transferred to has finished */
 			f->phase = F_AFTER;
@@ -462,6 +484,93 @@ step_parallel(AdkRun *run, Frame *f)
 }
 
 /*
+ * A graph workflow (workflow.c, docs/workflows.md "What runs"): one unit
+ * of work a step, the first of -- an agent node whose lane has finished
+ * completes with its last answer; the workflow's next ready activation (a
+ * function, tool or join node runs in workflow.c; an agent node comes
+ * back to be pushed in a lane of its own, on its branch, its frame's node
+ * path the activation's; a nested workflow node likewise, its lane a
+ * workflow frame stepped here in turn); the next lane that can go on, in
+ * turn, as a parallel agent's.  So ready agent nodes all start before any
+ * waits, and their model calls are in flight together.  The workflow is
+ * done when nothing is ready and no lane is left.
+ */
+static AdkStepResult
+step_graph(AdkRun *run, Frame *f)
+{
+	List	  **stack = run->stack;
+	AdkWfAgentNode *node;
+	ListCell   *lc;
+	int			n;
+	int			i;
+	bool		waiting = false;
+
+	foreach(lc, f->lanes)
+	{
+		List	  **lane = (List **) lfirst(lc);
+		int			k = foreach_current_index(lc);
+
+		if (*lane != NIL)
+			continue;
+		node = (AdkWfAgentNode *) list_nth(f->lane_nodes, k);
+		pfree(lane);
+		f->lanes = list_delete_nth_cell(f->lanes, k);
+		f->lane_nodes = list_delete_nth_cell(f->lane_nodes, k);
+		adk_workflow_agent_done(f->graph, node, adk_is_graph(node->agent) ? NULL :
+								adk_node_output(run, node));
+		return ADK_STEP_RAN;
+	}
+	switch (adk_workflow_step(f->graph, &node))
+	{
+		case WF_RAN:
+			return ADK_STEP_RAN;
+		case WF_AGENT:
+			{
+				MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+				List	  **lane = palloc0(sizeof(List *));
+				char	   *path = run->node_path;
+
+				f->lanes = lappend(f->lanes, lane);
+				f->lane_nodes = lappend(f->lane_nodes, node);
+				MemoryContextSwitchTo(old);
+				if (!adk_is_graph(node->agent))
+					adk_node_open(run, node);
+				run->stack = lane;
+				run->node_path = (char *) node->path;
+				push_frame(run, node->agent, node->branch, f->span);
+				/* a nested workflow: its frame hands the node its output */
+				((Frame *) llast(*lane))->caller = node;
+				run->stack = stack;
+				run->node_path = path;
+				return ADK_STEP_RAN;
+			}
+		case WF_IDLE:
+			break;
+	}
+	n = list_length(f->lanes);
+	for (i = 0; i < n; i++)
+	{
+		int			k = (f->index + i) % n;
+		AdkStepResult r = step_stack(run, (List **) list_nth(f->lanes, k));
+
+		if (r == ADK_STEP_RAN)
+		{
+			f->index = (k + 1) % n;
+			return ADK_STEP_RAN;
+		}
+		if (r == ADK_STEP_WAIT)
+			waiting = true;
+	}
+	if (waiting)
+		return ADK_STEP_WAIT;
+	if (n > 0)
+		return ADK_STEP_RAN;	/* a lane has just finished */
+	adk_workflow_end(f->graph);
+	f->phase = F_AFTER;
+	return ADK_STEP_RAN;
+}
+
+/*
  * before_agent: it may answer instead of the agent.
  */
 static void
@@ -512,9 +621,13 @@ step_workflow(AdkRun *run, Frame *f)
 
 	if (strcmp(agent->kind, "workflow") == 0)
 	{
-		/* a graph workflow runs to its end in this step (workflow.c) */
-		adk_workflow_run(run, agent, f->branch);
-		f->phase = F_AFTER;
+		/* a graph workflow: stepped by step_graph, its state the frame's */
+		f->graph_cxt = AllocSetContextCreate(run->run_cxt, "adk workflow",
+											 ALLOCSET_SMALL_SIZES);
+		f->graph = adk_workflow_begin(run, agent, f->branch, f->caller,
+									  f->graph_cxt);
+		f->index = 0;
+		f->phase = F_GRAPH;
 		return;
 	}
 	if (strcmp(agent->kind, "loop") == 0)

@@ -302,7 +302,7 @@ void
 adk_load_agents(AdkRun *run, const char *root_name)
 {
 	ListCell   *lc;
-	List	   *tool_agents = NIL;
+	int			i;
 
 	load_tree(run, root_name, true);
 	run->defs.root = adk_find_agent(run, root_name);
@@ -312,32 +312,58 @@ adk_load_agents(AdkRun *run, const char *root_name)
 				 errmsg("root agent \"%s\" of app \"%s\" does not exist",
 						root_name, run->app)));
 
-	/* agents used as tools that are not in the tree */
-	foreach(lc, run->defs.agents)
+	/*
+	 * Agents used as tools, and the agents and nested workflows that are a
+	 * graph workflow's nodes (workflow.c), that are not in the tree: each
+	 * loaded as a tree of its own (which may name more, so the list is
+	 * walked as it grows)
+	 */
+	for (i = 0; i < list_length(run->defs.agents); i++)
 	{
-		AdkAgent   *a = (AdkAgent *) lfirst(lc);
-		ListCell   *t;
-
-		foreach(t, a->tools)
-			tool_agents = lappend(tool_agents, lfirst(t));
-	}
-	foreach(lc, tool_agents)
-	{
-		char	   *name = (char *) lfirst(lc);
+		AdkAgent   *a = (AdkAgent *) list_nth(run->defs.agents, i);
+		List	   *names = list_copy(a->tools);
 		AdkOwnerSave save;
-		Datum		arg = CStringGetTextDatum(name);
 		Oid			type = TEXTOID;
-		bool		is_agent;
+		Datum		arg;
 
-		if (adk_find_agent(run, name) != NULL)
-			continue;
-		adk_owner_spi_begin(&save);
-		is_agent = adk_spi_exec("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
-								1, &type, &arg, NULL, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1;
-		adk_owner_spi_end(&save);
-		if (is_agent)
-			load_tree(run, name, false);
+		if (strcmp(a->kind, "workflow") == 0)
+		{
+			MemoryContext caller = CurrentMemoryContext;
+			uint64		k;
+
+			arg = CStringGetTextDatum(a->name);
+			adk_owner_spi_begin(&save);
+			if (adk_spi_exec("SELECT coalesce(agent, sub_workflow) FROM adk.workflow_nodes WHERE workflow OPERATOR(pg_catalog.=) $1 AND kind IN ('agent', 'workflow')",
+							 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not read the agent nodes of workflow \"%s\"", a->name);
+			for (k = 0; k < SPI_processed; k++)
+			{
+				char	   *name = SPI_getvalue(SPI_tuptable->vals[k],
+												SPI_tuptable->tupdesc, 1);
+				MemoryContext spi = MemoryContextSwitchTo(caller);
+
+				names = lappend(names, pstrdup(name));
+				MemoryContextSwitchTo(spi);
+			}
+			adk_owner_spi_end(&save);
+		}
+		foreach(lc, names)
+		{
+			char	   *name = (char *) lfirst(lc);
+			bool		is_agent;
+
+			if (adk_find_agent(run, name) != NULL)
+				continue;
+			arg = CStringGetTextDatum(name);
+			adk_owner_spi_begin(&save);
+			is_agent = adk_spi_exec("SELECT 1 FROM adk.agents WHERE name OPERATOR(pg_catalog.=) $1",
+									1, &type, &arg, NULL, 1) == SPI_OK_SELECT &&
+				SPI_processed == 1;
+			adk_owner_spi_end(&save);
+			if (is_agent)
+				load_tree(run, name, false);
+		}
+		list_free(names);
 	}
 }
 
@@ -437,7 +463,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("A workflow of function, tool and join nodes runs; see \"What runs\" in docs/workflows.md.")));
+				 errhint("Every node kind runs; function and tool nodes take every setting, a join no retry or timeout, agent, nested workflow and parallel worker nodes none yet; a tool node's tool may not be long-running or require confirmation.  See \"What runs\" in docs/workflows.md.")));
 }
 
 static char *

@@ -521,8 +521,48 @@ struct JsonWriter;
 extern bool adk_agent_is_chat(AdkAgent *agent);
 extern bool adk_is_single_turn(AdkAgent *coordinator, const char *name);
 extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
-/* workflow.c: a graph workflow agent, run to its end */
-extern void adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch);
+/*
+ * workflow.c: a graph workflow agent, stepped by its frame (agents.c).
+ * Its scheduler's state lives in the memory context the frame gives it,
+ * and goes with the frame.  A step runs one ready activation: a function,
+ * tool or join node inline (WF_RAN), or an agent node handed back
+ * (WF_AGENT) for agents.c to run in a lane of its own -- an agent node,
+ * or a nested workflow node, whose lane is a workflow frame with the node
+ * as its caller; adk_workflow_agent_done completes it with the agent's
+ * last answer, or the nested workflow's output.  WF_IDLE: nothing ready
+ * now.
+ */
+typedef struct AdkWorkflow AdkWorkflow;
+typedef struct AdkWfAgentNode
+{
+	AdkAgent   *agent;
+	const char *path;			/* <workflow>/<node>@<n>: its node path */
+	const char *branch;			/* its lane's branch */
+	bool		chat;			/* a chat agent: no node branch, no input */
+	Jsonb	   *content;		/* the user content it starts from; a
+								 * nested workflow's: its input */
+	void	   *activation;		/* workflow.c's */
+	Jsonb	   *output;			/* a nested workflow's, as it ends */
+	bool		paused;			/* ... it waits for human input */
+} AdkWfAgentNode;
+typedef enum AdkWfStep
+{
+	WF_RAN,
+	WF_AGENT,
+	WF_IDLE
+} AdkWfStep;
+extern AdkWorkflow *adk_workflow_begin(AdkRun *run, AdkAgent *agent,
+									   const char *branch,
+									   AdkWfAgentNode *caller,
+									   MemoryContext cxt);
+extern AdkWfStep adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node);
+extern bool adk_workflow_ready(AdkWorkflow *wf);
+extern void adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
+									const char *text);
+extern void adk_workflow_end(AdkWorkflow *wf);
+extern bool adk_is_graph(AdkAgent *agent);
+extern void adk_node_open(AdkRun *run, AdkWfAgentNode *node);
+extern char *adk_node_output(AdkRun *run, AdkWfAgentNode *node);
 
 extern bool adk_single_turn_next(AdkRun *run, AdkAgent *coordinator,
 								 List *calls, AdkAgent **child,

@@ -44,6 +44,9 @@ typedef struct AdkNode
 	Jsonb	   *input;			/* the user content its prompt starts with */
 	char	   *output;			/* its last text answer, or NULL */
 	Jsonb	   *result;			/* the call's response, once done */
+	bool		chat;			/* a workflow's chat agent node: on its
+								 * activation's branch, its prompt the
+								 * session's (only its output is noted) */
 } AdkNode;
 
 static AdkNode *node_for_call(AdkRun *run, const char *call_id);
@@ -272,7 +275,24 @@ adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
 				const char *text)
 {
 	AdkNode    *node;
+	ListCell   *lc;
 
+	/* a workflow's chat agent node: its output noted, its event as is */
+	foreach(lc, run->nodes)
+	{
+		node = (AdkNode *) lfirst(lc);
+		if (node->chat && node->result == NULL &&
+			strcmp(node->agent, agent->name) == 0 &&
+			((branch == NULL && node->branch == NULL) ||
+			 (branch != NULL && node->branch != NULL &&
+			  strcmp(branch, node->branch) == 0)))
+		{
+			if (node->output)
+				pfree(node->output);
+			node->output = MemoryContextStrdup(run->run_cxt, text);
+			return false;
+		}
+	}
 	if (!adk_is_node_branch(branch) ||
 		(node = node_on_branch(run, branch)) == NULL ||
 		strcmp(node->agent, agent->name) != 0)
@@ -329,7 +349,7 @@ node_for_call(AdkRun *run, const char *call_id)
 	{
 		AdkNode    *n = (AdkNode *) lfirst(lc);
 
-		if (strcmp(n->call_id, call_id) == 0)
+		if (!n->chat && strcmp(n->call_id, call_id) == 0)
 			return n;
 	}
 	return NULL;
@@ -346,7 +366,7 @@ node_on_branch(AdkRun *run, const char *branch)
 	{
 		AdkNode    *n = (AdkNode *) lfirst(lc);
 
-		if (strcmp(n->branch, branch) == 0)
+		if (!n->chat && strcmp(n->branch, branch) == 0)
 			return n;
 	}
 	return NULL;
@@ -382,4 +402,54 @@ node_result(AdkAgent *child, AdkNode *node)
 		jw_jsonb(&w, adk_agent_output_value(child, node->output));
 	jw_end_object(&w);
 	return jw_finish(&w);
+}
+
+/*
+ * A graph workflow's agent node starts in its lane (agents.c): noted as a
+ * node of the run, keyed by its path, so that its prompt starts with its
+ * input on its own branch -- a single_turn agent's, as above -- and its
+ * last text answer is kept (a chat agent node's prompt is the session's
+ * on its activation's branch: only its answer is noted).  In the run's
+ * memory.
+ */
+void
+adk_node_open(AdkRun *run, AdkWfAgentNode *wn)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+	AdkNode    *node = palloc0(sizeof(AdkNode));
+
+	node->call_id = pstrdup(wn->path);
+	node->agent = pstrdup(wn->agent->name);
+	node->branch = wn->branch ? pstrdup(wn->branch) : NULL;
+	node->chat = wn->chat;
+	node->input = (!wn->chat && wn->content) ?
+		DatumGetJsonbPCopy(JsonbPGetDatum(wn->content)) : NULL;
+	run->nodes = lappend(run->nodes, node);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The agent node's lane has finished: its last text answer (NULL: none),
+ * and the node is done (a later activation is another node).
+ */
+char *
+adk_node_output(AdkRun *run, AdkWfAgentNode *wn)
+{
+	ListCell   *lc;
+
+	foreach(lc, run->nodes)
+	{
+		AdkNode    *n = (AdkNode *) lfirst(lc);
+
+		if (n->result == NULL && strcmp(n->call_id, wn->path) == 0)
+		{
+			/* done: {"result": output}, as a single_turn call's */
+			MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+
+			n->result = node_result(wn->agent, n);
+			MemoryContextSwitchTo(old);
+			return n->output;
+		}
+	}
+	return NULL;
 }

@@ -20,12 +20,17 @@
  * What runs: function nodes -- a SQL function (ctx jsonb, input jsonb)
  * RETURNS jsonb, called with the caller's privileges in a subtransaction,
  * as tools are --, tool nodes -- a tool of adk.tools called with the
- * node's input as its arguments, its response the output -- and joins.
- * A function's or a tool's work is done within the step
- * that starts it, so activations run one at a time in the order they
- * became ready (max_concurrency is then always met).  Other node kinds,
- * and settings where a kind cannot honour them yet, are refused before
- * the run starts (defs.c, adk._workflow_refusal).
+ * node's input as its arguments, its response the output --, joins,
+ * agent nodes and nested workflow nodes.  The workflow is stepped by its
+ * frame (agents.c), one activation a step, in the order they became
+ * ready: a function's, a tool's or a join's work is done within the step
+ * that starts it; an agent or nested workflow node is handed back to
+ * agents.c, which runs it in a lane of its own (as a parallel agent's
+ * sub-agents) and completes it here when the lane ends -- so ready agent
+ * nodes' model calls are in flight together, at most max_concurrency of
+ * them.  The scheduler's state lives in a memory context of the frame's,
+ * deleted with it.  Settings a kind cannot honour yet are refused
+ * before the run starts (defs.c, adk._workflow_refusal).
  *
  * A node's settings (workflow_node.c) act through hooks: its input is
  * checked against its input_schema before it runs, a function's or a
@@ -40,7 +45,10 @@
  * hitl.c locks and marks the row, and resume() reads the scheduler's
  * state back from the invocation's rows and goes on from the answered
  * node -- a handoff (the answer is its output) or, with rerun_on_resume,
- * a re-run with its original input and the answers so far.
+ * a re-run with its original input and the answers so far.  A nested
+ * workflow's request holds the node that runs it (no output, no
+ * successor; the caller pauses too once nothing else runs), and an answer
+ * to it re-enters that node, whose workflow resumes where it asked.
  *
  * Each activation is a node of the invocation: its event's node_info
  * path is "<workflow>/<node>@<n>", n counting the node's activations in
@@ -65,6 +73,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
@@ -77,9 +86,12 @@
 typedef struct WfNode
 {
 	char	   *name;
-	char	   *kind;			/* function | join */
-	char	   *call;			/* function: its qualified name */
+	char	   *kind;			/* function | tool | join | agent | workflow */
+	char	   *call;			/* function: its qualified name; tool: the
+								 * tool; agent: the agent; workflow: the
+								 * nested workflow */
 	List	   *preds;			/* char *: its predecessors (START too) */
+	int			max_items;		/* parallel_worker: items at once; 0: all */
 	int			runs;			/* activations so far */
 	bool		completed;		/* its latest activation completed */
 	Jsonb	   *output;			/* ... with this output (NULL: none) */
@@ -98,18 +110,42 @@ typedef struct WfActivation
 	int			run_no;			/* 0: a new activation; else the one resumed */
 	Jsonb	   *answers;		/* a re-run: {"<interrupt id>": answer} */
 	Jsonb	   *output;			/* a handoff: the latest answer */
+	bool		nested_resume;	/* a nested workflow the answer resumes */
+	char	   *path;			/* <base>/<node>@<n>, once it runs */
+	/* an item of a parallel worker: that activation, and its place */
+	struct WfActivation *parent;
+	int			index;
+	/* a parallel worker: its items' outputs, in item order */
+	int			items;
+	int			remaining;		/* ... not completed yet */
+	Jsonb	  **outputs;
+	List	   *held;			/* ... items beyond max_concurrency */
 } WfActivation;
 
-typedef struct Workflow
+/*
+ * The scheduler's state, in cxt: the memory context the workflow's frame
+ * gives it (agents.c), which goes with the frame.  What a step allocates
+ * by the way stays in the step's memory; what outlives the step -- the
+ * nodes, their outputs and branches, the ready activations, the agent
+ * nodes in flight -- is allocated in cxt.
+ */
+struct AdkWorkflow
 {
 	AdkRun	   *run;
 	AdkAgent   *agent;
+	MemoryContext cxt;
 	List	   *nodes;			/* WfNode * */
 	List	   *ready;			/* WfActivation *, first in first out */
+	int			in_flight;		/* agent nodes handed to their lanes */
+	int			max_concurrency;	/* of agent nodes in flight; 0: any */
 	char	   *base;			/* its nodes' paths start with this */
 	char	   *graph_hash;		/* adk.workflows.graph_hash */
 	bool		paused;			/* a node asked for human input */
-} Workflow;
+	AdkWfAgentNode *caller;		/* a nested workflow: its node in the
+								 * workflow that runs it */
+	Jsonb	   *last_output;	/* the latest output an activation gave */
+};
+typedef struct AdkWorkflow Workflow;
 
 /* A function node's call, run guarded (subxact.c) */
 typedef struct FnCall
@@ -133,12 +169,17 @@ static WfNode *find_node(Workflow *wf, const char *name);
 static void schedule_successors(Workflow *wf, const char *from,
 								Datum routes, bool has_routes,
 								Jsonb *output, const char *branch);
-static void run_activation(Workflow *wf, WfActivation *act);
+static AdkWfStep run_activation(Workflow *wf, WfActivation *act,
+								AdkWfAgentNode **agent_node);
 static void run_function(Workflow *wf, WfActivation *act, const char *path);
 static void call_function(void *arg);
 static bool attempt_function(void *arg, char **error);
 static bool attempt_tool(void *arg, char **error);
 static void run_tool(Workflow *wf, WfActivation *act);
+static AdkWfAgentNode *hand_agent(Workflow *wf, WfActivation *act,
+								  const char *path);
+static void run_parallel(Workflow *wf, WfActivation *act);
+static void item_done(Workflow *wf, WfActivation *item, Jsonb *output);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
@@ -147,51 +188,148 @@ static bool resume(Workflow *wf, const char *resumed_path);
 static void set_node_meta(Workflow *wf, WfActivation *act, const char *path);
 static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
 
-/*
- * Run the graph workflow agent on branch (NULL: the root's) to its end:
- * every node the graph reaches from START, or until a node fails.
- */
-void
-adk_workflow_run(AdkRun *run, AdkAgent *agent, const char *branch)
+/* Whether agent is a graph workflow (its frame is stepped here) */
+bool
+adk_is_graph(AdkAgent *agent)
 {
-	Workflow	wf;
+	return strcmp(agent->kind, "workflow") == 0;
+}
+
+/*
+ * The graph workflow agent on branch (NULL: the root's) begins, its
+ * state in cxt: resumed at the node a human's answer resumes, else from
+ * START, whose successors become ready with the user's content -- or,
+ * for a workflow nested as a node of another (caller), with that node's
+ * input (ADK-Go's WorkflowNode runs its workflow with its input).
+ */
+AdkWorkflow *
+adk_workflow_begin(AdkRun *run, AdkAgent *agent, const char *branch,
+				   AdkWfAgentNode *caller, MemoryContext cxt)
+{
+	Workflow   *wf = MemoryContextAllocZero(cxt, sizeof(Workflow));
 	char	   *saved_path = run->node_path;
 	const char *resumed_agent = NULL;
 
-	wf.run = run;
-	wf.agent = agent;
-	wf.nodes = NIL;
-	wf.ready = NIL;
-	wf.paused = false;
+	wf->run = run;
+	wf->agent = agent;
+	wf->cxt = cxt;
+	wf->caller = caller;
 	/* the workflow's node: the run's root, or a node below another agent's */
 	if (saved_path == NULL || strcmp(saved_path, agent->name) == 0)
-		wf.base = agent->name;
+		wf->base = MemoryContextStrdup(cxt, agent->name);
 	else
-		wf.base = psprintf("%s/%s", saved_path, agent->name);
-	load_plan(&wf);
-	if (!resume(&wf, adk_hitl_resumed_node(run, &resumed_agent)))
+		wf->base = MemoryContextStrdup(cxt, psprintf("%s/%s", saved_path,
+													 agent->name));
+	load_plan(wf);
+	if (!resume(wf, adk_hitl_resumed_node(run, &resumed_agent)))
 	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
 		/* START's successors get the user's content (ADK-Go: the seed input) */
-		schedule_successors(&wf, "START", (Datum) 0, false,
-							run->input.user_content,
+		schedule_successors(wf, "START", (Datum) 0, false,
+							caller ? caller->content : run->input.user_content,
 							branch ? pstrdup(branch) : NULL);
+		MemoryContextSwitchTo(old);
 	}
-	while (wf.ready != NIL && !run->out.end_invocation)
+	run->node_path = saved_path;
+	return wf;
+}
+
+/*
+ * Whether the next ready activation may start: there is one, and it is
+ * not an agent node beyond max_concurrency.  Touches nothing (a job
+ * worker asks it outside a transaction).
+ */
+bool
+adk_workflow_ready(AdkWorkflow *wf)
+{
+	WfActivation *act;
+
+	if (wf->ready == NIL)
+		return false;
+	act = (WfActivation *) linitial(wf->ready);
+	return !(strcmp(act->node->kind, "agent") == 0 &&
+			 wf->max_concurrency > 0 && wf->in_flight >= wf->max_concurrency);
+}
+
+/*
+ * One step of the workflow: its next ready activation, in the order they
+ * became ready.  A function, tool or join node runs now (WF_RAN); an agent
+ * node's row is written and it is handed back (WF_AGENT, *node) to run in
+ * a lane of its own, so that ready agent nodes' model calls are in flight
+ * together.  WF_IDLE: nothing may start now.
+ */
+AdkWfStep
+adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
+{
+	AdkRun	   *run = wf->run;
+	char	   *saved_path = run->node_path;
+	WfActivation *act;
+	AdkWfStep	r;
+
+	*node = NULL;
+	if (run->out.end_invocation || !adk_workflow_ready(wf))
+		return WF_IDLE;
+	act = (WfActivation *) linitial(wf->ready);
+	wf->ready = list_delete_first(wf->ready);
+	r = run_activation(wf, act, node);
+	run->node_path = saved_path;
+	return r;
+}
+
+/*
+ * An agent node's lane has finished (agents.c): its last text answer
+ * (NULL: none) is its output -- parsed as JSON when the agent has an
+ * output_schema, as ADK-Go's agent node gives it -- and its successors
+ * become ready.  A nested workflow's lane: its output is the latest
+ * output of its nodes (ADK-Go's WorkflowNode); one that waits for human
+ * input holds this node -- no output, no successor -- and this workflow
+ * pauses too once nothing else can run.
+ */
+void
+adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
+						const char *text)
+{
+	AdkRun	   *run = wf->run;
+	char	   *saved_path = run->node_path;
+
+	wf->in_flight--;
+	if (run->out.end_invocation)
+		return;
+	if (adk_is_graph(node->agent) && node->paused)
 	{
-		WfActivation *act = (WfActivation *) linitial(wf.ready);
-
-		CHECK_FOR_INTERRUPTS();
-		wf.ready = list_delete_first(wf.ready);
-		run_activation(&wf, act);
-		run->node_path = saved_path;
+		wf->paused = true;
+		return;
 	}
+	run->node_path = (char *) node->path;
+	finish(wf, (WfActivation *) node->activation,
+		   adk_is_graph(node->agent) ? node->output :
+		   text ? adk_agent_output_value(node->agent, text) : NULL,
+		   NULL, NULL);
+	run->node_path = saved_path;
+}
 
-	/*
-	 * Every branch that could run has: a node that asked for input pauses
-	 * the invocation (hitl.c), its row waiting on the request's id
-	 */
-	if (wf.paused && !run->out.end_invocation)
-		adk_hitl_stop(run);
+/*
+ * Every branch that could run has: a node that asked for input pauses
+ * the invocation (hitl.c), its row waiting on the request's id.  A nested
+ * workflow instead hands its caller's node its output, or that it waits.
+ */
+void
+adk_workflow_end(AdkWorkflow *wf)
+{
+	if (wf->run->out.end_invocation)
+		return;
+	if (wf->caller != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(wf->caller));
+
+		wf->caller->paused = wf->paused;
+		wf->caller->output = wf->last_output ?
+			DatumGetJsonbPCopy(JsonbPGetDatum(wf->last_output)) : NULL;
+		MemoryContextSwitchTo(old);
+	}
+	else if (wf->paused)
+		adk_hitl_stop(wf->run);
 }
 
 /*
@@ -203,18 +341,23 @@ load_plan(Workflow *wf)
 	AdkOwnerSave save;
 	Oid			type = TEXTOID;
 	Datum		arg = CStringGetTextDatum(wf->agent->name);
-	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext caller = wf->cxt;
 	uint64		i;
 	List	   *settings;
 	ListCell   *lc;
+	MemoryContext old;
+	bool		mc_null;
+	Datum		mc;
 
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT graph_hash FROM adk.workflows WHERE name = $1",
+	if (adk_spi_exec("SELECT graph_hash, max_concurrency FROM adk.workflows WHERE name = $1",
 					 1, &type, &arg, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
 	wf->graph_hash = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (wf->graph_hash != NULL)
 		wf->graph_hash = MemoryContextStrdup(caller, wf->graph_hash);
+	mc = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &mc_null);
+	wf->max_concurrency = mc_null ? 0 : DatumGetInt32(mc);
 	if (adk_spi_exec("SELECT name, kind, call, predecessors, rerun_on_resume FROM adk._workflow_plan($1)",
 					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
@@ -246,8 +389,24 @@ load_plan(Workflow *wf)
 		wf->nodes = lappend(wf->nodes, n);
 		MemoryContextSwitchTo(spi);
 	}
+	/* a parallel worker's max_concurrency: its items at once */
+	if (adk_spi_exec("SELECT name, max_concurrency FROM adk.workflow_nodes WHERE workflow OPERATOR(pg_catalog.=) $1 AND kind OPERATOR(pg_catalog.=) 'parallel_worker'",
+					 1, &type, &arg, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read workflow \"%s\"", wf->agent->name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		WfNode	   *n = find_node(wf, SPI_getvalue(SPI_tuptable->vals[i],
+												   SPI_tuptable->tupdesc, 1));
+
+		if (n != NULL)
+			n->max_items = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 2, &mc_null));
+	}
 	adk_owner_spi_end(&save);
+	/* the settings live as long as the scheduler's state (wf->cxt) */
+	old = MemoryContextSwitchTo(caller);
 	settings = adk_wfnode_load(wf->agent->name);
+	MemoryContextSwitchTo(old);
 	foreach(lc, wf->nodes)
 	{
 		WfNode	   *n = (WfNode *) lfirst(lc);
@@ -406,10 +565,11 @@ common_branch(List *branches)
 }
 
 /*
- * One activation: its row, then the node.
+ * One activation: its row, then the node, by its kind -- a join, a tool
+ * or a function runs now; an agent is handed back to run in its lane.
  */
-static void
-run_activation(Workflow *wf, WfActivation *act)
+static AdkWfStep
+run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 {
 	AdkRun	   *run = wf->run;
 	WfNode	   *n = act->node;
@@ -424,6 +584,7 @@ run_activation(Workflow *wf, WfActivation *act)
 		n->runs++;
 		path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
 	}
+	act->path = MemoryContextStrdup(wf->cxt, path);
 	/* a resumed activation's row is there, locked by the resume */
 	adk_node_start_workflow(run, path, wf->agent->name, act->input,
 							act->triggered_by, act->branch, wf->graph_hash);
@@ -433,14 +594,192 @@ run_activation(Workflow *wf, WfActivation *act)
 						  &act->input, &error))
 	{
 		node_failed(wf, act, error);
-		return;
+		return WF_RAN;
 	}
 	if (strcmp(n->kind, "join") == 0)
 		finish(wf, act, act->input, NULL, NULL);
 	else if (strcmp(n->kind, "tool") == 0)
 		run_tool(wf, act);
+	else if (strcmp(n->kind, "agent") == 0 || strcmp(n->kind, "workflow") == 0)
+	{
+		*agent_node = hand_agent(wf, act, path);
+		return WF_AGENT;
+	}
+	else if (strcmp(n->kind, "parallel_worker") == 0)
+		run_parallel(wf, act);
 	else
 		run_function(wf, act, path);
+	return WF_RAN;
+}
+
+/*
+ * A parallel worker (ADK-Go's ParallelWorker): its input must be a list;
+ * its worker node runs once per item -- each item an activation of that
+ * node, with the item as its input, ready as any (agent items in lanes,
+ * their model calls in flight together), at most max_concurrency at once
+ * (0: all) -- and once every item has completed, the worker's output is
+ * their outputs in item order.  An empty list is an empty output at
+ * once; an item that fails fails the node and ends the invocation (the
+ * items in flight stop: ADK-Go's fail-fast).
+ */
+static void
+run_parallel(Workflow *wf, WfActivation *act)
+{
+	WfNode	   *worker = find_node(wf, act->node->call);
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	MemoryContext old;
+	int			k = 0;
+
+	if (worker == NULL)
+		elog(ERROR, "worker \"%s\" of node \"%s\" is gone", act->node->call,
+			 act->node->name);
+	if (act->input == NULL || !JB_ROOT_IS_ARRAY(act->input) || JB_ROOT_IS_SCALAR(act->input))
+	{
+		node_failed(wf, act, "its input is not a list");
+		return;
+	}
+	act->items = JB_ROOT_COUNT(act->input);
+	if (act->items == 0)
+	{
+		JsonWriter	w;
+
+		jw_init(&w);
+		jw_begin_array(&w);
+		jw_end_array(&w);
+		finish(wf, act, jw_finish(&w), NULL, NULL);
+		return;
+	}
+	old = MemoryContextSwitchTo(wf->cxt);
+	act->remaining = act->items;
+	act->outputs = palloc0(sizeof(Jsonb *) * act->items);
+	it = JsonbIteratorInit(&act->input->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		WfActivation *item;
+
+		if (tok != WJB_ELEM)
+			continue;
+		item = palloc0(sizeof(WfActivation));
+		item->node = worker;
+		item->input = adk_jsonb_value_to_jsonb(&v);
+		item->triggered_by = pstrdup(act->node->name);
+		item->branch = act->branch;
+		item->parent = act;
+		item->index = k++;
+		if (act->node->max_items > 0 && k > act->node->max_items)
+			act->held = lappend(act->held, item);
+		else
+			wf->ready = lappend(wf->ready, item);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * An item of a parallel worker completed with output: noted in its
+ * place; the next held item becomes ready; once none is left, the
+ * worker completes with the outputs in item order.
+ */
+static void
+item_done(Workflow *wf, WfActivation *item, Jsonb *output)
+{
+	WfActivation *pw = item->parent;
+	AdkRun	   *run = wf->run;
+	char	   *saved_path = run->node_path;
+	MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+	JsonWriter	w;
+	int			k;
+
+	pw->outputs[item->index] = output;
+	pw->remaining--;
+	if (pw->held != NIL)
+	{
+		wf->ready = lappend(wf->ready, linitial(pw->held));
+		pw->held = list_delete_first(pw->held);
+	}
+	MemoryContextSwitchTo(old);
+	if (pw->remaining > 0)
+		return;
+	jw_init(&w);
+	jw_begin_array(&w);
+	for (k = 0; k < pw->items; k++)
+	{
+		if (pw->outputs[k])
+			jw_jsonb(&w, pw->outputs[k]);
+		else
+			jw_null(&w);
+	}
+	jw_end_array(&w);
+	run->node_path = pw->path;
+	finish(wf, pw, jw_finish(&w), NULL, NULL);
+	run->node_path = saved_path;
+}
+
+/*
+ * An agent node, to run in a lane of its own (ADK-Go's AgentNode): the
+ * agent as the node's mode makes it -- a NULL mode is single_turn, as
+ * NewAgentNode makes it -- with the node's input as its user content: a
+ * content (START's successors get the user's) as it is, a string as its
+ * text, any other value as its JSON text.  A single_turn agent runs on
+ * the node's branch "<node>@<n>" (below its activation's branch, if any),
+ * its prompt its input and then its own events; a chat agent (only
+ * directly after START) on its activation's branch, with the session.
+ * In the workflow's memory: it outlives this step.
+ */
+static AdkWfAgentNode *
+hand_agent(Workflow *wf, WfActivation *act, const char *path)
+{
+	AdkAgent   *agent = adk_find_agent(wf->run, act->node->call);
+	MemoryContext old;
+	AdkWfAgentNode *an;
+	char	   *at;
+	Jsonb	   *content;
+	JsonbValue	v;
+
+	if (agent == NULL)
+		elog(ERROR, "agent \"%s\" of workflow \"%s\" is not loaded",
+			 act->node->call, wf->agent->name);
+	if (adk_is_graph(agent))
+	{
+		/* a nested workflow: on its activation's branch, with its input */
+		old = MemoryContextSwitchTo(wf->cxt);
+		an = palloc0(sizeof(AdkWfAgentNode));
+		an->agent = agent;
+		an->path = pstrdup(path);
+		an->branch = act->branch ? pstrdup(act->branch) : NULL;
+		an->content = act->input;
+		an->activation = act;
+		MemoryContextSwitchTo(old);
+		wf->in_flight++;
+		return an;
+	}
+	if (act->input == NULL)
+		content = adk_text_content("null");
+	else if (JsonbExtractScalar(&act->input->root, &v) && v.type == jbvString)
+		content = adk_text_content(pnstrdup(v.val.string.val, v.val.string.len));
+	else if (adk_jsonb_is_object(&act->input->root) &&
+			 adk_jsonb_get(&act->input->root, "parts") != NULL)
+		content = act->input;
+	else
+		content = adk_text_content(JsonbToCString(NULL, &act->input->root,
+												  VARSIZE(act->input)));
+	old = MemoryContextSwitchTo(wf->cxt);
+	an = palloc0(sizeof(AdkWfAgentNode));
+	an->agent = agent;
+	an->path = pstrdup(path);
+	an->chat = agent->mode != NULL && strcmp(agent->mode, "chat") == 0;
+	at = psprintf("%s@%d", act->node->name,
+				  act->run_no > 0 ? act->run_no : act->node->runs);
+	if (an->chat)
+		an->branch = act->branch ? pstrdup(act->branch) : NULL;
+	else
+		an->branch = act->branch ? psprintf("%s.%s", act->branch, at) : at;
+	an->content = DatumGetJsonbPCopy(JsonbPGetDatum(content));
+	an->activation = act;
+	MemoryContextSwitchTo(old);
+	wf->in_flight++;
+	return an;
 }
 
 /*
@@ -687,6 +1026,7 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	WfNode	   *n = act->node;
 	char	   *error;
 	bool		waits;
+	MemoryContext old;
 
 	if (!adk_wfnode_output(n->settings, &output, &error))
 	{
@@ -694,6 +1034,19 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 		return;
 	}
 	waits = adk_wfnode_waits(n->settings, output);
+
+	/*
+	 * A node that ran across steps (an agent, a nested workflow, a
+	 * parallel worker) stored no event of its own until now: its row is
+	 * written again with its input should a refresh of the invocation's
+	 * rows have dropped it meanwhile (nothing happens when it is there)
+	 */
+	if (act->path != NULL && !run->retried &&
+		(strcmp(n->kind, "agent") == 0 || strcmp(n->kind, "workflow") == 0 ||
+		 strcmp(n->kind, "parallel_worker") == 0))
+		adk_node_start_workflow(run, act->path, wf->agent->name, act->input,
+								act->triggered_by, act->branch,
+								wf->graph_hash);
 	adk_event_start_node(&w, run, wf->agent->name, act->branch, !waits);
 	if (output != NULL)
 	{
@@ -751,11 +1104,23 @@ finish(Workflow *wf, WfActivation *act, Jsonb *output, JsonbValue *routes,
 	adk_emit(run, jw_finish(&w));
 	if (run->out.end_invocation || waits)
 		return;					/* a plugin refused the event; or it waits */
+	old = MemoryContextSwitchTo(wf->cxt);
 	n->completed = true;
-	n->output = output;
+	n->output = output ? DatumGetJsonbPCopy(JsonbPGetDatum(output)) : NULL;
 	n->branch = act->branch;
-	schedule_successors(wf, n->name, route_array, routes != NULL, output,
+	if (n->output != NULL)
+		wf->last_output = n->output;
+	MemoryContextSwitchTo(old);
+	if (act->parent != NULL)
+	{
+		/* an item of a parallel worker: no edges of its own */
+		item_done(wf, act, n->output);
+		return;
+	}
+	old = MemoryContextSwitchTo(wf->cxt);
+	schedule_successors(wf, n->name, route_array, routes != NULL, n->output,
 						act->branch);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -795,7 +1160,12 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 		return;
 	}
 	r = req->val.binary.data;
-	if (strcmp(wf->base, wf->agent->name) != 0)
+	if (act->parent != NULL)
+	{
+		node_failed(wf, act, "it requested human input, which an item of a parallel worker does not take yet");
+		return;
+	}
+	if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
 	{
 		node_failed(wf, act, "it requested human input, which a workflow below another agent does not take yet");
 		return;
@@ -879,15 +1249,44 @@ resume(Workflow *wf, const char *resumed_path)
 	AdkOwnerSave save;
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[5];
-	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext caller = wf->cxt;
 	List	   *resumed = NIL;
 	char	   *changed = NULL;
+	WfActivation *nested = NULL;
+	const char *rest;
+	const char *slash;
+	const char *at;
 	ListCell   *lc;
 	uint64		i;
 
 	if (resumed_path == NULL || strncmp(resumed_path, wf->base, strlen(wf->base)) != 0 ||
 		resumed_path[strlen(wf->base)] != '/')
 		return false;
+
+	/*
+	 * The answer is for a node of a nested workflow ("<base>/<node>@<n>/
+	 * ..."): that node goes on -- its workflow resumes there itself -- and
+	 * is not done until it ends (its own row has no event yet: the path
+	 * says which activation it is)
+	 */
+	rest = resumed_path + strlen(wf->base) + 1;
+	if ((slash = strchr(rest, '/')) != NULL && (at = strchr(rest, '@')) != NULL && at < slash)
+	{
+		WfNode	   *n = find_node(wf, pnstrdup(rest, at - rest));
+
+		if (n != NULL && strcmp(n->kind, "workflow") == 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+			nested = palloc0(sizeof(WfActivation));
+			nested->node = n;
+			nested->run_no = atoi(at + 1);
+			nested->triggered_by = pstrdup("human input");
+			nested->nested_resume = true;
+			n->runs = Max(n->runs, nested->run_no);
+			MemoryContextSwitchTo(old);
+		}
+	}
 	args[0] = CStringGetTextDatum(run->app);
 	args[1] = CStringGetTextDatum(run->user);
 	args[2] = CStringGetTextDatum(run->session);
@@ -924,7 +1323,18 @@ resume(Workflow *wf, const char *resumed_path)
 		d = SPI_getbinval(row, desc, 5, &isnull);
 		n->output = isnull ? NULL : DatumGetJsonbPCopy(d);
 		n->completed = strcmp(status, "completed") == 0;
-		if (strcmp(status, "running") == 0)
+		if (strcmp(n->kind, "workflow") == 0 && !n->completed)
+		{
+			/*
+			 * A nested workflow that waits: the answer is for a node of it
+			 * (below), or for another, and it still holds this workflow
+			 */
+			if (nested == NULL || nested->node != n || nested->run_no != run_no)
+				wf->paused = true;
+		}
+		else if (strcmp(status, "waiting") == 0 && wf->caller != NULL)
+			wf->paused = true;	/* it still holds its caller's node */
+		else if (strcmp(status, "running") == 0)
 		{
 			/* the answer left it running: it goes on */
 			WfActivation *act = palloc0(sizeof(WfActivation));
@@ -953,12 +1363,26 @@ resume(Workflow *wf, const char *resumed_path)
 						wf->agent->name),
 				 errdetail("In the paused run, %s.", changed),
 				 errhint("Restore the workflow to resume the paused run, or leave it paused: a message that answers no pending request starts a new run.")));
+	if (nested != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+		/* its activation's branch: as its caller's (ADK-Go's WorkflowNode) */
+		nested->branch = nested->node->branch;
+		wf->ready = lappend(wf->ready, nested);
+		MemoryContextSwitchTo(old);
+	}
 	foreach(lc, resumed)
 	{
 		WfActivation *act = (WfActivation *) lfirst(lc);
 
-		if (act->node->rerun_on_resume)
+		if (act->node->rerun_on_resume || act->nested_resume)
+		{
+			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
 			wf->ready = lappend(wf->ready, act);
+			MemoryContextSwitchTo(old);
+		}
 		else
 		{
 			char	   *path = psprintf("%s/%s@%d", wf->base, act->node->name,

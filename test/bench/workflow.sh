@@ -14,13 +14,19 @@
 # the largest size to the smallest (the target: no more than 1; see
 # test/bench/README.md).
 #
-# Not measured here: the 3-branch fan-out of agent nodes (their model
-# calls in flight together); agent nodes are not run yet.
+# Then a 3-branch fan-out of agent nodes and a join, START -> a, b, c ->
+# J, each agent one model call to the local model server answering after
+# LATENCY ms (500): per round a new session's adk_run is timed.  Prints
+# the median and its ratio to the latency (the target: about two
+# latencies, the calls being in flight together; one after another would
+# be three).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 SIZES=${2:-"2 50"}
+LATENCY=${LATENCY:-500}
 bench_cluster
+bench_model_server
 
 $PSQL >/dev/null <<'SQL'
 CREATE EXTENSION adk_runner;
@@ -78,3 +84,37 @@ $PSQL -At -c "WITH m AS (SELECT size, percentile_cont(0.5) WITHIN GROUP (ORDER B
               SELECT format('ratio %s nodes / %s nodes: %s', max(size), min(size),
                             round(((SELECT us FROM m ORDER BY size DESC LIMIT 1) / (SELECT us FROM m ORDER BY size LIMIT 1))::numeric, 2))
                 FROM m"
+
+# the fan-out of agent nodes
+$PSQL -v url="$ADK_TEST_MODEL_URL" -v ms="$LATENCY" >/dev/null <<'SQL'
+SELECT adk_set_secret('k', 'sk-test', ARRAY['127.0.0.1']);
+SELECT adk_define_model('slow', 'openai', :'url' || '/v1', 'gpt-latency-' || :'ms', api_key_secret => 'k');
+SELECT adk_define_agent('fan_' || x, model => 'slow', instruction => 'You are ' || x || '.')
+  FROM unnest(ARRAY['a', 'b', 'c']) x;
+SELECT adk_define_workflow('fan',
+    '[{"agent": "fan_a"}, {"agent": "fan_b"}, {"agent": "fan_c"}, {"name": "J", "kind": "join"}]',
+    '[{"from": "START", "to": "fan_a"}, {"from": "START", "to": "fan_b"}, {"from": "START", "to": "fan_c"},
+      {"from": "fan_a", "to": "J"}, {"from": "fan_b", "to": "J"}, {"from": "fan_c", "to": "J"}]');
+SELECT adk_define_app('fan_app', 'fan');
+CREATE TABLE fan_timing (ms float8);
+CREATE PROCEDURE fan_round(s text, timed boolean) LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; joined int;
+BEGIN
+  t0 := clock_timestamp();
+  SELECT count(*) INTO joined FROM adk_run('fan_app', 'u', s, 'views') e
+   WHERE e.event_data #>> '{node_info,path}' = 'fan/J@1' AND e.event_data ? 'output';
+  IF joined <> 1 THEN
+    RAISE EXCEPTION 'the fan-out of session % did not reach its join', s;
+  END IF;
+  IF timed THEN
+    INSERT INTO fan_timing VALUES (extract(epoch FROM clock_timestamp() - t0) * 1e3);
+  END IF;
+END $$;
+SQL
+$PSQL -c "CALL fan_round('fan-warm', false)"
+for r in $(seq "$ROUNDS"); do
+    $PSQL -c "CALL fan_round('fan-$r', true)"
+done
+echo "3-branch fan-out of agent nodes + join, model latency $LATENCY ms, median of $ROUNDS (wall time of adk_run)"
+$PSQL -At -v ms="$LATENCY" -c "SELECT format('fan-out: %s ms, %s latencies', round(m::numeric, 1), round((m / $LATENCY)::numeric, 2))
+                FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS m FROM fan_timing) x"

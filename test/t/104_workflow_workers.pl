@@ -2,7 +2,8 @@
 # runs", "Human input"): a queued run of a workflow -- a fan-out, a join, a
 # route -- runs in a worker as in adk_run, each activation's event and
 # adk.run_states row committed; a node that asks for human input pauses
-# the queued invocation, and the answer resumes it.
+# the queued invocation, and the answer resumes it.  Agent nodes of a
+# fan-out have their model calls in flight together in a worker too.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -39,6 +40,17 @@ adk_install(
 	    '[{"from": "START", "to": "ask"}, {"from": "ask", "to": "end"}]');
 	SELECT adk_define_app('wfw_app', 'wfw_flow');
 	SELECT adk_define_app('wfw_pause_app', 'wfw_pause');
+});
+$node->safe_psql(
+	'postgres', qq{
+	SELECT adk_define_model('wfw_slow', 'openai', '$url', 'gpt-latency-500', api_key_secret => 'k');
+	SELECT adk_define_agent('wfw_' || x, model => 'wfw_slow', instruction => 'You are ' || x || '.')
+	  FROM unnest(ARRAY['a', 'b', 'c']) x;
+	SELECT adk_define_workflow('wfw_agents',
+	    '[{"agent": "wfw_a"}, {"agent": "wfw_b"}, {"agent": "wfw_c"}, {"name": "J", "kind": "join"}]',
+	    '[{"from": "START", "to": "wfw_a"}, {"from": "START", "to": "wfw_b"}, {"from": "START", "to": "wfw_c"},
+	      {"from": "wfw_a", "to": "J"}, {"from": "wfw_b", "to": "J"}, {"from": "wfw_c", "to": "J"}]');
+	SELECT adk_define_app('wfw_agents_app', 'wfw_agents');
 });
 
 my $inv = $node->safe_psql('postgres', "SELECT adk_submit('wfw_app', 'u', 's1', 'go')");
@@ -86,6 +98,30 @@ is( $node->safe_psql(
 	'resumed: the answer is the node\'s output, its successor ran');
 is($node->safe_psql('postgres', "SELECT status FROM adk.invocations WHERE invocation_id = '$p'"),
 	'completed', 'the invocation completed');
+
+# three agent nodes after START, each a model call of 500 ms: in a worker
+# their calls are in flight together -- the job takes about one latency
+# (three one after another would take 1.5 s); the join has all three
+my $ag = $node->safe_psql('postgres', "SELECT adk_submit('wfw_agents_app', 'u', 's3', 'views')");
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT event_data -> 'output'
+	  FROM adk_wait('$ag', '30 s') WHERE event_data #>> '{node_info,path}' = 'wfw_agents/J\@1'
+	   AND event_data ? 'output'}),
+	'{"wfw_a": "echo: views", "wfw_b": "echo: views", "wfw_c": "echo: views"}',
+	'the join of three agent nodes, run in a worker, has their answers');
+my $took = $node->safe_psql('postgres',
+	"SELECT extract(epoch FROM finished_at - started_at) FROM adk.jobs WHERE invocation_id = '$ag'");
+note "three 500 ms agent nodes in a worker took $took s";
+ok($took >= 0.5 && $took < 1.2,
+	"their model calls were in flight together ($took s, not 1.5)");
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT string_agg(node_path || ':' || status, ' ' ORDER BY node_path)
+	  FROM adk.run_states WHERE invocation_id = '$ag'}),
+	'wfw_agents/J@1:completed wfw_agents/wfw_a@1:completed wfw_agents/wfw_b@1:completed '
+	  . 'wfw_agents/wfw_c@1:completed',
+	'each agent node\'s row completed');
 
 $node->stop;
 done_testing();
