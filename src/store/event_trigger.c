@@ -68,6 +68,7 @@
 #include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
 #include "common/owner.h"
+#include "common/spi_plans.h"
 #include "store/event.h"
 #include "store/event_time.h"
 #include "store/place.h"
@@ -92,8 +93,6 @@ typedef struct EventCols
 } EventCols;
 
 static EventCols cols;
-static SPIPlanPtr bump_plan = NULL;
-static SPIPlanPtr shard_bump_plan = NULL;
 static SPIPlanPtr app_plan = NULL;
 static SPIPlanPtr user_plan = NULL;
 static SPIPlanPtr appended_plan = NULL;
@@ -116,31 +115,15 @@ static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 								 bool strip_temp);
 
 /*
- * The session bump.  BUMP_SQL_LOCAL uses built-in operators only, so a
- * writer with table privileges (ADK-JS's role) needs no EXECUTE on ours;
- * BUMP_SQL_SHARD, on a Citus shard, uses the IMMUTABLE adk._next_event_time
- * instead of timestamptz + interval, which Citus refuses on a column in an
- * UPDATE.  They compute the same.
+ * The session bump (sql/install/88_turn_statements.sql, run from its body
+ * by adk_spi_call as the writer of the row): BUMP_LOCAL uses built-in
+ * operators only, so a writer with table privileges (ADK-JS's role) needs
+ * no EXECUTE on ours; BUMP_SHARD, on a Citus shard, uses the IMMUTABLE
+ * adk._next_event_time instead of timestamptz + interval, which Citus
+ * refuses on a column in an UPDATE.  They compute the same.
  */
-#define BUMP_SQL(next_time_last, next_time_update) \
-	"UPDATE adk.sessions_p0 AS s" \
-	"   SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
-	"       last_event_time = " next_time_last "," \
-	"       update_time = " next_time_update "," \
-	"       state = CASE WHEN $5 IS NULL THEN s.state" \
-	"                    ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
-	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND s.user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND s.id OPERATOR(pg_catalog.=) $3" \
-	" RETURNING s.last_seq, s.last_event_time"
-#define BUMP_SQL_LOCAL \
-	BUMP_SQL("GREATEST($4, s.last_event_time" \
-			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)", \
-			 "GREATEST(s.update_time, $4, s.last_event_time" \
-			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)")
-#define BUMP_SQL_SHARD \
-	BUMP_SQL("adk._next_event_time(s.last_event_time, $4)", \
-			 "GREATEST(s.update_time, adk._next_event_time(s.last_event_time, $4))")
+#define BUMP_LOCAL "adk._place_event_bump"
+#define BUMP_SHARD "adk._place_event_bump_shard"
 
 #define APP_SQL \
 	"INSERT INTO adk.app_states AS a (app_name, state, update_time)" \
@@ -587,14 +570,9 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 {
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
 	bool		isnull;
-	SPIPlanPtr *plan = on_shard ? &shard_bump_plan : &bump_plan;
 
 	SPI_connect();
-	if (*plan == NULL)
-		*plan = prepare_plan(on_shard ? BUMP_SQL_SHARD : BUMP_SQL_LOCAL,
-							 5, bump_types);
 	args[0] = ids[0];
 	args[1] = ids[1];
 	args[2] = ids[2];
@@ -602,7 +580,8 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 	args[4] = split->session ? JsonbPGetDatum(split->session) : (Datum) 0;
 	if (split->session == NULL)
 		nulls[4] = 'n';
-	if (SPI_execute_plan(*plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (adk_spi_call(on_shard ? BUMP_SHARD : BUMP_LOCAL, 5, args, nulls, 0) !=
+		SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not update adk.sessions");
 	if (SPI_processed != 1)
 		no_session(ids);
