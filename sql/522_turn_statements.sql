@@ -9,7 +9,7 @@ INSERT INTO turn_statements VALUES
   ('_append_event_row'), ('_place_event_bump'), ('_place_event_bump_shard'),
   ('_session_lock'), ('_session_lock_holders'), ('_session_history'),
   ('_session_recent_authors'), ('_session_compacted'), ('_model_call_insert'),
-  ('_model_calls_purge');
+  ('_model_calls_purge'), ('_merge_app_state'), ('_merge_user_state');
 -- each: LANGUAGE sql, not SECURITY DEFINER, search_path pinned and nothing
 -- else set, and no one's to call but the owner's
 SELECT t.name, l.lanname, p.prosecdef, p.proconfig,
@@ -44,52 +44,45 @@ SELECT adk_create_session('ts_app', 'u', 's1') ->> 'id' AS created;
 
 -- the C code runs each function's body: without the function, each path
 -- stops with an error naming it (and the transaction's work goes with it)
+CREATE FUNCTION pg_temp.without(fn name, q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    e text;
+BEGIN
+    EXECUTE format('ALTER FUNCTION adk.%I RENAME TO _moved', fn);
+    e := expect_error(q);
+    EXECUTE format('ALTER FUNCTION adk._moved RENAME TO %I', fn);
+    RETURN e;
+END $$;
 -- the ledger's purge, which a backend's first model call runs
-BEGIN;
-ALTER FUNCTION adk._model_calls_purge RENAME TO _moved;
-SELECT expect_error($q$SELECT adk_generate('ts_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._model_call_insert RENAME TO _moved;
-SELECT expect_error($q$SELECT adk_generate('ts_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._session_lock_holders RENAME TO _moved;
-SELECT expect_error($q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._append_event_row RENAME TO _moved;
-SELECT expect_error($q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
-ROLLBACK;
--- any other writer's row: the events trigger's bump
-BEGIN;
-ALTER FUNCTION adk._place_event_bump RENAME TO _moved;
-SELECT expect_error($q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, event_data)
+SELECT pg_temp.without('_model_calls_purge', $q$SELECT adk_generate('ts_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
+SELECT pg_temp.without('_model_call_insert', $q$SELECT adk_generate('ts_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
+-- (an error in the session's row lock, which adk_append_event takes in a
+-- subtransaction of its own, leaves that subtransaction closed: the
+-- EXCEPTION block of expect_error rolls back its own, and what follows
+-- runs at top level again)
+SELECT pg_temp.without('_session_lock_holders', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
+SELECT pg_temp.without('_append_event_row', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
+-- the app: and user: states of an event (adk_store_append's merge)
+SELECT pg_temp.without('_merge_app_state', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "actions": {"state_delta": {"app:a": 1}}}')$q$);
+SELECT pg_temp.without('_merge_user_state', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "actions": {"state_delta": {"user:b": 2}}}')$q$);
+-- any other writer's row: the events trigger's bump, and its merges
+SELECT pg_temp.without('_merge_user_state', $q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, event_data)
+                      VALUES ('e-other', 'ts_app', 'u', 's1', 'e-inv', '{"author": "user", "actions": {"state_delta": {"user:b": 2}}}')$q$);
+SELECT pg_temp.without('_place_event_bump', $q$INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, event_data)
                       VALUES ('e-other', 'ts_app', 'u', 's1', 'e-inv', '{"author": "user"}')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._session_compacted RENAME TO _moved;
-SELECT expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._session_history RENAME TO _moved;
-SELECT expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
-ROLLBACK;
+SELECT pg_temp.without('_session_compacted', $q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
+SELECT pg_temp.without('_session_history', $q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
 -- a root agent with sub-agents reads who wrote last
-BEGIN;
-ALTER FUNCTION adk._session_recent_authors RENAME TO _moved;
-SELECT expect_error($q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
-ROLLBACK;
+SELECT pg_temp.without('_session_recent_authors', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
 -- the row lock of a session adk_run has just made
-BEGIN;
-ALTER FUNCTION adk._session_lock RENAME TO _moved;
-SELECT expect_error($q$SELECT count(*) FROM adk_run('ts_app', 'u', 's-new', 'Hello.')$q$);
-ROLLBACK;
+SELECT pg_temp.without('_session_lock', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's-new', 'Hello.')$q$);
 
 -- with them, all of it works
-SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "one"}]}}') ->> 'author' AS appended;
+SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "one"}]}, "actions": {"state_delta": {"app:a": 1, "user:b": 2}}}') ->> 'author' AS appended;
 INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, event_data)
-VALUES ('e-other', 'ts_app', 'u', 's1', 'e-inv', '{"author": "user", "content": {"role": "user", "parts": [{"text": "two"}]}}');
+VALUES ('e-other', 'ts_app', 'u', 's1', 'e-inv', '{"author": "user", "content": {"role": "user", "parts": [{"text": "two"}]}, "actions": {"state_delta": {"user:c": 3}}}');
+SELECT (SELECT state FROM adk.app_states WHERE app_name = 'ts_app') AS app_state,
+       (SELECT state FROM adk.user_states WHERE app_name = 'ts_app' AND user_id = 'u') AS user_state;
 SELECT count(*) AS run_rows FROM adk_run('ts_app', 'u', 's1', 'Hello.');
 SELECT count(*) AS run_rows FROM adk_run('ts_app', 'u', 's-new', 'Hello.');
 SELECT seq, event_data ->> 'author' AS author, event_data #>> '{content,parts,0,text}' AS text
@@ -99,22 +92,20 @@ SELECT jsonb_array_length(adk_prompt('ts_app', 'u', 's1') -> 'messages') AS prom
 
 -- what a call's SET clause would give is required of the function: an
 -- altered one is looked at again at its next use, and refused
-BEGIN;
-ALTER FUNCTION adk._session_history SET search_path = public, pg_catalog;
-SELECT expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._session_history RESET search_path;
-SELECT expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._session_history SET work_mem = '1MB';
-SELECT expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
-ROLLBACK;
-BEGIN;
-ALTER FUNCTION adk._session_history SECURITY DEFINER;
-SELECT expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
-ROLLBACK;
+CREATE FUNCTION pg_temp.altered(change text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    e text;
+BEGIN
+    EXECUTE 'ALTER FUNCTION adk._session_history ' || change;
+    e := expect_error($q$SELECT adk_prompt('ts_app', 'u', 's1')$q$);
+    RAISE EXCEPTION 'undone';
+EXCEPTION WHEN raise_exception THEN
+    RETURN e;
+END $$;
+SELECT change, pg_temp.altered(change) AS refused
+  FROM (VALUES (1, 'SET search_path = public, pg_catalog'), (2, 'RESET search_path'),
+               (3, 'SET work_mem = ''1MB'''), (4, 'SECURITY DEFINER')) v(i, change)
+ ORDER BY i;
 -- a replaced body is the one that runs, in the same backend
 BEGIN;
 CREATE OR REPLACE FUNCTION adk._session_history(text, text, text, bigint,
@@ -133,6 +124,8 @@ SELECT adk_delete_session('ts_app', 'u', 's1');
 SELECT adk_delete_session('ts_app', 'u', 's-new');
 DELETE FROM adk.model_calls WHERE app_name = 'ts_app';
 DELETE FROM adk.invocations WHERE app_name = 'ts_app';
+DELETE FROM adk.app_states WHERE app_name = 'ts_app';
+DELETE FROM adk.user_states WHERE app_name = 'ts_app';
 DELETE FROM adk.apps WHERE name = 'ts_app';
 DELETE FROM adk.agents WHERE name IN ('ts_agent', 'ts_helper');
 DELETE FROM adk.models WHERE name = 'ts_model';

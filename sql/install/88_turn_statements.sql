@@ -1,7 +1,8 @@
 -- ---------------------------------------------------------------------
 -- The statements every turn runs (src/store/append.c, event_trigger.c,
 -- session_read.c, src/model/ledger.c): an event's append and its place
--- in the session, the session's row lock and the queued run holding it,
+-- in the session (with its app: and user: states), the session's row
+-- lock and the queued run holding it,
 -- its history and its recent authors, and the model-call ledger's row.
 --
 -- Each is a LANGUAGE sql function of one statement that refers to its
@@ -97,6 +98,31 @@ UPDATE adk.sessions_p0 AS s
    AND s.user_id OPERATOR(pg_catalog.=) $2
    AND s.id OPERATOR(pg_catalog.=) $3
 RETURNING s.last_seq, s.last_event_time
+$$;
+
+-- An event's "app:" delta $2 merged into adk.app_states for app $1 at time
+-- $3 (under the session row lock; the events trigger and
+-- adk_store_append).
+CREATE FUNCTION adk._merge_app_state(text, jsonb, timestamptz)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+INSERT INTO adk.app_states AS a (app_name, state, update_time)
+VALUES ($1, $2, $3)
+ON CONFLICT (app_name) DO UPDATE
+   SET state = a.state OPERATOR(pg_catalog.||) EXCLUDED.state,
+       update_time = GREATEST(a.update_time, EXCLUDED.update_time)
+$$;
+
+-- An event's "user:" delta $3 merged into adk.user_states for app $1 and
+-- user $2 at time $4.
+CREATE FUNCTION adk._merge_user_state(text, text, jsonb, timestamptz)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (app_name, user_id) DO UPDATE
+   SET state = u.state OPERATOR(pg_catalog.||) EXCLUDED.state,
+       update_time = GREATEST(u.update_time, EXCLUDED.update_time)
 $$;
 
 -- The session row's lock (FOR UPDATE: until the transaction, or the

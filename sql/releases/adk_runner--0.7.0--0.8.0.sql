@@ -218,3 +218,30 @@ REVOKE ALL ON FUNCTION adk._append_event_row(text, text, text, timestamptz, json
                            text, text, text, text, integer, text, bigint, bigint),
     adk._model_calls_purge(double precision)
   FROM PUBLIC;
+
+-- An event's "app:" delta $2 merged into adk.app_states for app $1 at time
+-- $3 (under the session row lock; the events trigger and
+-- adk_store_append).
+CREATE FUNCTION adk._merge_app_state(text, jsonb, timestamptz)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+INSERT INTO adk.app_states AS a (app_name, state, update_time)
+VALUES ($1, $2, $3)
+ON CONFLICT (app_name) DO UPDATE
+   SET state = a.state OPERATOR(pg_catalog.||) EXCLUDED.state,
+       update_time = GREATEST(a.update_time, EXCLUDED.update_time)
+$$;
+
+-- An event's "user:" delta $3 merged into adk.user_states for app $1 and
+-- user $2 at time $4.
+CREATE FUNCTION adk._merge_user_state(text, text, jsonb, timestamptz)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (app_name, user_id) DO UPDATE
+   SET state = u.state OPERATOR(pg_catalog.||) EXCLUDED.state,
+       update_time = GREATEST(u.update_time, EXCLUDED.update_time)
+$$;
+REVOKE ALL ON FUNCTION adk._merge_app_state(text, jsonb, timestamptz),
+    adk._merge_user_state(text, text, jsonb, timestamptz) FROM PUBLIC;

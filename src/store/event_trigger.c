@@ -93,8 +93,6 @@ typedef struct EventCols
 } EventCols;
 
 static EventCols cols;
-static SPIPlanPtr app_plan = NULL;
-static SPIPlanPtr user_plan = NULL;
 static SPIPlanPtr appended_plan = NULL;
 static SPIPlanPtr compaction_plan = NULL;
 
@@ -109,8 +107,8 @@ static Jsonb *with_top_field(Jsonb *event, const char *key, int64 v);
 static void check_scoped_keys(JsonbContainer *delta);
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
 static SPIPlanPtr prepare_plan(const char *sql, int nargs, Oid *types);
-static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
-							  Datum *keys, Jsonb *delta, TimestampTz ts);
+static void merge_scope_state(const char *function, int nkeys, Datum *keys,
+							  Jsonb *delta, TimestampTz ts);
 static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 								 bool strip_temp);
 
@@ -125,19 +123,9 @@ static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 #define BUMP_LOCAL "adk._place_event_bump"
 #define BUMP_SHARD "adk._place_event_bump_shard"
 
-#define APP_SQL \
-	"INSERT INTO adk.app_states AS a (app_name, state, update_time)" \
-	" VALUES ($1, $2, $3)" \
-	" ON CONFLICT (app_name) DO UPDATE" \
-	"   SET state = a.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
-	"       update_time = GREATEST(a.update_time, EXCLUDED.update_time)"
-
-#define USER_SQL \
-	"INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)" \
-	" VALUES ($1, $2, $3, $4)" \
-	" ON CONFLICT (app_name, user_id) DO UPDATE" \
-	"   SET state = u.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
-	"       update_time = GREATEST(u.update_time, EXCLUDED.update_time)"
+/* The scoped states' merges (sql/install/88_turn_statements.sql) */
+#define APP_MERGE "adk._merge_app_state"
+#define USER_MERGE "adk._merge_user_state"
 
 /* Set by adk_store_append for the one row it has placed itself. */
 static const char *placed_event_id = NULL;
@@ -449,9 +437,9 @@ adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
 	{
 		SPI_connect();
 		if (split->app)
-			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, ts);
+			merge_scope_state(APP_MERGE, 1, ids, split->app, ts);
 		if (split->user)
-			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, ts);
+			merge_scope_state(USER_MERGE, 2, ids, split->user, ts);
 		SPI_finish();
 	}
 }
@@ -692,23 +680,17 @@ prepare_plan(const char *sql, int nargs, Oid *types)
  * Merge an "app:" (nkeys = 1) or "user:" (nkeys = 2) delta into its table.
  */
 static void
-merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys, Datum *keys,
-				  Jsonb *delta, TimestampTz ts)
+merge_scope_state(const char *function, int nkeys, Datum *keys, Jsonb *delta,
+				  TimestampTz ts)
 {
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[4];
 	int			i;
-
-	types[nkeys] = JSONBOID;
-	types[nkeys + 1] = TIMESTAMPTZOID;
-	if (*plan == NULL)
-		*plan = prepare_plan(sql, nkeys + 2, types);
 
 	for (i = 0; i < nkeys; i++)
 		args[i] = keys[i];
 	args[nkeys] = JsonbPGetDatum(delta);
 	args[nkeys + 1] = TimestampTzGetDatum(ts);
-	if (SPI_execute_plan(*plan, args, NULL, false, 0) != SPI_OK_INSERT)
+	if (adk_spi_call(function, nkeys + 2, args, NULL, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not merge scoped state");
 }
 

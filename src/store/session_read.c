@@ -44,6 +44,7 @@
 #include "common/json_writer.h"
 #include "common/owner.h"
 #include "common/spi_plans.h"
+#include "common/subxact_abort.h"
 #include "store/session_read.h"
 
 static void session_args(Datum *args, const char *app, const char *user,
@@ -141,8 +142,20 @@ adk_session_lock_unheld(const char *app, const char *user, const char *session)
 
 		BeginInternalSubTransaction(NULL);
 		MemoryContextSwitchTo(cxt);
-		/* the row lock, and the job holding the session */
-		exists = adk_session_lock(app, user, session, &holder);
+		/*
+		 * the row lock, and the job holding the session; an error (a lock
+		 * timeout, a cancel) rolls the subtransaction back before it goes
+		 * on up (common/subxact_abort.c)
+		 */
+		PG_TRY();
+		{
+			exists = adk_session_lock(app, user, session, &holder);
+		}
+		PG_CATCH();
+		{
+			ReThrowError(adk_subxact_abort(cxt, owner));
+		}
+		PG_END_TRY();
 		if (holder == NULL)
 		{
 			ReleaseCurrentSubTransaction();
