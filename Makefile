@@ -18,6 +18,7 @@ OBJS = \
 	src/common/owner.o \
 	src/common/schema_version.o \
 	src/common/spi_plans.o \
+	src/common/subxact_abort.o \
 	src/common/trace_context.o \
 	src/model/adapter_anthropic.o \
 	src/model/adapter_gemini.o \

@@ -6,10 +6,10 @@
 -- statement's plan for the session.  They run as the owner of schema adk
 -- (or in a background worker), and nobody else may call them
 -- (90_privileges.sql).  The statements every turn runs -- an event's
--- append, the session's row lock, its history, its recent authors -- stay
--- in src/store/append.c and session_read.c: through a function, whose SET
--- clause keeps the planner from inlining it, a turn cost 5% more
--- (test/bench/README.md).
+-- append, the session's row lock, its history, its recent authors -- are
+-- in 88_turn_statements.sql: through a plpgsql function a turn cost 5%
+-- more, so the C code runs those functions' bodies instead
+-- (docs/internals/statements.md).
 -- ---------------------------------------------------------------------
 
 -- The event row of adk_append_event at a place given already (the session

@@ -15,5 +15,7 @@
 
 extern int	adk_spi_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls, long count);
+extern int	adk_spi_call(const char *name, int nargs, Datum *values,
+						 const char *nulls, long count);
 
 #endif							/* ADK_SPI_PLANS_H */

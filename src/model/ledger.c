@@ -46,6 +46,7 @@
 
 #include "common/json_bridge.h"
 #include "common/owner.h"
+#include "common/spi_plans.h"
 #include "common/trace_context.h"
 #include "model/guard.h"
 #include "model/ledger.h"
@@ -60,8 +61,6 @@ int			adk_model_calls_retention_s = 7 * 24 * 3600;
 bool		adk_model_calls_bodies = true;
 AdkLastModelCall adk_ledger_last;
 
-static SPIPlanPtr insert_plan = NULL;
-static SPIPlanPtr purge_plan = NULL;
 static uint64 writes = 0;
 
 static char *redact(const char *text, size_t len, const char *secret);
@@ -73,46 +72,23 @@ static Datum string_field(struct json_object *result, const char *key,
 static void remember_call(const AdkModelCallRecord *rec);
 static Jsonb *compress_request(Jsonb *req);
 static Jsonb *without_thoughts(Jsonb *req);
-static SPIPlanPtr prepare_insert(Oid *types);
-
-#define INSERT_SQL \
-	"INSERT INTO adk.model_calls AS c (model, provider, url, invocation_id, stream," \
-	" http_status, attempts, latency_ms, input_tokens, output_tokens," \
-	" finish_reason, error_code, error_message, request, response, response_body," \
-	" role_name, first_chunk_ms, cached_tokens, trace_id, span_id, app_name, user_id," \
-	" fallback_attempt, fallback_from, cache_creation_tokens, reasoning_tokens)" \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17," \
-	"  $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)"
-#define NARGS 27
 
 /*
- * The row as inserted, without its bodies, as JSON (shared/spent.c hands
- * it to the launcher if the transaction rolls back): every column but
- * these, whatever the table's columns are, as the arguments of
- * jsonb_build_object (name, value, ...) -- the object to_jsonb makes of
- * the same columns, without a subquery for the executor to start at each
- * insert (test/bench/README.md).
+ * The row's insert, returning the row without its bodies as JSON text
+ * (shared/spent.c hands it to the launcher if the transaction rolls
+ * back), and the purge of rows older than $1 seconds: statements in
+ * sql/install/88_turn_statements.sql that adk_spi_call runs from their
+ * bodies, with a generic plan -- a custom one would make the request's
+ * parameter a constant, decompressed and copied twice, before the insert
+ * copies and compresses it again.
  */
-#define ROW_COLUMNS_SQL \
-	"SELECT pg_catalog.string_agg(pg_catalog.quote_literal(a.attname) OPERATOR(pg_catalog.||) ', c.'" \
-	"  OPERATOR(pg_catalog.||) pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum)" \
-	" FROM pg_catalog.pg_attribute a" \
-	" WHERE a.attrelid OPERATOR(pg_catalog.=) 'adk.model_calls'::pg_catalog.regclass" \
-	"   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped" \
-	"   AND a.attname OPERATOR(pg_catalog.<>) ALL ('{request,response,response_body}')"
-
-#define PURGE_SQL \
-	"DELETE FROM adk.model_calls WHERE created_at OPERATOR(pg_catalog.<)" \
-	" (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))"
+#define INSERT_FUNCTION "adk._model_call_insert"
+#define NARGS 27
+#define PURGE_FUNCTION "adk._model_calls_purge"
 
 void
 adk_ledger_record(const AdkModelCallRecord *rec)
 {
-	Oid			types[NARGS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID,
-		INT4OID, INT4OID, FLOAT8OID, INT8OID, INT8OID,
-		TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, NAMEOID,
-	FLOAT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
-	INT8OID, INT8OID};
 	Datum		args[NARGS];
 	char		nulls[NARGS];
 	bool		traced;
@@ -202,34 +178,20 @@ adk_ledger_record(const AdkModelCallRecord *rec)
 	nulls[25] = rec->cache_creation_tokens >= 0 ? ' ' : 'n';
 
 	remember_call(rec);
-	adk_become_owner(&save);
-	SPI_connect();
-	if (insert_plan == NULL)
-		insert_plan = prepare_insert(types);
-	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+	adk_owner_spi_begin(&save);
+	if (adk_spi_call(INSERT_FUNCTION, NARGS, args, nulls, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert into adk.model_calls");
 	adk_spent_ledger_row(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
 
 	if (adk_model_calls_retention_s >= 0 && writes++ % RETENTION_EVERY == 0)
 	{
-		Oid			ptype = FLOAT8OID;
 		Datum		parg = Float8GetDatum((double) adk_model_calls_retention_s);
 
-		SPI_connect();
-		if (purge_plan == NULL)
-		{
-			purge_plan = SPI_prepare(PURGE_SQL, 1, &ptype);
-			if (purge_plan == NULL)
-				elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-			SPI_keepplan(purge_plan);
-		}
-		if (SPI_execute_plan(purge_plan, &parg, NULL, false, 0) != SPI_OK_DELETE)
+		if (adk_spi_call(PURGE_FUNCTION, 1, &parg, NULL, 0) != SPI_OK_DELETE)
 			elog(ERROR, "could not purge adk.model_calls");
-		SPI_finish();
 	}
-	adk_restore_user(&save);
+	adk_owner_spi_end(&save);
 }
 
 /*
@@ -321,33 +283,6 @@ compress_request(Jsonb *req)
 		return req;
 	pfree(req);
 	return (Jsonb *) DatumGetPointer(c);
-}
-
-/*
- * The kept plan of INSERT_SQL, returning the row without its bodies as
- * JSON text.  Caller is connected to SPI.
- */
-static SPIPlanPtr
-prepare_insert(Oid *types)
-{
-	SPIPlanPtr	plan;
-	char	   *columns;
-
-	if (SPI_execute(ROW_COLUMNS_SQL, true, 1) != SPI_OK_SELECT || SPI_processed != 1 ||
-		(columns = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) == NULL)
-		elog(ERROR, "could not read the columns of adk.model_calls");
-	/*
-	 * A generic plan: a custom one would make the request's parameter a
-	 * constant, decompressed and copied twice, before the insert copies and
-	 * compresses it again.
-	 */
-	plan = SPI_prepare_cursor(psprintf("%s RETURNING pg_catalog.jsonb_build_object(%s)::pg_catalog.text",
-									   INSERT_SQL, columns),
-							  NARGS, types, CURSOR_OPT_GENERIC_PLAN);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
 }
 
 /*

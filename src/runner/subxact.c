@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "common/subxact_abort.h"
 #include "runner/runner.h"
 
 /*
@@ -47,14 +48,7 @@ adk_run_guarded(AdkGuardedFn fn, void *arg, char **error)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(caller);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
+		ErrorData  *edata = adk_subxact_abort(caller, owner);
 
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)

@@ -6,7 +6,8 @@
  *
  * The function validates the identities and the event, fills in what ADK
  * would (store/event.c), and stores it with one statement that bumps the
- * session row and inserts the event row (APPEND_SQL), by the same rules
+ * session row and inserts the event row (adk._append_event_row, in
+ * sql/install/88_turn_statements.sql), by the same rules
  * the events trigger (store/event_trigger.c) applies to every other
  * writer: the trigger lets exactly this row through, so the event is
  * placed once.  A partial event is returned without being stored, as
@@ -40,6 +41,7 @@
 #include "common/ids.h"
 #include "common/jsonb_util.h"
 #include "common/owner.h"
+#include "common/spi_plans.h"
 #include "store/append.h"
 #include "store/event.h"
 #include "store/event_time.h"
@@ -53,7 +55,6 @@ PG_FUNCTION_INFO_V1(adk_append_event);
 /* GUC adk.max_event_size (settings.c), in kB */
 int			adk_max_event_size_kb = 10 * 1024;
 
-static SPIPlanPtr append_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr distributed_plan = NULL;
 static SPIPlanPtr layout_plan = NULL;
@@ -83,8 +84,8 @@ static struct
 /*
  * How an event is stored (all three are statements the executor runs):
  *
- *	- ONE_STATEMENT: APPEND_SQL bumps the session row and inserts the event
- *	  row in one statement.
+ *	- ONE_STATEMENT: adk._append_event_row bumps the session row and inserts
+ *	  the event row in one statement.
  *	- TWO_STATEMENTS: the session bump (adk_place_event), then INSERT_SQL;
  *	  for when adk.events_p0 has a rule, which a statement with WITH cannot
  *	  be rewritten by.
@@ -105,38 +106,19 @@ typedef enum AppendPath
 } AppendPath;
 
 /*
- * $1-$3 app, user, session; $4 the proposed time; $5 the session-scope
- * delta or NULL; $6 event id; $7 invocation id; $8 event_data without its
- * final timestamp.
+ * The one statement (sql/install/88_turn_statements.sql, run from its body
+ * by adk_spi_call): $1-$3 app, user, session; $4 the proposed time; $5
+ * the session-scope delta or NULL; $6 event id; $7 invocation id; $8
+ * event_data without its final timestamp.
  */
-#define APPEND_SQL \
-	"WITH s AS (" \
-	" UPDATE adk.sessions_p0 AS s" \
-	"    SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
-	"        last_event_time = adk._next_event_time(s.last_event_time, $4)," \
-	"        update_time = GREATEST(s.update_time," \
-	"            adk._next_event_time(s.last_event_time, $4))," \
-	"        state = CASE WHEN $5 IS NULL THEN s.state" \
-	"                     ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
-	"  WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
-	"    AND s.user_id OPERATOR(pg_catalog.=) $2" \
-	"    AND s.id OPERATOR(pg_catalog.=) $3" \
-	" RETURNING s.last_seq, s.last_event_time)" \
-	" INSERT INTO adk.events_p0" \
-	" (id, app_name, user_id, session_id, invocation_id, \"timestamp\", event_data, seq)" \
-	" SELECT $6, $1, $2, $3, $7, s.last_event_time," \
-	"        adk._event_at($8, s.last_event_time), s.last_seq FROM s" \
-	" RETURNING seq, \"timestamp\", event_data"
+#define APPEND_FUNCTION "adk._append_event_row"
 
 /*
  * The other two paths' statements and the layout check are functions
- * (sql/install/88_store_statements.sql); APPEND_SQL, every append's, stays
- * a statement of its own: through a function (which pins search_path in
- * its SET clause) it cost 19% more (test/bench/README.md).  Each returns
- * the stored row's seq, time and event_data, no row without the session.
- * $1-$3 app, user, session; INSERT_SQL: $4 id, $5 invocation id, $6 time,
- * $7 event, $8 seq; DISTRIBUTED_SQL: $4 id, $5 invocation id, $6 proposed
- * time, $7 event.
+ * (sql/install/88_store_statements.sql).  Each returns the stored row's
+ * seq, time and event_data, no row without the session.  $1-$3 app, user,
+ * session; INSERT_SQL: $4 id, $5 invocation id, $6 time, $7 event, $8 seq;
+ * DISTRIBUTED_SQL: $4 id, $5 invocation id, $6 proposed time, $7 event.
  */
 #define INSERT_SQL \
 	"SELECT * FROM adk._insert_event_row($1, $2, $3, $4, $5, $6, $7, $8)"
@@ -284,8 +266,9 @@ mark_appended_by(Jsonb *event)
 }
 
 /*
- * Run a statement that stores event_id: the events trigger lets exactly
- * this row through (and forgets it on any error).
+ * Run a statement that stores event_id -- plan, or else the body of
+ * APPEND_FUNCTION: the events trigger lets exactly this row through (and
+ * forgets it on any error).
  */
 static void
 run_placed(SPIPlanPtr plan, Datum *args, char *nulls, const char *event_id)
@@ -293,7 +276,8 @@ run_placed(SPIPlanPtr plan, Datum *args, char *nulls, const char *event_id)
 	adk_mark_placed(event_id);
 	PG_TRY();
 	{
-		int			rc = SPI_execute_plan(plan, args, nulls, false, 0);
+		int			rc = plan ? SPI_execute_plan(plan, args, nulls, false, 0) :
+			adk_spi_call(APPEND_FUNCTION, 8, args, nulls, 0);
 
 		if (rc != SPI_OK_INSERT_RETURNING && rc != SPI_OK_SELECT)
 			elog(ERROR, "could not insert into adk.events");
@@ -368,13 +352,7 @@ adk_store_append(const char *app, const char *user, const char *session,
 	SPI_connect();
 	path = append_path();
 	if (path == ONE_STATEMENT)
-	{
-		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-		JSONBOID, TEXTOID, TEXTOID, JSONBOID};
-
-		run_placed(keep_plan(&append_plan, APPEND_SQL, 8, types), args, nulls,
-				   keys.id);
-	}
+		run_placed(NULL, args, nulls, keys.id);
 	else
 	{
 		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,

@@ -68,6 +68,7 @@
 #include "common/jsonb_build.h"
 #include "common/jsonb_util.h"
 #include "common/owner.h"
+#include "common/spi_plans.h"
 #include "store/event.h"
 #include "store/event_time.h"
 #include "store/place.h"
@@ -92,10 +93,6 @@ typedef struct EventCols
 } EventCols;
 
 static EventCols cols;
-static SPIPlanPtr bump_plan = NULL;
-static SPIPlanPtr shard_bump_plan = NULL;
-static SPIPlanPtr app_plan = NULL;
-static SPIPlanPtr user_plan = NULL;
 static SPIPlanPtr appended_plan = NULL;
 static SPIPlanPtr compaction_plan = NULL;
 
@@ -110,51 +107,25 @@ static Jsonb *with_top_field(Jsonb *event, const char *key, int64 v);
 static void check_scoped_keys(JsonbContainer *delta);
 static Datum get_required(HeapTuple tuple, TupleDesc desc, int attnum);
 static SPIPlanPtr prepare_plan(const char *sql, int nargs, Oid *types);
-static void merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys,
-							  Datum *keys, Jsonb *delta, TimestampTz ts);
+static void merge_scope_state(const char *function, int nkeys, Datum *keys,
+							  Jsonb *delta, TimestampTz ts);
 static Jsonb *rewrite_event_data(Jsonb *event, TimestampTz ts,
 								 bool strip_temp);
 
 /*
- * The session bump.  BUMP_SQL_LOCAL uses built-in operators only, so a
- * writer with table privileges (ADK-JS's role) needs no EXECUTE on ours;
- * BUMP_SQL_SHARD, on a Citus shard, uses the IMMUTABLE adk._next_event_time
- * instead of timestamptz + interval, which Citus refuses on a column in an
- * UPDATE.  They compute the same.
+ * The session bump (sql/install/88_turn_statements.sql, run from its body
+ * by adk_spi_call as the writer of the row): BUMP_LOCAL uses built-in
+ * operators only, so a writer with table privileges (ADK-JS's role) needs
+ * no EXECUTE on ours; BUMP_SHARD, on a Citus shard, uses the IMMUTABLE
+ * adk._next_event_time instead of timestamptz + interval, which Citus
+ * refuses on a column in an UPDATE.  They compute the same.
  */
-#define BUMP_SQL(next_time_last, next_time_update) \
-	"UPDATE adk.sessions_p0 AS s" \
-	"   SET last_seq = s.last_seq OPERATOR(pg_catalog.+) 1," \
-	"       last_event_time = " next_time_last "," \
-	"       update_time = " next_time_update "," \
-	"       state = CASE WHEN $5 IS NULL THEN s.state" \
-	"                    ELSE s.state OPERATOR(pg_catalog.||) $5 END" \
-	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND s.user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND s.id OPERATOR(pg_catalog.=) $3" \
-	" RETURNING s.last_seq, s.last_event_time"
-#define BUMP_SQL_LOCAL \
-	BUMP_SQL("GREATEST($4, s.last_event_time" \
-			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)", \
-			 "GREATEST(s.update_time, $4, s.last_event_time" \
-			 " OPERATOR(pg_catalog.+) '1 ms'::pg_catalog.interval)")
-#define BUMP_SQL_SHARD \
-	BUMP_SQL("adk._next_event_time(s.last_event_time, $4)", \
-			 "GREATEST(s.update_time, adk._next_event_time(s.last_event_time, $4))")
+#define BUMP_LOCAL "adk._place_event_bump"
+#define BUMP_SHARD "adk._place_event_bump_shard"
 
-#define APP_SQL \
-	"INSERT INTO adk.app_states AS a (app_name, state, update_time)" \
-	" VALUES ($1, $2, $3)" \
-	" ON CONFLICT (app_name) DO UPDATE" \
-	"   SET state = a.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
-	"       update_time = GREATEST(a.update_time, EXCLUDED.update_time)"
-
-#define USER_SQL \
-	"INSERT INTO adk.user_states AS u (app_name, user_id, state, update_time)" \
-	" VALUES ($1, $2, $3, $4)" \
-	" ON CONFLICT (app_name, user_id) DO UPDATE" \
-	"   SET state = u.state OPERATOR(pg_catalog.||) EXCLUDED.state," \
-	"       update_time = GREATEST(u.update_time, EXCLUDED.update_time)"
+/* The scoped states' merges (sql/install/88_turn_statements.sql) */
+#define APP_MERGE "adk._merge_app_state"
+#define USER_MERGE "adk._merge_user_state"
 
 /* Set by adk_store_append for the one row it has placed itself. */
 static const char *placed_event_id = NULL;
@@ -466,9 +437,9 @@ adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
 	{
 		SPI_connect();
 		if (split->app)
-			merge_scope_state(&app_plan, APP_SQL, 1, ids, split->app, ts);
+			merge_scope_state(APP_MERGE, 1, ids, split->app, ts);
 		if (split->user)
-			merge_scope_state(&user_plan, USER_SQL, 2, ids, split->user, ts);
+			merge_scope_state(USER_MERGE, 2, ids, split->user, ts);
 		SPI_finish();
 	}
 }
@@ -587,14 +558,9 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 {
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	Oid			bump_types[5] = {TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
 	bool		isnull;
-	SPIPlanPtr *plan = on_shard ? &shard_bump_plan : &bump_plan;
 
 	SPI_connect();
-	if (*plan == NULL)
-		*plan = prepare_plan(on_shard ? BUMP_SQL_SHARD : BUMP_SQL_LOCAL,
-							 5, bump_types);
 	args[0] = ids[0];
 	args[1] = ids[1];
 	args[2] = ids[2];
@@ -602,7 +568,8 @@ bump_by_update(Datum *ids, TimestampTz proposed, AdkStateDelta *split,
 	args[4] = split->session ? JsonbPGetDatum(split->session) : (Datum) 0;
 	if (split->session == NULL)
 		nulls[4] = 'n';
-	if (SPI_execute_plan(*plan, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (adk_spi_call(on_shard ? BUMP_SHARD : BUMP_LOCAL, 5, args, nulls, 0) !=
+		SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not update adk.sessions");
 	if (SPI_processed != 1)
 		no_session(ids);
@@ -713,23 +680,17 @@ prepare_plan(const char *sql, int nargs, Oid *types)
  * Merge an "app:" (nkeys = 1) or "user:" (nkeys = 2) delta into its table.
  */
 static void
-merge_scope_state(SPIPlanPtr *plan, const char *sql, int nkeys, Datum *keys,
-				  Jsonb *delta, TimestampTz ts)
+merge_scope_state(const char *function, int nkeys, Datum *keys, Jsonb *delta,
+				  TimestampTz ts)
 {
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[4];
 	int			i;
-
-	types[nkeys] = JSONBOID;
-	types[nkeys + 1] = TIMESTAMPTZOID;
-	if (*plan == NULL)
-		*plan = prepare_plan(sql, nkeys + 2, types);
 
 	for (i = 0; i < nkeys; i++)
 		args[i] = keys[i];
 	args[nkeys] = JsonbPGetDatum(delta);
 	args[nkeys + 1] = TimestampTzGetDatum(ts);
-	if (SPI_execute_plan(*plan, args, NULL, false, 0) != SPI_OK_INSERT)
+	if (adk_spi_call(function, nkeys + 2, args, NULL, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not merge scoped state");
 }
 

@@ -15,13 +15,13 @@
  * history, how a placeholder is filled -- stays with the runner, which
  * calls down into this file; nothing here knows the runner.
  *
- * The statements are adk._session_* functions
- * (sql/install/88_store_statements.sql), but for the reads every turn
- * makes -- the row lock and its holder, the history, the recent authors
- * -- which stay SELECTs of their own: through a function (which pins
- * search_path in its SET clause, so the planner cannot inline it) each
- * cost 35,000-50,000 more instructions, a turn 5% more (test/bench/
- * README.md).
+ * The statements are adk._session_* functions: plpgsql ones
+ * (sql/install/88_store_statements.sql) called in one line, and, for the
+ * reads every turn makes -- the row lock and its holder, the history, the
+ * recent authors -- LANGUAGE sql ones (88_turn_statements.sql) whose
+ * bodies adk_spi_call runs as kept plans: a call of a function cost each
+ * read 35,000-50,000 more instructions, a turn 5% more
+ * (docs/internals/statements.md).
  *
  * IDENTIFICATION
  *	  src/store/session_read.c
@@ -44,46 +44,11 @@
 #include "common/json_writer.h"
 #include "common/owner.h"
 #include "common/spi_plans.h"
+#include "common/subxact_abort.h"
 #include "store/session_read.h"
 
 static void session_args(Datum *args, const char *app, const char *user,
 						 const char *session);
-
-/*
- * The session's rewound seqs (sql/install/12_rewound.sql), as a subquery
- * the executor runs once per statement (an InitPlan): what adk.live_events
- * does, without the view's join for every row.
- */
-#define NOT_REWOUND_SQL \
-	"(SELECT s.rewound FROM adk.sessions s" \
-	"  WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
-	"    AND s.user_id OPERATOR(pg_catalog.=) $2" \
-	"    AND s.id OPERATOR(pg_catalog.=) $3)"
-
-#define LOCK_SESSION_SQL \
-	"SELECT 1 FROM adk.sessions" \
-	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND id OPERATOR(pg_catalog.=) $3 FOR UPDATE"
-
-/*
- * The row lock, and the jobs 'running' on the session in another process:
- * one row per such job (NULLs when none), no row without the session.
- * Whether each job's worker is still there is asked of the process array
- * (BackendPidGetProc), not of pg_stat_activity, whose view the planner
- * joined on every call -- the same question, a fifth of an append's cost.
- */
-#define LOCK_SESSION_HOLDERS_SQL \
-	"SELECT j.invocation_id, j.worker_pid FROM adk.sessions s" \
-	"  LEFT JOIN adk.jobs j" \
-	"    ON j.app_name OPERATOR(pg_catalog.=) s.app_name" \
-	"   AND j.user_id OPERATOR(pg_catalog.=) s.user_id" \
-	"   AND j.session_id OPERATOR(pg_catalog.=) s.id" \
-	"   AND j.status OPERATOR(pg_catalog.=) 'running'" \
-	"   AND j.worker_pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
-	" WHERE s.app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND s.user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND s.id OPERATOR(pg_catalog.=) $3 FOR UPDATE OF s"
 
 /* GUC adk.session_wait_timeout (settings.c) */
 int			adk_session_wait_timeout_ms = 60000;
@@ -108,7 +73,6 @@ bool
 adk_session_lock(const char *app, const char *user, const char *session,
 				 char **holder)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 	MemoryContext caller = CurrentMemoryContext;
 	AdkOwnerSave save;
@@ -119,13 +83,14 @@ adk_session_lock(const char *app, const char *user, const char *session,
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
 	if (holder == NULL)
-		exists = adk_spi_exec(LOCK_SESSION_SQL, 3, types, args, NULL, 1) == SPI_OK_SELECT &&
+		exists = adk_spi_call("adk._session_lock", 3, args, NULL, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1;
 	else
 	{
 		uint64		i;
 
-		exists = adk_spi_exec(LOCK_SESSION_HOLDERS_SQL, 3, types, args, NULL, 0) == SPI_OK_SELECT &&
+		/* the row lock, and the jobs 'running' on it in other processes */
+		exists = adk_spi_call("adk._session_lock_holders", 3, args, NULL, 0) == SPI_OK_SELECT &&
 			SPI_processed > 0;
 		for (i = 0; exists && i < SPI_processed && *holder == NULL; i++)
 		{
@@ -177,8 +142,20 @@ adk_session_lock_unheld(const char *app, const char *user, const char *session)
 
 		BeginInternalSubTransaction(NULL);
 		MemoryContextSwitchTo(cxt);
-		/* the row lock, and the job holding the session */
-		exists = adk_session_lock(app, user, session, &holder);
+		/*
+		 * the row lock, and the job holding the session; an error (a lock
+		 * timeout, a cancel) rolls the subtransaction back before it goes
+		 * on up (common/subxact_abort.c)
+		 */
+		PG_TRY();
+		{
+			exists = adk_session_lock(app, user, session, &holder);
+		}
+		PG_CATCH();
+		{
+			ReThrowError(adk_subxact_abort(cxt, owner));
+		}
+		PG_END_TRY();
 		if (holder == NULL)
 		{
 			ReleaseCurrentSubTransaction();
@@ -236,8 +213,8 @@ adk_session_exists(const char *app, const char *user, const char *session)
  * when the session has been compacted (*compacted), all of it as a prompt
  * sees it, read through adk._prompt_events (sql/install/65_compaction.sql):
  * summaries in place of the events they cover, seq 0 for every entry, and
- * the mark ignored.  Rewound events are left out (NOT_REWOUND_SQL), as
- * adk.live_events does.
+ * the mark ignored.  Rewound events are left out, as adk.live_events
+ * does (adk._session_history, sql/install/88_turn_statements.sql).
  *
  * The mark is checked and moved on (in mark_cxt): with mark->seq > 0 the
  * event of that seq is read too, and the read is *stale (nothing
@@ -252,44 +229,35 @@ adk_session_exists(const char *app, const char *user, const char *session)
  * the mark that rewinds, or brings back, an event up to mark->seq covers
  * mark->seq too.
  */
-#define HISTORY_SQL \
-	"SELECT event_data, seq, id FROM adk.events" \
-	" WHERE app_name OPERATOR(pg_catalog.=) $1" \
-	"   AND user_id OPERATOR(pg_catalog.=) $2" \
-	"   AND session_id OPERATOR(pg_catalog.=) $3" \
-	"   AND seq OPERATOR(pg_catalog.>=) $4" \
-	"   AND NOT (" NOT_REWOUND_SQL " OPERATOR(pg_catalog.@>) seq)" \
-	" ORDER BY seq"
-
 List *
 adk_session_history(const char *app, const char *user, const char *session,
 					AdkHistoryMark *mark, MemoryContext mark_cxt,
 					bool *compacted, bool *stale)
 {
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT8OID};
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[4];
 	MemoryContext caller = CurrentMemoryContext;
 	AdkOwnerSave save;
 	List	   *result = NIL;
 	uint64		i;
+	bool		isnull;
 
 	*stale = false;
 	session_args(args, app, user, session);
 	args[3] = Int64GetDatum(mark->seq);
 	adk_owner_spi_begin(&save);
-	*compacted = adk_spi_exec("SELECT 1 FROM adk.compactions"
-							  " WHERE app_name OPERATOR(pg_catalog.=) $1"
-							  "   AND user_id OPERATOR(pg_catalog.=) $2"
-							  "   AND session_id OPERATOR(pg_catalog.=) $3 LIMIT 1",
-							  3, types, args, NULL, 1) == SPI_OK_SELECT &&
-		SPI_processed > 0;
+	if (adk_spi_call("adk._session_compacted", 3, args, NULL, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read adk.compactions");
+	*compacted = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull));
 	if (*compacted)
 	{
 		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
 						 3, types, args, NULL, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the session's events");
 	}
-	else if (adk_spi_exec(HISTORY_SQL, 4, types, args, NULL, 0) != SPI_OK_SELECT)
+	else if (adk_spi_call("adk._session_history", 4, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
 	if (!*compacted && mark->seq > 0)
 	{
@@ -455,7 +423,6 @@ List *
 adk_session_recent_authors(const char *app, const char *user,
 						   const char *session)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 	MemoryContext caller = CurrentMemoryContext;
 	AdkOwnerSave save;
@@ -464,13 +431,7 @@ adk_session_recent_authors(const char *app, const char *user,
 
 	session_args(args, app, user, session);
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("SELECT event_data OPERATOR(pg_catalog.->>) 'author' FROM adk.events"
-					 " WHERE app_name OPERATOR(pg_catalog.=) $1"
-					 "   AND user_id OPERATOR(pg_catalog.=) $2"
-					 "   AND session_id OPERATOR(pg_catalog.=) $3"
-					 "   AND NOT (" NOT_REWOUND_SQL " OPERATOR(pg_catalog.@>) seq)"
-					 " ORDER BY seq DESC LIMIT 200",
-					 3, types, args, NULL, 0) != SPI_OK_SELECT)
+	if (adk_spi_call("adk._session_recent_authors", 3, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the session's events");
 	for (i = 0; i < SPI_processed; i++)
 	{
