@@ -228,11 +228,18 @@ BEGIN
          CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
          WHERE p ? 'function_response'
     ), interrupts AS (
-        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id,
-               (SELECT a.ts FROM answers a
-                 WHERE a.id = c.id AND a.seq > c.seq
-                 ORDER BY a.seq LIMIT 1) AS answered_at
+        -- a call no answer came for before an error event CANCELLED of
+        -- its invocation (adk_cancel of a paused run, 63_cancel_waiting.sql)
+        -- is no longer pending
+        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id, a.answered_at,
+               a.answered_at IS NULL
+               AND EXISTS (SELECT 1 FROM ev k
+                            WHERE k.invocation_id = c.invocation_id AND k.seq > c.seq
+                              AND k.author <> 'user' AND k.d ->> 'error_code' = 'CANCELLED') AS cancelled
           FROM calls c
+         CROSS JOIN LATERAL (SELECT (SELECT a.ts FROM answers a
+                                      WHERE a.id = c.id AND a.seq > c.seq
+                                      ORDER BY a.seq LIMIT 1) AS answered_at) a
     ), nodes AS (
         -- every node activation
         SELECT DISTINCT ev.invocation_id, ev.path
@@ -243,7 +250,8 @@ BEGIN
         -- the interrupts of a node and of the nodes below it
         SELECT n.invocation_id, n.path,
                coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
-                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL), '{}') AS pending,
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL
+                                AND NOT i.cancelled), '{}') AS pending,
                coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
                         '{}') AS answered,
                max(i.answered_at) AS last_answer

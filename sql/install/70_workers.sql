@@ -335,7 +335,7 @@ CREATE FUNCTION adk_cancel(invocation_id text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'adk_cancel' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION adk_cancel(text) IS
-    'Cancel a run: a queued job never starts; a running one (in a worker or another backend) is stopped.  true: there was something to cancel.';
+    'Cancel a run: a queued job never starts; a running one (in a worker or another backend) is stopped; a paused one (waiting for input) ends cancelled, its requests no longer answerable.  true: there was something to cancel.';
 
 CREATE FUNCTION adk_interrupt(app_name text, user_id text, session_id text)
 RETURNS integer

@@ -1004,6 +1004,26 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      LIMIT 1
 $$;
 
+-- An agent node whose agent, or an agent below it, has a tool that is
+-- long-running or requires confirmation (docs/workflows.md "Not run
+-- yet"): its pause would hold the node, but the answer would not resume
+-- the agent in its lane -- it would become the node's output, the tool's
+-- result never seen by the model, a confirmed tool never run -- so the
+-- run is refused before anything is stored.  NULL: no such node.
+CREATE FUNCTION adk._workflow_pause_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s" has tool "%s" (long-running or requiring confirmation)',
+                  n.name, wf, a.name, t.name)
+      FROM adk.workflow_nodes n
+     CROSS JOIN LATERAL adk._agent_tree(n.agent) a
+      JOIN adk.agents g ON g.name = a.name
+     CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
+      JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
+     WHERE n.workflow = wf AND n.kind = 'agent'
+     ORDER BY n.name COLLATE "C", a.depth, a.name COLLATE "C", u.i
+     LIMIT 1
+$$;
+
 -- The nodes of a workflow as the scheduler needs them: kind, a function
 -- node's function as a qualified name to call (a tool node's: its tool's
 -- name in adk.tools; an agent node's: its agent; a nested workflow's: its

@@ -832,3 +832,276 @@ ON CONFLICT (app_name, user_id) DO UPDATE
 $$;
 REVOKE ALL ON FUNCTION adk._merge_app_state(text, jsonb, timestamptz),
     adk._merge_user_state(text, text, jsonb, timestamptz) FROM PUBLIC;
+
+-- adk_cancel of a paused run (sql/install/63_cancel_waiting.sql,
+-- src/worker/cancel.c): a request made before an error event CANCELLED
+-- of its invocation is no longer pending.
+CREATE OR REPLACE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL,
+                                       p_paths text[] DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author,
+               adk._node_path(p_new -> 'event_data') AS path
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author,
+               adk._node_path(e.event_data) AS path
+          FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.path, ev.seq, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.live_events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
+    ), interrupts AS (
+        -- a call no answer came for before an error event CANCELLED of
+        -- its invocation (adk_cancel of a paused run, 63_cancel_waiting.sql)
+        -- is no longer pending
+        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id, a.answered_at,
+               a.answered_at IS NULL
+               AND EXISTS (SELECT 1 FROM ev k
+                            WHERE k.invocation_id = c.invocation_id AND k.seq > c.seq
+                              AND k.author <> 'user' AND k.d ->> 'error_code' = 'CANCELLED') AS cancelled
+          FROM calls c
+         CROSS JOIN LATERAL (SELECT (SELECT a.ts FROM answers a
+                                      WHERE a.id = c.id AND a.seq > c.seq
+                                      ORDER BY a.seq LIMIT 1) AS answered_at) a
+    ), nodes AS (
+        -- every node activation
+        SELECT DISTINCT ev.invocation_id, ev.path
+          FROM ev
+         WHERE ev.path IS NOT NULL
+           AND (p_paths IS NULL OR ev.path = ANY (p_paths))
+    ), held AS (
+        -- the interrupts of a node and of the nodes below it
+        SELECT n.invocation_id, n.path,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL
+                                AND NOT i.cancelled), '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer
+          FROM nodes n
+          LEFT JOIN interrupts i
+                 ON i.invocation_id = n.invocation_id
+                AND (i.path = n.path OR starts_with(i.path, n.path || '/'))
+         GROUP BY n.invocation_id, n.path
+    )
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, n.path,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN fin.d IS NOT NULL THEN 'completed'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                WHEN strpos(n.path, '/') > 0 THEN 'running'
+                ELSE 'completed' END,
+           n.pending, n.answered, last.author,
+           greatest(last.ts, n.last_answer),
+           CASE WHEN strpos(n.path, '@') = 0 THEN
+                (SELECT ev.d -> 'content' FROM ev
+                  WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
+                  ORDER BY ev.seq LIMIT 1)
+           ELSE
+                -- a task's or a single_turn node's delegating call
+                adk._node_input(p_app, p_user, p_session, n.invocation_id, n.path)
+           END,
+           CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
+                ELSE fin.d -> 'output' END,
+           -- not in the events: adk._refresh_run_states keeps a row's own
+           1,
+           last.d #>> '{custom_metadata,adk_triggered_by}',
+           last.d ->> 'branch',
+           last.d #>> '{custom_metadata,adk_graph_hash}'
+      FROM held n
+     CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
+                            AND ev.author <> 'user'
+                          ORDER BY ev.seq DESC LIMIT 1) last
+      LEFT JOIN LATERAL (SELECT ev.d FROM ev
+                          WHERE ev.invocation_id = n.invocation_id
+                            AND ev.d #> '{node_info,output_for}' ? n.path
+                          ORDER BY ev.seq DESC LIMIT 1) fin ON true;
+END
+$$;
+
+-- The role the waiting invocation p_invocation runs as (adk_cancel checks
+-- the caller may cancel its runs before anything is locked); NULL when
+-- it is not waiting.
+CREATE FUNCTION adk._waiting_invocation_role(p_invocation text)
+RETURNS name
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT x.role_name FROM adk.invocations x
+     WHERE x.invocation_id OPERATOR(pg_catalog.=) p_invocation
+       AND x.status OPERATOR(pg_catalog.=) 'waiting'
+$$;
+
+-- Cancel the waiting invocation p_invocation that runs as p_role: its
+-- session row locked (as adk_run locks it) and the invocation found
+-- still waiting under that lock, an error event CANCELLED for each of
+-- its waiting nodes, its run_states rows brought to what the events now
+-- say (cancelled, nothing pending), the invocation and the job of a
+-- queued run that paused 'cancelled'.  false: it is not waiting (any
+-- more), or now runs as another role (adk_cancel checks again).
+CREATE FUNCTION adk._cancel_waiting(p_invocation text, p_role name)
+RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    i record;
+    r record;
+    msg text := 'adk_cancel cancelled the run while it waited for input';
+BEGIN
+    SELECT x.app_name, x.user_id, x.session_id INTO i
+      FROM adk.invocations x
+     WHERE x.invocation_id = p_invocation AND x.status = 'waiting';
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM 1 FROM adk.sessions s
+      WHERE s.app_name = i.app_name AND s.user_id = i.user_id AND s.id = i.session_id
+        FOR UPDATE;
+    -- a new snapshot: what a resume that held the lock committed
+    PERFORM 1 FROM adk.invocations x
+      WHERE x.invocation_id = p_invocation AND x.status = 'waiting' AND x.role_name = p_role;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM adk.run_states s
+                    WHERE s.app_name = i.app_name AND s.user_id = i.user_id
+                      AND s.session_id = i.session_id AND s.invocation_id = p_invocation) THEN
+        PERFORM adk._refresh_run_states(i.app_name, i.user_id, i.session_id, p_invocation);
+    END IF;
+    -- the rows a resume locks (adk._resume_interrupts), in its order
+    FOR r IN
+        SELECT s.node_path, s.agent, s.branch, s.triggered_by, s.graph_hash
+          FROM adk.run_states s
+         WHERE s.app_name = i.app_name AND s.user_id = i.user_id AND s.session_id = i.session_id
+           AND s.invocation_id = p_invocation AND s.status = 'waiting'
+         ORDER BY s.node_path
+           FOR UPDATE
+    LOOP
+        INSERT INTO adk.events (id, app_name, user_id, session_id, invocation_id, "timestamp",
+                                event_data)
+        SELECT k.id, i.app_name, i.user_id, i.session_id, p_invocation, clock_timestamp(),
+               jsonb_strip_nulls(jsonb_build_object(
+                   'id', k.id, 'invocation_id', p_invocation, 'author', r.agent,
+                   'branch', r.branch, 'error_code', 'CANCELLED', 'error_message', msg,
+                   'actions', '{}'::jsonb,
+                   'node_info', jsonb_build_object('path', r.node_path),
+                   'custom_metadata', nullif(jsonb_strip_nulls(jsonb_build_object(
+                       'adk_triggered_by', r.triggered_by, 'adk_graph_hash', r.graph_hash)),
+                       '{}'::jsonb)))
+          FROM (SELECT gen_random_uuid()::text AS id) k;
+    END LOOP;
+    PERFORM adk._refresh_run_states(i.app_name, i.user_id, i.session_id, p_invocation);
+    UPDATE adk.invocations x
+       SET status = 'cancelled', ended_at = clock_timestamp(),
+           error_code = 'CANCELLED', error_message = msg
+     WHERE x.invocation_id = p_invocation;
+    UPDATE adk.jobs j
+       SET status = 'cancelled', finished_at = clock_timestamp(), error = msg
+     WHERE j.invocation_id = p_invocation AND j.status = 'waiting';
+    RETURN true;
+END
+$$;
+
+-- The first of p_ids (function responses' ids) that is a request of
+-- p_invocation which adk_cancel cancelled while it was pending: an error
+-- event CANCELLED of that invocation follows the call, and no user's
+-- response answered it before.  NULL: none.  adk_run refuses such an
+-- answer (src/runner/hitl.c).
+CREATE FUNCTION adk._cancelled_request(p_app text, p_user text, p_session text,
+                                       p_invocation text, p_ids text[])
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (
+        SELECT u.id
+          FROM unnest(p_ids) WITH ORDINALITY AS u(id, n)
+          JOIN adk.live_events c
+            ON c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+           AND c.invocation_id = p_invocation
+           AND coalesce(c.event_data ->> 'author', 'user') <> 'user'
+           AND c.event_data -> 'long_running_tool_ids' ? u.id
+           AND c.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+         WHERE EXISTS (SELECT 1 FROM adk.invocations x
+                        WHERE x.invocation_id = p_invocation AND x.status = 'cancelled')
+           AND EXISTS (
+               SELECT 1 FROM adk.live_events k
+                WHERE k.app_name = p_app AND k.user_id = p_user AND k.session_id = p_session
+                  AND k.invocation_id = p_invocation AND k.seq > c.seq
+                  AND coalesce(k.event_data ->> 'author', 'user') <> 'user'
+                  AND k.event_data ->> 'error_code' = 'CANCELLED'
+                  AND NOT EXISTS (
+                      SELECT 1 FROM adk.live_events a
+                       CROSS JOIN LATERAL adk._parts(a.event_data -> 'content') p
+                       WHERE a.app_name = p_app AND a.user_id = p_user AND a.session_id = p_session
+                         AND a.seq > c.seq AND a.seq < k.seq
+                         AND a.event_data ->> 'author' = 'user'
+                         AND a.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                         AND p #>> '{function_response,id}' = u.id))
+         ORDER BY u.n LIMIT 1);
+END
+$$;
+REVOKE ALL ON FUNCTION adk._waiting_invocation_role(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION adk._cancel_waiting(text, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION adk._cancelled_request(text, text, text, text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION adk_cancel(text) IS
+    'Cancel a run: a queued job never starts; a running one (in a worker or another backend) is stopped; a paused one (waiting for input) ends cancelled, its requests no longer answerable.  true: there was something to cancel.';
+
+-- An agent node whose agent, or an agent below it, has a tool that is
+-- long-running or requires confirmation (docs/workflows.md "Not run
+-- yet"): its pause would hold the node, but the answer would not resume
+-- the agent in its lane -- it would become the node's output, the tool's
+-- result never seen by the model, a confirmed tool never run -- so the
+-- run is refused before anything is stored.  NULL: no such node.
+CREATE FUNCTION adk._workflow_pause_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s" has tool "%s" (long-running or requiring confirmation)',
+                  n.name, wf, a.name, t.name)
+      FROM adk.workflow_nodes n
+     CROSS JOIN LATERAL adk._agent_tree(n.agent) a
+      JOIN adk.agents g ON g.name = a.name
+     CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
+      JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
+     WHERE n.workflow = wf AND n.kind = 'agent'
+     ORDER BY n.name COLLATE "C", a.depth, a.name COLLATE "C", u.i
+     LIMIT 1
+$$;
+REVOKE ALL ON FUNCTION adk._workflow_pause_refusal(text) FROM PUBLIC;

@@ -442,7 +442,8 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 	{
 		Datum		wf = CStringGetTextDatum((char *) lfirst(lc));
 
-		if (adk_spi_exec("SELECT adk._workflow_refusal($1)", 1, &type, &wf,
+		if (adk_spi_exec("SELECT coalesce(adk._workflow_refusal($1),"
+						 " adk._workflow_pause_refusal($1))", 1, &type, &wf,
 						 NULL, 0) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "could not check workflow \"%s\"", (char *) lfirst(lc));
 		refusal = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);

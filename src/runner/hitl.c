@@ -134,6 +134,7 @@ static bool confirmation_answer(Jsonb *response);
 static void note_resumed(AdkRun *run, HeapTuple row, TupleDesc desc,
 						 MemoryContext caller);
 static bool repeated_confirmation(AdkRun *run, Datum ids);
+static void refuse_cancelled(AdkRun *run, const char *invocation_id, Datum ids);
 static void check_response_schema(AdkRun *run, HeapTuple row, TupleDesc desc,
 								  const char *call_id, MemoryContext caller);
 static int	refresh(AdkRun *run);
@@ -203,6 +204,9 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 
 	if (matched == 0)
 	{
+		/* an answer to a request adk_cancel cancelled: refused */
+		if (!explicit_id)
+			refuse_cancelled(run, candidate, args[4]);
 		/* the message holds nothing but its function responses */
 		if (run->input.nparts == list_length(responses) &&
 			repeated_confirmation(run, args[4]))
@@ -227,6 +231,43 @@ adk_hitl_resumed_node(AdkRun *run, const char **agent)
 		return NULL;
 	*agent = h->resumed_agent;
 	return h->resumed_path;
+}
+
+/*
+ * A function response answering a request of a paused run that adk_cancel
+ * cancelled (adk._cancelled_request) is refused: nothing resumes it, and
+ * as plain input it would answer a call the session shows as cancelled
+ * (docs/runs.md "Cancelling a paused run").
+ */
+static void
+refuse_cancelled(AdkRun *run, const char *invocation_id, Datum ids)
+{
+	AdkOwnerSave save;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[5];
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *id;
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(invocation_id);
+	args[4] = ids;
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT adk._cancelled_request($1, $2, $3, $4, $5)",
+					 5, types, args, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not check the session's cancelled requests");
+	id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (id != NULL)
+		id = MemoryContextStrdup(caller, id);
+	adk_owner_spi_end(&save);
+	if (id != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("call \"%s\" of invocation \"%s\" was cancelled: it can no longer be answered",
+						id, invocation_id),
+				 errdetail("adk_cancel cancelled the invocation while it waited for this answer."),
+				 errhint("Send a new message to start a new run.")));
 }
 
 /*

@@ -1362,7 +1362,7 @@ resume(Workflow *wf, const char *resumed_path)
 				 errmsg("workflow \"%s\" changed since the run paused",
 						wf->agent->name),
 				 errdetail("In the paused run, %s.", changed),
-				 errhint("Restore the workflow to resume the paused run, or leave it paused: a message that answers no pending request starts a new run.")));
+				 errhint("Restore the workflow and answer again, or cancel the paused run (adk_cancel with the invocation_id adk.pending_interrupts shows): a message then starts a new run.")));
 	if (nested != NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(wf->cxt);

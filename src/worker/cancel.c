@@ -14,6 +14,14 @@
  * sent while holding the registry lock after checking the entry is still
  * the same run, so a run that has ended is not signalled.
  *
+ * A paused run -- an invocation 'waiting' for a person's answer or a
+ * long-running tool's result (docs/runs.md "Cancelling a paused run") --
+ * runs nowhere: adk._cancel_waiting ends it in the caller's transaction,
+ * under its session's row lock (the lock adk_run holds while it resumes),
+ * with an error event CANCELLED per waiting node, so that its requests are
+ * no longer pending nor answerable and a rebuild of adk.run_states gives
+ * the same rows (sql/install/63_cancel_waiting.sql).
+ *
  * Who may cancel: the role the run runs as (or a role that has its
  * privileges), members of adk_admin, superusers; only superusers may
  * cancel a superuser's run (as with pg_cancel_backend).
@@ -66,6 +74,7 @@ static int	signal_job_runs(uint64 invocation_hash, uint64 session_hash,
 							int *denied);
 static int	cancel_queued(const char *where, int nargs, Datum *args,
 						  int *denied);
+static bool cancel_waiting(const char *invocation_id);
 static void permission_denied(const char *invocation_id);
 
 /*
@@ -110,7 +119,66 @@ adk_cancel(PG_FUNCTION_ARGS)
 	n = signal_runs(adk_invocation_hash(invocation_id), 0, &denied);
 	if (denied > 0)
 		permission_denied(invocation_id);
-	PG_RETURN_BOOL(n > 0);
+	if (n > 0)
+		PG_RETURN_BOOL(true);
+
+	/* a paused one */
+	PG_RETURN_BOOL(cancel_waiting(invocation_id));
+}
+
+/*
+ * Cancel the invocation if it is waiting (paused) and the caller may
+ * cancel its runs; true when it was cancelled.
+ */
+static bool
+cancel_waiting(const char *invocation_id)
+{
+	Oid			types[2] = {TEXTOID, NAMEOID};
+	Datum		args[2];
+	AdkOwnerSave save;
+	bool		isnull;
+	Datum		value;
+	char	   *role_name;
+	Oid			role;
+	bool		allowed;
+	bool		done;
+
+	if (!OidIsValid(get_namespace_oid("adk", true)))
+		return false;
+	args[0] = CStringGetTextDatum(invocation_id);
+	adk_owner_spi_begin(&save);
+	if (SPI_execute_with_args("SELECT adk._waiting_invocation_role($1)",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read adk.invocations");
+	value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+	{
+		adk_owner_spi_end(&save);
+		return false;
+	}
+	role_name = pstrdup(NameStr(*DatumGetName(value)));
+
+	/* the check reads catalogs: as the caller */
+	adk_restore_user(&save);
+	role = get_role_oid(role_name, true);
+	allowed = adk_may_cancel(role, OidIsValid(role) && superuser_arg(role));
+	adk_become_owner(&save);
+	if (!allowed)
+	{
+		adk_owner_spi_end(&save);
+		permission_denied(invocation_id);
+	}
+
+	args[1] = DirectFunctionCall1(namein, CStringGetDatum(role_name));
+	if (SPI_execute_with_args("SELECT adk._cancel_waiting($1, $2)",
+							  2, types, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not cancel the waiting invocation");
+	done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  1, &isnull));
+	adk_owner_spi_end(&save);
+	return done;
 }
 
 /*

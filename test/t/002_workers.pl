@@ -340,6 +340,20 @@ is( $node->safe_psql(
 	'waiting,waiting',
 	'a job whose run pauses for a long-running tool ends waiting');
 
+# adk_cancel of that paused run (docs/runs.md "Cancelling a paused run"):
+# its job and invocation end cancelled, nothing of it is pending, and no
+# worker picks it up again
+is($node->safe_psql('postgres', "SELECT adk_cancel('$inv')"),
+	't', 'adk_cancel cancels a queued run that paused');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT j.status || ',' || i.status || ',' || (j.finished_at IS NOT NULL) || ','"
+		  . " || (SELECT count(*) FROM adk.pending_interrupts p WHERE p.invocation_id = '$inv')"
+		  . " FROM adk.jobs j JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'"
+	),
+	'cancelled,cancelled,true,0',
+	'its job and invocation end cancelled, nothing pending');
+
 # one worker runs jobs of different roles: nothing one job's tools leave in
 # the session (settings, temp tables, advisory locks, prepared statements)
 # reaches the next job
