@@ -90,6 +90,7 @@
 
 #include "common/owner.h"
 #include "common/schema_version.h"
+#include "common/subxact_abort.h"
 #include "common/trace_context.h"
 #include "model/http.h"
 #include "runner/runner.h"
@@ -1099,10 +1100,7 @@ abort_spans(AdkJob *job, bool cancelled, const char *error_type,
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
+		edata = adk_subxact_abort(cxt, owner);
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
 		adk_tenancy_pin_user(NULL);
 		ereport(WARNING,
