@@ -685,12 +685,11 @@ extension_schema(MemoryContext cxt)
 {
 	char	   *schema;
 
-	if (SPI_execute("SELECT n.nspname FROM pg_catalog.pg_extension e"
-					" JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-					" WHERE e.extname OPERATOR(pg_catalog.=) 'adk_runner'", true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
+	/* sql/install/88_store_statements.sql */
+	if (SPI_execute("SELECT adk._extension_schema()", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1 ||
+		(schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) == NULL)
 		elog(ERROR, "extension adk_runner is not installed");
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	return MemoryContextStrdup(cxt, schema);
 }
 
