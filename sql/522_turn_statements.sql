@@ -9,9 +9,17 @@ INSERT INTO turn_statements VALUES
   ('_append_event_row'), ('_place_event_bump'), ('_place_event_bump_shard'),
   ('_session_lock'), ('_session_lock_holders'), ('_session_history'),
   ('_session_recent_authors'), ('_session_compacted'), ('_model_call_insert'),
-  ('_model_calls_purge'), ('_merge_app_state'), ('_merge_user_state');
--- each: LANGUAGE sql, not SECURITY DEFINER, search_path pinned and nothing
--- else set, and no one's to call but the owner's
+  ('_model_calls_purge'), ('_merge_app_state'), ('_merge_user_state'), ('_budget_any');
+-- The other statements of more than a line the C code ran (none every
+-- turn) are plpgsql functions it calls.
+INSERT INTO turn_statements VALUES
+  ('_extension_schema'), ('_run_status'), ('_model_call_restore'), ('_events_shard'),
+  ('_otlp_secret'), ('_span_exports_dequeue'), ('_sliding_window_bounds'),
+  ('_summarizer_model'), ('_compaction_error_set');
+-- each: LANGUAGE sql (run from its body) or plpgsql (called), not
+-- SECURITY DEFINER, search_path pinned and nothing else set, and no one's
+-- to call but the owner's -- but adk_wait's look at a run, which runs as
+-- its caller
 SELECT t.name, l.lanname, p.prosecdef, p.proconfig,
        EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
                 WHERE a.grantee = 0) AS public_may,
@@ -76,6 +84,23 @@ SELECT pg_temp.without('_session_history', $q$SELECT adk_prompt('ts_app', 'u', '
 SELECT pg_temp.without('_session_recent_authors', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
 -- the row lock of a session adk_run has just made
 SELECT pg_temp.without('_session_lock', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's-new', 'Hello.')$q$);
+-- every model call's look for a budget that covers it
+SELECT pg_temp.without('_budget_any', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
+-- the called ones: adk_wait's look at the run, adk_compact's summarizer
+SELECT pg_temp.without('_run_status', $q$SELECT count(*) FROM adk_wait('no-such-run')$q$);
+SELECT pg_temp.without('_summarizer_model', $q$SELECT adk_compact('ts_app', 'u', 's1')$q$);
+-- the sliding window's range: its error is kept on the invocation (by
+-- adk._compaction_error_set) and the run goes on
+SELECT adk_define_app('ts_comp', 'ts_helper',
+                      compaction => '{"compaction_interval": 1, "overlap_size": 0, "summarizer_model": "ts_model"}');
+ALTER FUNCTION adk._sliding_window_bounds RENAME TO _moved;
+SELECT count(*) AS run_rows FROM adk_run('ts_comp', 'u', 'c1', 'Hello.');
+ALTER FUNCTION adk._moved RENAME TO _sliding_window_bounds;
+SELECT status, compaction_error FROM adk.invocations WHERE app_name = 'ts_comp';
+-- and with neither, the error that keeps it stops the run
+ALTER FUNCTION adk._sliding_window_bounds RENAME TO _moved_bounds;
+SELECT pg_temp.without('_compaction_error_set', $q$SELECT count(*) FROM adk_run('ts_comp', 'u', 'c2', 'Hello.')$q$);
+ALTER FUNCTION adk._moved_bounds RENAME TO _sliding_window_bounds;
 
 -- with them, all of it works
 SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "content": {"role": "user", "parts": [{"text": "one"}]}, "actions": {"state_delta": {"app:a": 1, "user:b": 2}}}') ->> 'author' AS appended;
@@ -89,6 +114,10 @@ SELECT seq, event_data ->> 'author' AS author, event_data #>> '{content,parts,0,
   FROM adk.events WHERE app_name = 'ts_app' AND session_id = 's1' ORDER BY seq;
 SELECT count(*) AS ledger_rows FROM adk.model_calls WHERE app_name = 'ts_app';
 SELECT jsonb_array_length(adk_prompt('ts_app', 'u', 's1') -> 'messages') AS prompt_messages;
+SELECT count(*) AS run_rows FROM adk_run('ts_comp', 'u', 'c1', 'Again.');
+SELECT count(*) AS compactions FROM adk.compactions WHERE app_name = 'ts_comp' AND session_id = 'c1';
+SELECT count(*) FILTER (WHERE compaction_error IS NOT NULL) AS compaction_errors
+  FROM adk.invocations WHERE app_name = 'ts_comp' AND session_id = 'c1';
 
 -- what a call's SET clause would give is required of the function: an
 -- altered one is looked at again at its next use, and refused
@@ -122,11 +151,13 @@ SELECT jsonb_array_length(adk_prompt('ts_app', 'u', 's1') -> 'messages') AS prom
 -- clean up
 SELECT adk_delete_session('ts_app', 'u', 's1');
 SELECT adk_delete_session('ts_app', 'u', 's-new');
-DELETE FROM adk.model_calls WHERE app_name = 'ts_app';
-DELETE FROM adk.invocations WHERE app_name = 'ts_app';
+SELECT adk_delete_session('ts_comp', 'u', 'c1');
+DELETE FROM adk.compactions WHERE app_name = 'ts_comp';
+DELETE FROM adk.model_calls WHERE app_name IN ('ts_app', 'ts_comp');
+DELETE FROM adk.invocations WHERE app_name IN ('ts_app', 'ts_comp');
 DELETE FROM adk.app_states WHERE app_name = 'ts_app';
 DELETE FROM adk.user_states WHERE app_name = 'ts_app';
-DELETE FROM adk.apps WHERE name = 'ts_app';
+DELETE FROM adk.apps WHERE name IN ('ts_app', 'ts_comp');
 DELETE FROM adk.agents WHERE name IN ('ts_agent', 'ts_helper');
 DELETE FROM adk.models WHERE name = 'ts_model';
 DELETE FROM adk.secrets WHERE name = 'ts-key';

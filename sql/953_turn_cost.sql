@@ -2,8 +2,9 @@
 -- Benchmark: the runner's own time per turn).  Every write still goes
 -- through the executor (pgstat counts it per table), but nothing runs
 -- that the turn does not need: with no budget defined for the app, only
--- the check that none applies is read (a statement on the view
--- adk._budget_limits, no function call); with one,
+-- the check that none applies is read (adk._budget_any's body, a
+-- statement on the view adk._budget_limits run by adk_spi_call: no
+-- function call); with one,
 -- _budget_take and _budget_charge are called, once per model call, and each
 -- notes what it charged for the budget (_budget_spent: kept if the
 -- transaction rolls back) after _budget_take has counted the charges of

@@ -665,3 +665,46 @@ RETURNS jsonb
 AS 'MODULE_PATHNAME', 'adk_prompt' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION adk_prompt(text, text, text, text) IS
     'The exact request body (provider wire format, secrets redacted) the next model call for this session would send: of the agent named, else of the agent the next message would go to.';
+
+-- The sliding window's range as ARRAY[from_seq, to_seq], NULL when it is
+-- not time (src/runner/compaction.c).
+CREATE FUNCTION adk._sliding_window_bounds(p_app text, p_user text, p_session text,
+                                           p_every integer, p_overlap integer)
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+BEGIN
+    SELECT w.from_seq, w.to_seq INTO r
+      FROM adk._sliding_window_range(p_app, p_user, p_session, p_every, p_overlap) w;
+    IF r.from_seq IS NULL OR r.to_seq IS NULL THEN
+        RETURN NULL;
+    END IF;
+    RETURN ARRAY[r.from_seq, r.to_seq];
+END
+$$;
+
+-- The model that summarizes app p_app's sessions: its compaction's
+-- summarizer_model, or its root agent's model; NULL for no such app
+-- (adk_compact, src/runner/compaction_sql.c).
+CREATE FUNCTION adk._summarizer_model(p_app text)
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT coalesce(a.compaction ->> 'summarizer_model', adk._agent_model(a.root_agent))
+              FROM adk.apps a
+             WHERE a.name = p_app);
+END
+$$;
+
+-- Why a compaction of invocation p_invocation failed or was refused, kept
+-- on the invocation (the run goes on).
+CREATE FUNCTION adk._compaction_error_set(p_invocation text, p_error text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.invocations i
+       SET compaction_error = p_error
+     WHERE i.invocation_id = p_invocation;
+END
+$$;

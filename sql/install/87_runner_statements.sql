@@ -272,9 +272,10 @@ $$;
 
 -- The budgets with a limit, whose scopes src/runner/budget.c reads to see
 -- whether one covers a model call (if none does, the call takes nothing
--- from adk._budget_take): a statement on this view, planned once per
--- backend, without a function call around it (a plpgsql function with its
--- SET clause cost more than the read, test/bench/README.md).  The view's
+-- from adk._budget_take): the body of adk._budget_any
+-- (88_turn_statements.sql), planned once per backend and run without a
+-- function call around it (a plpgsql function with its SET clause cost
+-- more than the read, test/bench/README.md).  The view's
 -- names were resolved when it was made; only the owner of schema adk may
 -- use it.
 CREATE VIEW adk._budget_limits AS

@@ -260,3 +260,91 @@ BEGIN
     RETURN n;
 END
 $$;
+
+-- The schema of the adk_* functions (the job worker calls
+-- adk_create_session; the artifact tools adk_save_artifact), NULL when
+-- adk_runner is not installed.
+CREATE FUNCTION adk._extension_schema()
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT n.nspname::text
+              FROM pg_catalog.pg_extension e
+              JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'adk_runner');
+END
+$$;
+
+-- A run's status and place for adk_wait (src/worker/submit.c), with a new
+-- snapshot: its job's, or (no job: a run of adk_run, or a job purged
+-- since) its invocation's; r_xmin, the job row's, tells a job queued in
+-- the caller's own transaction.  Run as the caller.
+CREATE FUNCTION adk._run_status(p_invocation text,
+                                OUT r_status text, OUT r_app text, OUT r_user text,
+                                OUT r_session text, OUT r_xmin xid)
+RETURNS SETOF record
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT x.status, x.app_name, x.user_id, x.session_id, x.xmin
+      FROM (SELECT j.status, j.app_name, j.user_id, j.session_id, 1 AS o, j.xmin
+              FROM adk.jobs j
+             WHERE j.invocation_id = p_invocation
+            UNION ALL
+            SELECT i.status, i.app_name, i.user_id, i.session_id, 2, NULL::xid
+              FROM adk.invocations i
+             WHERE i.invocation_id = p_invocation) x
+     ORDER BY x.o
+     LIMIT 1;
+END
+$$;
+
+-- A ledger row of a model call whose transaction rolled back, marked
+-- rolled_back (src/shared/spent.c: the launcher writes what the backend
+-- handed over).
+CREATE FUNCTION adk._model_call_restore(p_row jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO adk.model_calls OVERRIDING SYSTEM VALUE
+    SELECT r.*
+      FROM pg_catalog.jsonb_populate_record(NULL::adk.model_calls,
+                                            p_row || '{"rolled_back": true}') r;
+END
+$$;
+
+-- Whether Citus lists shard p_shard as a shard of adk.events_p0 (the
+-- events trigger on a shard; called only where pg_dist_shard exists).
+CREATE FUNCTION adk._events_shard(p_shard bigint)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_dist_shard s
+                    WHERE s.shardid = p_shard
+                      AND s.logicalrelid = 'adk.events_p0'::pg_catalog.regclass);
+END
+$$;
+
+-- The OTLP exporter's secret p_name: its value and the hosts it may be
+-- sent to (src/worker/otlp.c).
+CREATE FUNCTION adk._otlp_secret(p_name text, OUT r_value text, OUT r_allowed_hosts text[])
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.value, s.allowed_hosts
+      FROM adk.secrets s
+     WHERE s.name = p_name;
+END
+$$;
+
+-- The spans p_refs the OTLP collector accepted, out of the exporter's
+-- queue.
+CREATE FUNCTION adk._span_exports_dequeue(p_refs bigint[])
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM adk.span_exports x
+     WHERE x.span_ref = ANY (p_refs);
+END
+$$;

@@ -248,3 +248,15 @@ DELETE FROM adk.model_calls c
  WHERE c.created_at OPERATOR(pg_catalog.<)
        (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))
 $$;
+
+-- Whether a budget with a limit covers a model call in app $1 by user $2
+-- as role $3 (src/runner/budget.c; if none does, the call takes nothing
+-- from adk._budget_take).  Every model call runs it.
+CREATE FUNCTION adk._budget_any(text, text, name)
+RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+SELECT EXISTS (SELECT FROM adk._budget_limits x
+                WHERE x.app_name OPERATOR(pg_catalog.=) $1
+                  AND (x.user_id IS NULL OR x.user_id OPERATOR(pg_catalog.=) $2)
+                  AND (x.role_name IS NULL OR x.role_name OPERATOR(pg_catalog.=) $3))
+$$;

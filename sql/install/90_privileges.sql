@@ -65,7 +65,7 @@ DECLARE
         '_memory_search', '_memory_search_vec', '_any_word_query', '_cosine', '_embed',
         '_memory_config', '_artifact_names', '_artifact_latest',
         '_page_size', '_page_token', '_page_token_read', '_mermaid_text', '_mermaid_who',
-        '_json_schema', '_mermaid_label', '_wait_events', '_job_triggers'];
+        '_json_schema', '_mermaid_label', '_wait_events', '_job_triggers', '_run_status'];
     admin_internals name[] := ARRAY['_agent_cycle', '_agent_edges', '_agent_model',
         '_builtin_tools', '_check_agent_tree', '_check_call_options', '_check_compaction', '_check_thinking',
         '_check_one_parent', '_check_references', '_check_root_mode', '_check_task_placement',

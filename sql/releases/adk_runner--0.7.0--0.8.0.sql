@@ -1105,3 +1105,159 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      LIMIT 1
 $$;
 REVOKE ALL ON FUNCTION adk._workflow_pause_refusal(text) FROM PUBLIC;
+
+-- Multi-line SQL strings of the C code as named functions
+-- (88_store_statements.sql, 65_compaction.sql).
+
+-- The schema of the adk_* functions (the job worker calls
+-- adk_create_session; the artifact tools adk_save_artifact), NULL when
+-- adk_runner is not installed.
+CREATE FUNCTION adk._extension_schema()
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT n.nspname::text
+              FROM pg_catalog.pg_extension e
+              JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'adk_runner');
+END
+$$;
+
+-- A run's status and place for adk_wait (src/worker/submit.c), with a new
+-- snapshot: its job's, or (no job: a run of adk_run, or a job purged
+-- since) its invocation's; r_xmin, the job row's, tells a job queued in
+-- the caller's own transaction.  Run as the caller.
+CREATE FUNCTION adk._run_status(p_invocation text,
+                                OUT r_status text, OUT r_app text, OUT r_user text,
+                                OUT r_session text, OUT r_xmin xid)
+RETURNS SETOF record
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT x.status, x.app_name, x.user_id, x.session_id, x.xmin
+      FROM (SELECT j.status, j.app_name, j.user_id, j.session_id, 1 AS o, j.xmin
+              FROM adk.jobs j
+             WHERE j.invocation_id = p_invocation
+            UNION ALL
+            SELECT i.status, i.app_name, i.user_id, i.session_id, 2, NULL::xid
+              FROM adk.invocations i
+             WHERE i.invocation_id = p_invocation) x
+     ORDER BY x.o
+     LIMIT 1;
+END
+$$;
+
+-- A ledger row of a model call whose transaction rolled back, marked
+-- rolled_back (src/shared/spent.c: the launcher writes what the backend
+-- handed over).
+CREATE FUNCTION adk._model_call_restore(p_row jsonb)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO adk.model_calls OVERRIDING SYSTEM VALUE
+    SELECT r.*
+      FROM pg_catalog.jsonb_populate_record(NULL::adk.model_calls,
+                                            p_row || '{"rolled_back": true}') r;
+END
+$$;
+
+-- Whether Citus lists shard p_shard as a shard of adk.events_p0 (the
+-- events trigger on a shard; called only where pg_dist_shard exists).
+CREATE FUNCTION adk._events_shard(p_shard bigint)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_dist_shard s
+                    WHERE s.shardid = p_shard
+                      AND s.logicalrelid = 'adk.events_p0'::pg_catalog.regclass);
+END
+$$;
+
+-- The OTLP exporter's secret p_name: its value and the hosts it may be
+-- sent to (src/worker/otlp.c).
+CREATE FUNCTION adk._otlp_secret(p_name text, OUT r_value text, OUT r_allowed_hosts text[])
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.value, s.allowed_hosts
+      FROM adk.secrets s
+     WHERE s.name = p_name;
+END
+$$;
+
+-- The spans p_refs the OTLP collector accepted, out of the exporter's
+-- queue.
+CREATE FUNCTION adk._span_exports_dequeue(p_refs bigint[])
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM adk.span_exports x
+     WHERE x.span_ref = ANY (p_refs);
+END
+$$;
+
+-- The sliding window's range as ARRAY[from_seq, to_seq], NULL when it is
+-- not time (src/runner/compaction.c).
+CREATE FUNCTION adk._sliding_window_bounds(p_app text, p_user text, p_session text,
+                                           p_every integer, p_overlap integer)
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+BEGIN
+    SELECT w.from_seq, w.to_seq INTO r
+      FROM adk._sliding_window_range(p_app, p_user, p_session, p_every, p_overlap) w;
+    IF r.from_seq IS NULL OR r.to_seq IS NULL THEN
+        RETURN NULL;
+    END IF;
+    RETURN ARRAY[r.from_seq, r.to_seq];
+END
+$$;
+
+-- The model that summarizes app p_app's sessions: its compaction's
+-- summarizer_model, or its root agent's model; NULL for no such app
+-- (adk_compact, src/runner/compaction_sql.c).
+CREATE FUNCTION adk._summarizer_model(p_app text)
+RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT coalesce(a.compaction ->> 'summarizer_model', adk._agent_model(a.root_agent))
+              FROM adk.apps a
+             WHERE a.name = p_app);
+END
+$$;
+
+-- Why a compaction of invocation p_invocation failed or was refused, kept
+-- on the invocation (the run goes on).
+CREATE FUNCTION adk._compaction_error_set(p_invocation text, p_error text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE adk.invocations i
+       SET compaction_error = p_error
+     WHERE i.invocation_id = p_invocation;
+END
+$$;
+REVOKE ALL ON FUNCTION adk._extension_schema(), adk._run_status(text),
+    adk._model_call_restore(jsonb), adk._events_shard(bigint), adk._otlp_secret(text),
+    adk._span_exports_dequeue(bigint[]),
+    adk._sliding_window_bounds(text, text, text, integer, integer),
+    adk._summarizer_model(text), adk._compaction_error_set(text, text)
+  FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION adk._run_status(text) TO adk_user;
+
+-- The budget check of every model call, run from its body (88_turn_statements.sql).
+
+-- Whether a budget with a limit covers a model call in app $1 by user $2
+-- as role $3 (src/runner/budget.c; if none does, the call takes nothing
+-- from adk._budget_take).  Every model call runs it.
+CREATE FUNCTION adk._budget_any(text, text, name)
+RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+SELECT EXISTS (SELECT FROM adk._budget_limits x
+                WHERE x.app_name OPERATOR(pg_catalog.=) $1
+                  AND (x.user_id IS NULL OR x.user_id OPERATOR(pg_catalog.=) $2)
+                  AND (x.role_name IS NULL OR x.role_name OPERATOR(pg_catalog.=) $3))
+$$;
+REVOKE ALL ON FUNCTION adk._budget_any(text, text, name) FROM PUBLIC;

@@ -547,15 +547,16 @@ extension_schema(void)
 {
 	char	   *result = NULL;
 	MemoryContext caller = CurrentMemoryContext;
+	char	   *schema;
+	AdkOwnerSave save;
 
-	SPI_connect();
-	if (adk_spi_exec("SELECT n.nspname FROM pg_catalog.pg_extension e"
-					 " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-					 " WHERE e.extname OPERATOR(pg_catalog.=) 'adk_runner'",
-					 0, NULL, NULL, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
-		result = MemoryContextStrdup(caller,
-									 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
+	adk_owner_spi_begin(&save);
+	/* sql/install/88_store_statements.sql */
+	if (adk_spi_exec("SELECT adk._extension_schema()",
+					 0, NULL, NULL, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1 &&
+		(schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) != NULL)
+		result = MemoryContextStrdup(caller, schema);
+	adk_owner_spi_end(&save);
 	if (result == NULL)
 		elog(ERROR, "extension adk_runner is not installed");
 	return result;

@@ -44,12 +44,12 @@
 #define NOT_TAKEN DT_NOBEGIN
 
 /*
- * whether a budget with a limit covers the call of $2 in app $1 as role $3
- * (adk._budget_take takes nothing else; sql/install/87_runner_statements.sql)
+ * whether a budget with a limit covers the call of user $2 in app $1 as
+ * role $3 (adk._budget_take takes nothing else): every model call runs it,
+ * so adk_spi_call runs the function's body (88_turn_statements.sql,
+ * docs/internals/statements.md)
  */
-#define ANY_BUDGET_SQL \
-	"SELECT EXISTS (SELECT FROM adk._budget_limits x WHERE x.app_name = $1" \
-	" AND (x.user_id IS NULL OR x.user_id = $2) AND (x.role_name IS NULL OR x.role_name = $3))"
+#define ANY_BUDGET_FUNCTION "adk._budget_any"
 
 char *
 adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
@@ -69,7 +69,7 @@ adk_budget_try(const char *app, const char *user, TimestampTz *taken_at)
 	args[2] = NameGetDatum(&role);
 	*taken_at = GetCurrentTimestamp();
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec(ANY_BUDGET_SQL, 3, types, args, NULL, 1) != SPI_OK_SELECT ||
+	if (adk_spi_call(ANY_BUDGET_FUNCTION, 3, args, NULL, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not read the token budgets");
 	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,

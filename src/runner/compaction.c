@@ -361,10 +361,8 @@ sliding_start(void *arg)
 	args[2] = CStringGetTextDatum(run->session);
 	args[3] = Int32GetDatum(cfg->interval);
 	args[4] = Int32GetDatum(cfg->overlap);
-	/* one call of the range function: [from_seq, to_seq], no row if none */
-	d = adk_compaction_owner_query("SELECT ARRAY[r.from_seq, r.to_seq]"
-								   "  FROM adk._sliding_window_range($1, $2, $3, $4, $5) r"
-								   " WHERE r.from_seq IS NOT NULL AND r.to_seq IS NOT NULL",
+	/* [from_seq, to_seq], NULL if it is not time (65_compaction.sql) */
+	d = adk_compaction_owner_query("SELECT adk._sliding_window_bounds($1, $2, $3, $4, $5)",
 								   5, types, args, NULL, 1, &isnull);
 	if (isnull)
 		return;
@@ -832,9 +830,8 @@ record_problem(AdkRun *run, const char *what, const char *message)
 	args[0] = CStringGetTextDatum(run->invocation_id);
 	args[1] = CStringGetTextDatum(text);
 	adk_owner_spi_begin(&save);
-	if (adk_spi_exec("UPDATE adk.invocations SET compaction_error = $2"
-					 " WHERE invocation_id OPERATOR(pg_catalog.=) $1",
-					 2, types, args, NULL, 0) != SPI_OK_UPDATE)
+	if (adk_spi_exec("SELECT adk._compaction_error_set($1, $2)",
+					 2, types, args, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the compaction error");
 	adk_owner_spi_end(&save);
 }

@@ -142,8 +142,8 @@ adk_compact(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("from_seq and to_seq must be positive")));
 	args[0] = CStringGetTextDatum(app);
-	d = adk_compaction_owner_query("SELECT coalesce(a.compaction OPERATOR(pg_catalog.->>) 'summarizer_model', adk._agent_model(a.root_agent))"
-								   "  FROM adk.apps a WHERE a.name OPERATOR(pg_catalog.=) $1",
+	/* sql/install/65_compaction.sql */
+	d = adk_compaction_owner_query("SELECT adk._summarizer_model($1)",
 								   1, types, args, NULL, 1, &isnull);
 	if (isnull)
 		ereport(ERROR,

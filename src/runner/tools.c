@@ -475,8 +475,8 @@ build_call_sql(AdkTool *tool, Jsonb *args)
 		 * not a function: it cannot be schema-qualified, and needs none.
 		 */
 		appendStringInfo(&sql,
-						 "SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(s.x)), '[]'::pg_catalog.jsonb)"
-						 " FROM (SELECT %s AS x) s", call.data);
+						 "SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(s.x)), '[]'::pg_catalog.jsonb) FROM (SELECT %s AS x) s",
+						 call.data);
 	}
 	else if (proc->prorettype == VOIDOID)
 		appendStringInfo(&sql, "SELECT CASE WHEN %s IS NULL THEN NULL::pg_catalog.jsonb END",

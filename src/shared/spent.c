@@ -650,11 +650,9 @@ write_rows(List *rows)
 		Oid			type = TEXTOID;
 		Datum		arg = CStringGetTextDatum((char *) lfirst(lc));
 
-		if (SPI_execute_with_args("INSERT INTO adk.model_calls OVERRIDING SYSTEM VALUE"
-								  " SELECT r.* FROM pg_catalog.jsonb_populate_record("
-								  "  NULL::adk.model_calls,"
-								  "  $1::pg_catalog.jsonb OPERATOR(pg_catalog.||) '{\"rolled_back\": true}') r",
-								  1, &type, &arg, NULL, false, 0) != SPI_OK_INSERT)
+		/* sql/install/88_store_statements.sql */
+		if (SPI_execute_with_args("SELECT adk._model_call_restore($1::pg_catalog.jsonb)",
+								  1, &type, &arg, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not insert into adk.model_calls");
 	}
 	adk_owner_spi_end(&save);

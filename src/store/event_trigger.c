@@ -445,11 +445,9 @@ adk_merge_scope_states(Datum *ids, AdkStateDelta *split, TimestampTz ts)
 }
 
 #define APPENDED_SQL \
-	"SELECT adk._event_appended($1, $2, $3, pg_catalog.jsonb_build_object(" \
-	" 'seq', $4, 'id', $5, 'invocation_id', $6, 'timestamp', $7, 'event_data', $8))"
+	"SELECT adk._event_appended($1, $2, $3, pg_catalog.jsonb_build_object('seq', $4, 'id', $5, 'invocation_id', $6, 'timestamp', $7, 'event_data', $8))"
 #define COMPACTION_NOTE_SQL \
-	"SELECT adk._compaction_note($1, $2, $3, pg_catalog.jsonb_build_object(" \
-	" 'seq', $4, 'id', $5, 'invocation_id', $6, 'timestamp', $7, 'event_data', $8))"
+	"SELECT adk._compaction_note($1, $2, $3, pg_catalog.jsonb_build_object('seq', $4, 'id', $5, 'invocation_id', $6, 'timestamp', $7, 'event_data', $8))"
 
 /*
  * Whether an event makes or answers an interrupt: an agent's event with
@@ -632,6 +630,7 @@ is_citus_shard(Relation rel)
 	bool		result = false;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		args[1];
+	AdkOwnerSave save;
 
 	if (GetConfigOption("citus.version", true, false) == NULL ||
 		!OidIsValid(get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE)) ||
@@ -640,14 +639,18 @@ is_citus_shard(Relation rel)
 		strlen(digits) > 18)
 		return false;
 	args[0] = Int64GetDatum(strtoi64(digits, NULL, 10));
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT FROM pg_catalog.pg_dist_shard s"
-							  " WHERE s.shardid OPERATOR(pg_catalog.=) $1"
-							  "   AND s.logicalrelid OPERATOR(pg_catalog.=)"
-							  "       'adk.events_p0'::pg_catalog.regclass",
-							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT)
-		result = (SPI_processed == 1);
-	SPI_finish();
+	adk_owner_spi_begin(&save);
+	/* sql/install/88_store_statements.sql */
+	if (adk_spi_exec("SELECT adk._events_shard($1)",
+					 1, argtypes, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+
+		result = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	adk_owner_spi_end(&save);
 	return result;
 }
 

@@ -225,8 +225,7 @@ cancel_queued(const char *where, int nargs, Datum *args, int *denied)
 	if (!OidIsValid(get_namespace_oid("adk", true)))
 		return 0;
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_with_args(psprintf("SELECT id, role_oid FROM adk.jobs"
-									   " WHERE %s AND status OPERATOR(pg_catalog.=) 'queued'",
+	if (SPI_execute_with_args(psprintf("SELECT id, role_oid FROM adk.jobs WHERE %s AND status OPERATOR(pg_catalog.=) 'queued'",
 									   where),
 							  nargs, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.jobs");

@@ -90,6 +90,7 @@
 
 #include "common/owner.h"
 #include "common/schema_version.h"
+#include "common/subxact_abort.h"
 #include "common/trace_context.h"
 #include "model/http.h"
 #include "runner/runner.h"
@@ -684,12 +685,11 @@ extension_schema(MemoryContext cxt)
 {
 	char	   *schema;
 
-	if (SPI_execute("SELECT n.nspname FROM pg_catalog.pg_extension e"
-					" JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-					" WHERE e.extname OPERATOR(pg_catalog.=) 'adk_runner'", true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
+	/* sql/install/88_store_statements.sql */
+	if (SPI_execute("SELECT adk._extension_schema()", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1 ||
+		(schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) == NULL)
 		elog(ERROR, "extension adk_runner is not installed");
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	return MemoryContextStrdup(cxt, schema);
 }
 
@@ -1099,10 +1099,7 @@ abort_spans(AdkJob *job, bool cancelled, const char *error_type,
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
+		edata = adk_subxact_abort(cxt, owner);
 		SetUserIdAndSecContext(worker_user, worker_sec_context);
 		adk_tenancy_pin_user(NULL);
 		ereport(WARNING,

@@ -53,6 +53,7 @@
 #include "common/json_writer.h"
 #include "common/owner.h"
 #include "common/schema_version.h"
+#include "common/subxact_abort.h"
 #include "shared/spent.h"
 #include "store/append.h"
 #include "store/event.h"
@@ -436,10 +437,7 @@ lost_turn_closed(const char *invocation_id, const char *app, const char *user,
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
+		edata = adk_subxact_abort(cxt, owner);
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
 				 errmsg("could not close the turn of invocation \"%s\": %s",

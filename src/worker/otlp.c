@@ -246,9 +246,8 @@ adk_otlp_exporter_main(Datum arg)
 	}
 }
 
-#define SECRET_SQL \
-	"SELECT s.value, s.allowed_hosts FROM adk.secrets s" \
-	" WHERE s.name OPERATOR(pg_catalog.=) $1"
+/* sql/install/88_store_statements.sql */
+#define SECRET_SQL "SELECT * FROM adk._otlp_secret($1)"
 
 /*
  * One batch: read, send, and on a 2xx dequeue.  The number of spans
@@ -386,9 +385,8 @@ export_round(bool *failed)
 	{
 		Oid			type = INT8ARRAYOID;
 
-		if (SPI_execute_with_args("DELETE FROM adk.span_exports"
-								  " WHERE span_ref OPERATOR(pg_catalog.=) ANY ($1)",
-								  1, &type, &refs, NULL, false, 0) != SPI_OK_DELETE)
+		if (SPI_execute_with_args("SELECT adk._span_exports_dequeue($1)",
+								  1, &type, &refs, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not dequeue the exported spans");
 	}
 	SPI_finish();

@@ -360,12 +360,8 @@ run_ended(const char *invocation_id, char **status, char **app, char **user,
 	Datum		xmin;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT status, app_name, user_id, session_id, 1, xmin FROM adk.jobs"
-							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1"
-							  " UNION ALL"
-							  " SELECT status, app_name, user_id, session_id, 2, NULL FROM adk.invocations"
-							  " WHERE invocation_id OPERATOR(pg_catalog.=) $1"
-							  " ORDER BY 5 LIMIT 1",
+	/* sql/install/88_store_statements.sql */
+	if (SPI_execute_with_args("SELECT * FROM adk._run_status($1)",
 							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read adk.jobs");
 	found = SPI_processed == 1;
@@ -380,7 +376,7 @@ run_ended(const char *invocation_id, char **status, char **app, char **user,
 		*user = SPI_getvalue(row, desc, 3);
 		*session = SPI_getvalue(row, desc, 4);
 		ended = strcmp(*status, "queued") != 0 && strcmp(*status, "running") != 0;
-		xmin = SPI_getbinval(row, desc, 6, &isnull);
+		xmin = SPI_getbinval(row, desc, 5, &isnull);
 		mine = !ended && !isnull &&
 			TransactionIdIsCurrentTransactionId(DatumGetTransactionId(xmin));
 	}
