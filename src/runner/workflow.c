@@ -339,8 +339,8 @@ retry_due(Workflow *wf)
 /*
  * An attempt of act's function or tool has ended (a): completed (true:
  * go on with its result), failed for good (the node fails), or failed
- * with a retry left -- then act is set aside until wait_ms from now (its
- * input kept in the workflow's memory), and the step ends, so that the
+ * with a retry left -- then act is set aside until wait_ms from now (in
+ * the workflow's memory, as its input), and the step ends, so that the
  * other branches, and a job worker's other runs, go on meanwhile
  * (docs/workflows.md "Node settings").
  */
@@ -358,8 +358,6 @@ attempted(Workflow *wf, WfActivation *act, AdkWfAttempt a, long wait_ms,
 		return false;
 	}
 	old = MemoryContextSwitchTo(wf->cxt);
-	if (act->input != NULL)
-		act->input = DatumGetJsonbPCopy(JsonbPGetDatum(act->input));
 	act->due = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
 	wf->retrying = lappend(wf->retrying, act);
 	MemoryContextSwitchTo(old);
@@ -672,6 +670,7 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 {
 	AdkRun	   *run = wf->run;
 	WfNode	   *n = act->node;
+	Jsonb	   *input = act->input;
 	char	   *path;
 	char	   *error;
 
@@ -694,6 +693,14 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 	{
 		node_failed(wf, act, error);
 		return WF_RAN;
+	}
+	if (act->input != input)
+	{
+		/* a parsed input outlives the step (an agent node's lane, a retry) */
+		MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+		act->input = DatumGetJsonbPCopy(JsonbPGetDatum(act->input));
+		MemoryContextSwitchTo(old);
 	}
 	if (strcmp(n->kind, "join") == 0)
 		finish(wf, act, act->input, NULL, NULL);
