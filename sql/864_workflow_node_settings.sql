@@ -344,5 +344,27 @@ SELECT expect_error($$SELECT * FROM adk_run('w864_joinretry_app', 'u', 'x1', 'go
 UPDATE adk.workflow_nodes SET retry = NULL, timeout = '1 s' WHERE workflow = 'w864_joinretry' AND name = 'j';
 SELECT expect_error($$SELECT * FROM adk_run('w864_joinretry_app', 'u', 'x2', 'go')$$);
 
+-- 7. A wait between attempts stalls nothing else: the retrying node's
+-- activation waits for its time while the other branch runs.  START ->
+-- a (fails once, then waits 1 s) and START -> b -> c: b and c run, and
+-- their events come, within the wait, before a's second attempt
+CREATE TABLE w864_when (node text, at timestamptz);
+CREATE FUNCTION w864_stamp(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    INSERT INTO w864_when VALUES (ctx ->> 'node', clock_timestamp());
+    SELECT w864_tag(ctx, input) $$;
+SELECT adk_define_workflow('w864_side',
+    '[{"name": "a", "function": "public.w864_flaky(jsonb,jsonb)",
+       "retry": {"max_attempts": 2, "initial_delay": 1, "jitter": 0}},
+      {"name": "b", "function": "public.w864_stamp(jsonb,jsonb)"},
+      {"name": "c", "function": "public.w864_stamp(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "a"}, {"from": "START", "to": "b"}, {"from": "b", "to": "c"}]');
+SELECT adk_define_app('w864_side_app', 'w864_side');
+SELECT w864_reset(1);
+UPDATE w864_t SET t0 = clock_timestamp();
+SELECT path, output, error FROM w864_events('w864_side_app', 's1', 'go');
+SELECT node, extract(epoch FROM at - t0) < 0.5 AS within_the_wait FROM w864_when, w864_t ORDER BY at;
+SELECT extract(epoch FROM clock_timestamp() - t0) BETWEEN 1 AND 5 AS a_waited FROM w864_t;
+SELECT * FROM w864_rows('w864_side_app');
+
 -- later files read every run of adk.workflow_runs: these runs go
 DELETE FROM adk.sessions WHERE app_name LIKE 'w864%';

@@ -145,5 +145,86 @@ SELECT adk_define_app('w875_fail2_app', 'w875_fail2');
 SELECT author, path, branch, error FROM w875_events('w875_fail2_app', 'w875-x2', 'go');
 SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_fail2_app' ORDER BY node;
 
+-- Node settings on agent and nested workflow nodes (docs/workflows.md
+-- "Node settings"), as ADK-Go's nodes take them from their NodeConfig:
+-- input_schema is checked before the node is handed to its lane (a
+-- mismatch fails it, no model call made); a nested workflow's output is
+-- checked against output_schema, and with wait_for_output a nested
+-- workflow that gave no output holds the node's successors.
+CREATE FUNCTION w875_set_events(app text, sid text, msg text)
+RETURNS TABLE (path text, output jsonb, error text)
+LANGUAGE sql AS $$
+    SELECT r.event_data #>> '{node_info,path}', r.event_data -> 'output',
+           coalesce(r.event_data ->> 'error_code', '') || coalesce(': ' || (r.event_data ->> 'error_message'), '')
+      FROM adk_run(app, 'u', sid, msg) r
+     WHERE r.event_data ->> 'author' NOT IN ('user', 'w875_writer')
+     ORDER BY r.seq
+$$;
+CREATE FUNCTION w875_calls(sid text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM adk.model_calls
+     WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations
+                              WHERE app_name = 'w875_in_app' AND session_id = sid) $$;
+-- START -> wrap (an object) -> writer (input_schema: a string) -> after:
+-- the writer fails on its input, its model never called, after never runs
+SELECT adk_define_workflow('w875_in',
+    '[{"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"},
+      {"agent": "w875_writer", "input_schema": {"type": "string"}},
+      {"name": "after", "function": "public.w875_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "wrap"}, {"from": "wrap", "to": "w875_writer"}, {"from": "w875_writer", "to": "after"}]');
+SELECT adk_define_app('w875_in_app', 'w875_in');
+SELECT * FROM w875_set_events('w875_in_app', 'w875-set-i1', 'go');
+SELECT w875_calls('w875-set-i1') AS model_calls;
+SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_in_app' AND session_id = 'w875-set-i1' ORDER BY node;
+-- an input that matches: the writer runs on it
+UPDATE adk.workflow_nodes SET input_schema = '{"type": "object", "required": ["node", "got"]}'
+ WHERE workflow = 'w875_in' AND name = 'w875_writer';
+SELECT * FROM w875_set_events('w875_in_app', 'w875-set-i2', 'go');
+SELECT w875_calls('w875-set-i2') AS model_calls;
+SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_in_app' AND session_id = 'w875-set-i2' ORDER BY node;
+
+-- A nested workflow node: START -> inner (START -> q, no output) -> after.
+-- With wait_for_output, after does not run and inner's row stays
+-- running; without it, after runs on no input
+CREATE FUNCTION w875_quiet(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT '{}'::jsonb $$;
+SELECT adk_define_workflow('w875_quiet_inner',
+    '[{"name": "q", "function": "public.w875_quiet(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "q"}]');
+SELECT adk_define_workflow('w875_wait',
+    '[{"name": "inner", "workflow": "w875_quiet_inner", "wait_for_output": true},
+      {"name": "after", "function": "public.w875_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "inner"}, {"from": "inner", "to": "after"}]');
+SELECT adk_define_app('w875_wait_app', 'w875_wait');
+SELECT * FROM w875_set_events('w875_wait_app', 'w875-set-w1', 'go');
+SELECT node_path, status FROM adk.run_states WHERE app_name = 'w875_wait_app' AND session_id = 'w875-set-w1' ORDER BY node_path;
+UPDATE adk.workflow_nodes SET wait_for_output = false WHERE workflow = 'w875_wait' AND name = 'inner';
+SELECT * FROM w875_set_events('w875_wait_app', 'w875-set-w2', 'go');
+-- the nested workflow's output against output_schema: inner (START ->
+-- wrap) gives an object; a string schema fails the node (after never
+-- runs, inner's row failed), an object schema takes it
+SELECT adk_define_workflow('w875_wrap_inner',
+    '[{"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "wrap"}]');
+UPDATE adk.workflow_nodes SET sub_workflow = 'w875_wrap_inner', output_schema = '{"type": "string"}'
+ WHERE workflow = 'w875_wait' AND name = 'inner';
+SELECT * FROM w875_set_events('w875_wait_app', 'w875-set-o1', 'go');
+SELECT node_path, status FROM adk.run_states WHERE app_name = 'w875_wait_app' AND session_id = 'w875-set-o1' ORDER BY node_path;
+UPDATE adk.workflow_nodes SET output_schema = '{"type": "object", "required": ["node"]}'
+ WHERE workflow = 'w875_wait' AND name = 'inner';
+SELECT * FROM w875_set_events('w875_wait_app', 'w875-set-o2', 'go');
+
+-- what stays refused on an agent node: output_schema and wait_for_output
+-- (its answer's event completes its row), a retry, a timeout (a parallel
+-- worker's settings: 998_workflow_defs)
+UPDATE adk.workflow_nodes SET input_schema = NULL, output_schema = '{"type": "string"}'
+ WHERE workflow = 'w875_in' AND name = 'w875_writer';
+SELECT expect_error($$SELECT * FROM adk_run('w875_in_app', 'u', 'w875-set-r1', 'go')$$);
+UPDATE adk.workflow_nodes SET output_schema = NULL, wait_for_output = true
+ WHERE workflow = 'w875_in' AND name = 'w875_writer';
+SELECT expect_error($$SELECT * FROM adk_run('w875_in_app', 'u', 'w875-set-r2', 'go')$$);
+UPDATE adk.workflow_nodes SET wait_for_output = false, timeout = '5 s'
+ WHERE workflow = 'w875_in' AND name = 'w875_writer';
+SELECT expect_error($$SELECT * FROM adk_run('w875_in_app', 'u', 'w875-set-r3', 'go')$$);
+
 -- later files read every run of adk.workflow_runs: these runs go
 DELETE FROM adk.sessions WHERE app_name LIKE 'w875%';

@@ -1261,3 +1261,35 @@ SELECT EXISTS (SELECT FROM adk._budget_limits x
                   AND (x.role_name IS NULL OR x.role_name OPERATOR(pg_catalog.=) $3))
 $$;
 REVOKE ALL ON FUNCTION adk._budget_any(text, text, name) FROM PUBLIC;
+
+-- sql/install/89_workflows.sql: an agent node takes input_schema, a nested
+-- workflow node input_schema, output_schema and wait_for_output
+CREATE OR REPLACE FUNCTION adk._workflow_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
+                  CASE WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
+                       WHEN n.kind = 'join' AND n.timeout IS NOT NULL THEN 'is a join with a timeout'
+                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.retry IS NOT NULL
+                            THEN format('is of kind %s with a retry', n.kind)
+                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.timeout IS NOT NULL
+                            THEN format('is of kind %s with a timeout', n.kind)
+                       WHEN n.kind IN ('agent', 'parallel_worker') AND n.wait_for_output
+                            THEN format('is of kind %s with wait_for_output', n.kind)
+                       WHEN n.kind = 'agent' AND n.output_schema IS NOT NULL
+                            THEN 'is of kind agent with an output schema'
+                       WHEN n.kind = 'parallel_worker'
+                            AND (n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL)
+                            THEN format('is of kind %s with an input or output schema', n.kind)
+                       ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+       AND ((n.kind IN ('join', 'agent', 'workflow', 'parallel_worker')
+             AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
+            OR (n.kind IN ('agent', 'parallel_worker') AND (n.wait_for_output OR n.output_schema IS NOT NULL))
+            OR (n.kind = 'parallel_worker' AND n.input_schema IS NOT NULL)
+            OR EXISTS (SELECT 1 FROM adk.tools t
+                        WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
+     ORDER BY n.name COLLATE "C"
+     LIMIT 1
+$$;
+

@@ -270,7 +270,9 @@ stack_ready(List *stack)
 				if (stack_ready(*(List **) lfirst(lc)))
 					return true;
 			}
-			return f->lanes == NIL || adk_workflow_ready(f->graph);
+			/* no lane left: it ends, unless a node waits to be retried */
+			return (f->lanes == NIL && !adk_workflow_retrying(f->graph)) ||
+				adk_workflow_ready(f->graph);
 		default:
 			return true;
 	}
@@ -492,8 +494,10 @@ step_parallel(AdkRun *run, Frame *f)
  * path the activation's; a nested workflow node likewise, its lane a
  * workflow frame stepped here in turn); the next lane that can go on, in
  * turn, as a parallel agent's.  So ready agent nodes all start before any
- * waits, and their model calls are in flight together.  The workflow is
- * done when nothing is ready and no lane is left.
+ * waits, and their model calls are in flight together.  A node waiting
+ * for its next retry attempt's time is a wait as a model call in flight
+ * is (ADK_STEP_WAIT).  The workflow is done when nothing is ready, no
+ * lane is left and no node waits to be retried.
  */
 static AdkStepResult
 step_graph(AdkRun *run, Frame *f)
@@ -565,6 +569,8 @@ step_graph(AdkRun *run, Frame *f)
 		return ADK_STEP_WAIT;
 	if (n > 0)
 		return ADK_STEP_RAN;	/* a lane has just finished */
+	if (adk_workflow_retrying(f->graph))
+		return ADK_STEP_WAIT;	/* a node's next attempt is not due yet */
 	adk_workflow_end(f->graph);
 	f->phase = F_AFTER;
 	return ADK_STEP_RAN;

@@ -19,10 +19,13 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "common/ids.h"
 #include "common/jsonb_util.h"
@@ -181,8 +184,9 @@ run_entry(FunctionCallInfo fcinfo, Jsonb *message)
 /*
  * One step of the agents, or, when none is left, the end of the run; when
  * the run waits for its model, the HTTP client is driven for a moment
- * (adk_run's backend has nothing else to do meanwhile).  false when the
- * run is over.
+ * (adk_run's backend has nothing else to do meanwhile) -- or, with no
+ * call in flight (a workflow node waits to be retried), the backend
+ * sleeps as long, interruptibly.  false when the run is over.
  */
 static bool
 guarded_step(AdkRun *run)
@@ -190,7 +194,19 @@ guarded_step(AdkRun *run)
 	AdkStepResult r = adk_run_step(run);
 
 	if (r == ADK_STEP_WAIT)
-		adk_http_drive(ADK_HTTP_POLL_MS);
+	{
+		if (adk_http_in_flight() > 0)
+			adk_http_drive(ADK_HTTP_POLL_MS);
+		else
+		{
+			/* a workflow node's retry is not due yet: a short nap */
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 ADK_HTTP_POLL_MS, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
 	return r != ADK_STEP_DONE;
 }
 

@@ -530,7 +530,8 @@ extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
  * or a nested workflow node, whose lane is a workflow frame with the node
  * as its caller; adk_workflow_agent_done completes it with the agent's
  * last answer, or the nested workflow's output.  WF_IDLE: nothing ready
- * now.
+ * now -- and while adk_workflow_retrying, a node waits for its next
+ * attempt's time: the frame waits (ADK_STEP_WAIT), it is not over.
  */
 typedef struct AdkWorkflow AdkWorkflow;
 typedef struct AdkWfAgentNode
@@ -557,6 +558,7 @@ extern AdkWorkflow *adk_workflow_begin(AdkRun *run, AdkAgent *agent,
 									   MemoryContext cxt);
 extern AdkWfStep adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node);
 extern bool adk_workflow_ready(AdkWorkflow *wf);
+extern bool adk_workflow_retrying(AdkWorkflow *wf);
 extern void adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 									const char *text);
 extern void adk_workflow_end(AdkWorkflow *wf);

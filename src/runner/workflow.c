@@ -74,6 +74,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "common/json_writer.h"
 #include "common/jsonb_util.h"
@@ -120,6 +121,9 @@ typedef struct WfActivation
 	int			remaining;		/* ... not completed yet */
 	Jsonb	  **outputs;
 	List	   *held;			/* ... items beyond max_concurrency */
+	/* a function or tool node's retry (workflow_node.c) */
+	int			failed;			/* its attempts that failed */
+	TimestampTz due;			/* set aside: its next attempt's time */
 } WfActivation;
 
 /*
@@ -136,6 +140,8 @@ struct AdkWorkflow
 	MemoryContext cxt;
 	List	   *nodes;			/* WfNode * */
 	List	   *ready;			/* WfActivation *, first in first out */
+	List	   *retrying;		/* WfActivation *, each waiting for its due
+								 * time to be run again */
 	int			in_flight;		/* agent nodes handed to their lanes */
 	int			max_concurrency;	/* of agent nodes in flight; 0: any */
 	char	   *base;			/* its nodes' paths start with this */
@@ -187,6 +193,10 @@ static char *common_branch(List *branches);
 static bool resume(Workflow *wf, const char *resumed_path);
 static void set_node_meta(Workflow *wf, WfActivation *act, const char *path);
 static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
+static bool attempted(Workflow *wf, WfActivation *act, AdkWfAttempt a,
+					  long wait_ms, const char *error);
+static WfActivation *retry_due(Workflow *wf);
+static void run_attempt(Workflow *wf, WfActivation *act, const char *path);
 
 /* Whether agent is a graph workflow (its frame is stepped here) */
 bool
@@ -236,15 +246,18 @@ adk_workflow_begin(AdkRun *run, AdkAgent *agent, const char *branch,
 }
 
 /*
- * Whether the next ready activation may start: there is one, and it is
- * not an agent node beyond max_concurrency.  Touches nothing (a job
- * worker asks it outside a transaction).
+ * Whether the next ready activation may start: an attempt of a retried
+ * node is due, or there is a ready one and it is not an agent node beyond
+ * max_concurrency.  Touches nothing (a job worker asks it outside a
+ * transaction).
  */
 bool
 adk_workflow_ready(AdkWorkflow *wf)
 {
 	WfActivation *act;
 
+	if (retry_due(wf) != NULL)
+		return true;
 	if (wf->ready == NIL)
 		return false;
 	act = (WfActivation *) linitial(wf->ready);
@@ -257,7 +270,8 @@ adk_workflow_ready(AdkWorkflow *wf)
  * became ready.  A function, tool or join node runs now (WF_RAN); an agent
  * node's row is written and it is handed back (WF_AGENT, *node) to run in
  * a lane of its own, so that ready agent nodes' model calls are in flight
- * together.  WF_IDLE: nothing may start now.
+ * together.  An attempt of a retried function or tool node that is due
+ * runs first.  WF_IDLE: nothing may start now.
  */
 AdkWfStep
 adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
@@ -270,11 +284,94 @@ adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
 	*node = NULL;
 	if (run->out.end_invocation || !adk_workflow_ready(wf))
 		return WF_IDLE;
+	act = retry_due(wf);
+	if (act != NULL)
+	{
+		/* a retried node's next attempt, its row counting it */
+		wf->retrying = list_delete_ptr(wf->retrying, act);
+		run->node_path = act->path;
+		set_node_meta(wf, act, act->path);
+		adk_wfnode_retrying(run, act->path);
+		run_attempt(wf, act, act->path);
+		run->node_path = saved_path;
+		return WF_RAN;
+	}
 	act = (WfActivation *) linitial(wf->ready);
 	wf->ready = list_delete_first(wf->ready);
 	r = run_activation(wf, act, node);
 	run->node_path = saved_path;
 	return r;
+}
+
+/*
+ * Whether a node waits to be retried (its attempt not due yet): the
+ * workflow is not over, and its run waits as for a model call in flight.
+ */
+bool
+adk_workflow_retrying(AdkWorkflow *wf)
+{
+	return wf->retrying != NIL;
+}
+
+/*
+ * The first activation set aside for a retry whose next attempt is due;
+ * NULL: none.  Touches nothing.
+ */
+static WfActivation *
+retry_due(Workflow *wf)
+{
+	TimestampTz now;
+	ListCell   *lc;
+
+	if (wf->retrying == NIL)
+		return NULL;
+	now = GetCurrentTimestamp();
+	foreach(lc, wf->retrying)
+	{
+		WfActivation *act = (WfActivation *) lfirst(lc);
+
+		if (act->due <= now)
+			return act;
+	}
+	return NULL;
+}
+
+/*
+ * An attempt of act's function or tool has ended (a): completed (true:
+ * go on with its result), failed for good (the node fails), or failed
+ * with a retry left -- then act is set aside until wait_ms from now (in
+ * the workflow's memory, as its input), and the step ends, so that the
+ * other branches, and a job worker's other runs, go on meanwhile
+ * (docs/workflows.md "Node settings").
+ */
+static bool
+attempted(Workflow *wf, WfActivation *act, AdkWfAttempt a, long wait_ms,
+		  const char *error)
+{
+	MemoryContext old;
+
+	if (a == WF_ATTEMPT_OK)
+		return true;
+	if (a == WF_ATTEMPT_FAILED)
+	{
+		node_failed(wf, act, error);
+		return false;
+	}
+	old = MemoryContextSwitchTo(wf->cxt);
+	act->due = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
+	wf->retrying = lappend(wf->retrying, act);
+	MemoryContextSwitchTo(old);
+	return false;
+}
+
+/* The work of a function or tool node's activation (one attempt) */
+static void
+run_attempt(Workflow *wf, WfActivation *act, const char *path)
+{
+	if (strcmp(act->node->kind, "tool") == 0)
+		run_tool(wf, act);
+	else
+		run_function(wf, act, path);
 }
 
 /*
@@ -573,6 +670,7 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 {
 	AdkRun	   *run = wf->run;
 	WfNode	   *n = act->node;
+	Jsonb	   *input = act->input;
 	char	   *path;
 	char	   *error;
 
@@ -596,10 +694,16 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 		node_failed(wf, act, error);
 		return WF_RAN;
 	}
+	if (act->input != input)
+	{
+		/* a parsed input outlives the step (an agent node's lane, a retry) */
+		MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+		act->input = DatumGetJsonbPCopy(JsonbPGetDatum(act->input));
+		MemoryContextSwitchTo(old);
+	}
 	if (strcmp(n->kind, "join") == 0)
 		finish(wf, act, act->input, NULL, NULL);
-	else if (strcmp(n->kind, "tool") == 0)
-		run_tool(wf, act);
 	else if (strcmp(n->kind, "agent") == 0 || strcmp(n->kind, "workflow") == 0)
 	{
 		*agent_node = hand_agent(wf, act, path);
@@ -608,7 +712,7 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 	else if (strcmp(n->kind, "parallel_worker") == 0)
 		run_parallel(wf, act);
 	else
-		run_function(wf, act, path);
+		run_attempt(wf, act, path);
 	return WF_RAN;
 }
 
@@ -819,7 +923,9 @@ run_tool(Workflow *wf, WfActivation *act)
 {
 	AdkTool    *tool = adk_load_tool(act->node->call);
 	ToolCallArgs call;
-	char	   *error;
+	char	   *error = NULL;
+	long		wait_ms = 0;
+	AdkWfAttempt a;
 
 	if (tool == NULL)
 		elog(ERROR, "tool \"%s\" of workflow \"%s\" is gone",
@@ -832,12 +938,10 @@ run_tool(Workflow *wf, WfActivation *act)
 	call.tool = tool;
 	call.input = act->input;
 	call.response = NULL;
-	if (!adk_wfnode_call(act->node->settings, wf->run, wf->run->node_path,
-						 attempt_tool, &call, &error))
-	{
-		node_failed(wf, act, error);
+	a = adk_wfnode_attempt(act->node->settings, &act->failed, attempt_tool,
+						   &call, &error, &wait_ms);
+	if (!attempted(wf, act, a, wait_ms, error))
 		return;
-	}
 	finish(wf, act, call.response, NULL, NULL);
 }
 
@@ -862,7 +966,9 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 	AdkRun	   *run = wf->run;
 	JsonWriter	w;
 	FnCall		call;
-	char	   *error;
+	char	   *error = NULL;
+	long		wait_ms = 0;
+	AdkWfAttempt a;
 	JsonbValue *routes = NULL;
 	JsonbValue *delta = NULL;
 	JsonbValue *output = NULL;
@@ -909,12 +1015,10 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 	call.ctx = jw_finish(&w);
 	call.input = act->input;
 	call.result = NULL;
-	if (!adk_wfnode_call(act->node->settings, run, path, attempt_function,
-						 &call, &error))
-	{
-		node_failed(wf, act, error);
+	a = adk_wfnode_attempt(act->node->settings, &act->failed,
+						   attempt_function, &call, &error, &wait_ms);
+	if (!attempted(wf, act, a, wait_ms, error))
 		return;
-	}
 	if (call.result == NULL)
 	{
 		finish(wf, act, NULL, NULL, NULL);

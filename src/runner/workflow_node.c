@@ -27,12 +27,12 @@
  * attempt is its own subtransaction (the caller's fn: subxact.c, tools.c),
  * so a failed attempt leaves nothing behind, no event either (ADK-Go
  * yields none for it); the activation's adk.run_states row counts each
- * new attempt in its attempt column.  The wait is a latch wait with
- * CHECK_FOR_INTERRUPTS(): a cancel (adk_cancel, a query cancel,
- * statement_timeout) during it cancels the whole run.  It is a wait inside
- * the run's step: in a job worker, the worker's other runs' model calls
- * in flight are driven meanwhile (adk_http_drive), but none of its other
- * runs takes a step until the wait is over (docs/workers.md).
+ * new attempt in its attempt column.  The wait is no wait inside a step:
+ * the activation is set aside with the time its next attempt is due
+ * (workflow.c), the workflow's other branches -- and a job worker's other
+ * runs -- go on meanwhile, and the run waits as for a model call in
+ * flight (ADK_STEP_WAIT) when nothing else can; a cancel (adk_cancel, a
+ * query cancel, statement_timeout) during it cancels the whole run.
  *
  * Timeout: a timer (PostgreSQL's timeout.c, as adk.tool_timeout's in
  * tools.c) armed around one attempt; when it fires it cancels the query
@@ -74,7 +74,6 @@
 #include "common/jsonb_util.h"
 #include "common/owner.h"
 #include "common/spi_plans.h"
-#include "model/http.h"
 #include "runner/workflow_node.h"
 
 static TimeoutId node_timeout_id = MAX_TIMEOUTS;
@@ -83,8 +82,6 @@ static volatile sig_atomic_t node_timed_out = false;
 static void node_timeout_handler(void);
 static bool attempt(AdkWfNodeSettings *s, AdkWfAttemptFn fn, void *arg,
 					char **error);
-static void wait_before_retry(long ms);
-static void count_attempt(AdkRun *run, const char *path);
 static char *check_value(Jsonb *schema, Jsonb **value);
 static Jsonb *parse_json_text(const char *text);
 static bool schema_takes_string(Jsonb *schema);
@@ -348,34 +345,31 @@ is_json_null(Jsonb *value)
 }
 
 /*
- * The node's work, fn(arg) -- one subtransaction per attempt --, under
- * its timeout and retried as its RetryConfig says (see the file header).
- * true: an attempt completed; false: the last one's *error (with how many
- * attempts were made when more than one).
+ * One attempt of the node's work, fn(arg) -- its own subtransaction --,
+ * under its timeout; *failed counts the attempts that failed so far.
+ * WF_ATTEMPT_OK: it completed; WF_ATTEMPT_RETRY: it failed and its
+ * RetryConfig runs it again after *wait_ms (the caller waits without
+ * blocking anything: workflow.c); WF_ATTEMPT_FAILED: no attempt is left,
+ * *error is the last one's (with how many were made when more than one).
  */
-bool
-adk_wfnode_call(AdkWfNodeSettings *s, AdkRun *run, const char *path,
-				AdkWfAttemptFn fn, void *arg, char **error)
+AdkWfAttempt
+adk_wfnode_attempt(AdkWfNodeSettings *s, int *failed, AdkWfAttemptFn fn,
+				   void *arg, char **error, long *wait_ms)
 {
-	int			failed = 0;
-
-	for (;;)
+	if (attempt(s, fn, arg, error))
+		return WF_ATTEMPT_OK;
+	(*failed)++;
+	/* ADK-Go's ShouldRetry */
+	if (s == NULL || !s->retry || s->max_attempts <= 1 ||
+		*failed >= s->max_attempts)
 	{
-		if (attempt(s, fn, arg, error))
-			return true;
-		failed++;
-		/* ADK-Go's ShouldRetry */
-		if (s == NULL || !s->retry || s->max_attempts <= 1 ||
-			failed >= s->max_attempts)
-		{
-			if (failed > 1)
-				*error = psprintf("%s (attempt %d of %d)", *error, failed,
-								  s->max_attempts);
-			return false;
-		}
-		wait_before_retry((long) ceil(adk_wfnode_delay(s, failed) * 1000.0));
-		count_attempt(run, path);
+		if (*failed > 1)
+			*error = psprintf("%s (attempt %d of %d)", *error, *failed,
+							  s->max_attempts);
+		return WF_ATTEMPT_FAILED;
 	}
+	*wait_ms = (long) ceil(adk_wfnode_delay(s, *failed) * 1000.0);
+	return WF_ATTEMPT_RETRY;
 }
 
 /*
@@ -461,48 +455,9 @@ node_timeout_handler(void)
 	SetLatch(MyLatch);
 }
 
-/*
- * Wait ms before the next attempt, interruptibly; model calls of other
- * runs of this backend (a job worker's) in flight are driven meanwhile.
- * A latch set during the wait is set again after it, for whoever waits
- * on it next (a job worker's loop).
- */
-static void
-wait_before_retry(long ms)
-{
-	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
-	bool		woken = false;
-
-	for (;;)
-	{
-		long		left;
-
-		CHECK_FOR_INTERRUPTS();
-		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
-		if (left <= 0)
-			break;
-		if (adk_http_in_flight() > 0)
-			adk_http_drive((int) Min(left, ADK_HTTP_POLL_MS));
-		else
-		{
-			int			rc = WaitLatch(MyLatch,
-									   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-									   left, PG_WAIT_EXTENSION);
-
-			if (rc & WL_LATCH_SET)
-			{
-				ResetLatch(MyLatch);
-				woken = true;
-			}
-		}
-	}
-	if (woken)
-		SetLatch(MyLatch);
-}
-
-/* A new attempt of the activation at path: its row counts it */
-static void
-count_attempt(AdkRun *run, const char *path)
+/* A new attempt of the activation at path begins: its row counts it */
+void
+adk_wfnode_retrying(AdkRun *run, const char *path)
 {
 	AdkOwnerSave save;
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};

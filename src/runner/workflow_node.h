@@ -37,13 +37,22 @@ typedef struct AdkWfNodeSettings
 /* One attempt of a node's work: true when it completed, else *error */
 typedef bool (*AdkWfAttemptFn) (void *arg, char **error);
 
+/* How one attempt of a node's work ended (adk_wfnode_attempt) */
+typedef enum AdkWfAttempt
+{
+	WF_ATTEMPT_OK,				/* it completed */
+	WF_ATTEMPT_FAILED,			/* it failed, no attempt is left: *error */
+	WF_ATTEMPT_RETRY			/* it failed: again after *wait_ms */
+} AdkWfAttempt;
+
 extern List *adk_wfnode_load(const char *workflow);
 extern AdkWfNodeSettings *adk_wfnode_find(List *settings, const char *node);
 extern bool adk_wfnode_input(AdkWfNodeSettings *s, bool join, Jsonb **input,
 							 char **error);
-extern bool adk_wfnode_call(AdkWfNodeSettings *s, AdkRun *run,
-							const char *path, AdkWfAttemptFn fn, void *arg,
-							char **error);
+extern AdkWfAttempt adk_wfnode_attempt(AdkWfNodeSettings *s, int *failed,
+									   AdkWfAttemptFn fn, void *arg,
+									   char **error, long *wait_ms);
+extern void adk_wfnode_retrying(AdkRun *run, const char *path);
 extern bool adk_wfnode_output(AdkWfNodeSettings *s, Jsonb **output,
 							  char **error);
 extern bool adk_wfnode_waits(AdkWfNodeSettings *s, Jsonb *output);

@@ -2,7 +2,8 @@
 # "Node settings", docs/workers.md): a queued run's node is retried and
 # bounded by its timeout as in adk_run, its attempts counted on its
 # committed adk.run_states row; adk_cancel during a wait between attempts
-# cancels the job at once, not after the wait, and adk_interrupt so stops
+# (no step: the worker's other runs go on, test/t/108) cancels the job at
+# once, not after the wait, and adk_interrupt so stops
 # adk_run in another backend.
 use strict;
 use warnings;
@@ -101,8 +102,8 @@ is( $node->safe_psql(
 		'postgres', qq{
 	SELECT j.status || ',' || coalesce(i.status, '-') || ',' || (SELECT last_value FROM wn_calls)
 	  FROM adk.jobs j LEFT JOIN adk.invocations i USING (invocation_id) WHERE invocation_id = '$inv'}),
-	'cancelled,-,1',
-	'the job ends cancelled after one attempt; the step it waited in rolled back, its invocation row with it');
+	'cancelled,cancelled,1',
+	'the job ends cancelled after one attempt, as its invocation: the wait is no step, the first attempt\'s step had committed');
 
 # --- adk_interrupt during a wait between attempts of adk_run in another
 # backend: the user's cancel stops the whole run there (57014), at once
