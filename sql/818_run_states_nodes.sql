@@ -219,27 +219,27 @@ SELECT adk_define_workflow('rn_nest',
     '[{"from": "START", "to": "split"}, {"from": "split", "to": "each"}]');
 SELECT adk_define_app('rn_pw_app', 'rn_pw'), adk_define_app('rn_fan_app', 'rn_fan'),
        adk_define_app('rn_nest_app', 'rn_nest');
-SELECT count(*) AS events FROM adk_run('rn_pw_app', 'ann', 'f1', 'a,b,c');
-SELECT count(*) AS events FROM adk_run('rn_fan_app', 'ann', 'f2', 'Go.');
-SELECT count(*) AS events FROM adk_run('rn_nest_app', 'ann', 'f3', 'a,b,c');
+SELECT count(*) AS events FROM adk_run('rn_pw_app', 'ann', 'rn-f1', 'a,b,c');
+SELECT count(*) AS events FROM adk_run('rn_fan_app', 'ann', 'rn-f2', 'Go.');
+SELECT count(*) AS events FROM adk_run('rn_nest_app', 'ann', 'rn-f3', 'a,b,c');
 SELECT session_id, node_path, status, branch, triggered_by
-  FROM adk.run_states WHERE session_id IN ('f1', 'f2', 'f3') ORDER BY session_id, node_path COLLATE "C";
+  FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3') ORDER BY session_id, node_path COLLATE "C";
 -- the stop events, in ADK's wire format: an error_code and the node's path
 SELECT e.session_id, e.event_data #>> '{node_info,path}' AS path, e.event_data ->> 'author' AS author,
        e.event_data ->> 'error_code' AS code, e.event_data ->> 'error_message' AS message
-  FROM adk.events e WHERE e.session_id IN ('f1', 'f2', 'f3') AND e.event_data ? 'error_code'
+  FROM adk.events e WHERE e.session_id IN ('rn-f1', 'rn-f2', 'rn-f3') AND e.event_data ? 'error_code'
  ORDER BY e.session_id, e.seq;
 SELECT i.session_id, i.status, i.error_code FROM adk.invocations i
- WHERE i.session_id IN ('f1', 'f2', 'f3') ORDER BY 1;
-CREATE TEMP TABLE rn_f AS SELECT * FROM adk.run_states WHERE session_id IN ('f1', 'f2', 'f3');
+ WHERE i.session_id IN ('rn-f1', 'rn-f2', 'rn-f3') ORDER BY 1;
+CREATE TEMP TABLE rn_f AS SELECT * FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3');
 SELECT adk_rebuild_run_states(a, 'ann', s) AS rebuilt
-  FROM (VALUES ('rn_pw_app', 'f1'), ('rn_fan_app', 'f2'), ('rn_nest_app', 'f3')) v(a, s);
+  FROM (VALUES ('rn_pw_app', 'rn-f1'), ('rn_fan_app', 'rn-f2'), ('rn_nest_app', 'rn-f3')) v(a, s);
 SELECT (SELECT count(*) FROM (SELECT * FROM rn_f EXCEPT SELECT * FROM adk.run_states) x) AS missing,
-       (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE session_id IN ('f1', 'f2', 'f3')
+       (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3')
                               EXCEPT SELECT * FROM rn_f) x) AS extra;
-DELETE FROM adk.run_states WHERE session_id IN ('f1', 'f2', 'f3');
+DELETE FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3');
 SELECT adk_rebuild_run_states(a, 'ann', s) AS rebuilt
-  FROM (VALUES ('rn_pw_app', 'f1'), ('rn_fan_app', 'f2'), ('rn_nest_app', 'f3')) v(a, s);
+  FROM (VALUES ('rn_pw_app', 'rn-f1'), ('rn_fan_app', 'rn-f2'), ('rn_nest_app', 'rn-f3')) v(a, s);
 SELECT (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_id, node_path, status,
                                      interrupt_ids, answered_ids, agent, updated_at, output, attempt,
                                      triggered_by, branch, graph_hash FROM rn_f
@@ -250,7 +250,7 @@ SELECT (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_i
        (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_id, node_path, status,
                                      interrupt_ids, answered_ids, agent, updated_at, output, attempt,
                                      triggered_by, branch, graph_hash FROM adk.run_states
-                               WHERE session_id IN ('f1', 'f2', 'f3')
+                               WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3')
                               EXCEPT
                               SELECT app_name, user_id, session_id, invocation_id, node_path, status,
                                      interrupt_ids, answered_ids, agent, updated_at, output, attempt,
