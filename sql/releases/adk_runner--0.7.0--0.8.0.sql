@@ -1029,9 +1029,10 @@ $$;
 -- deleted; a row's input the events do not give (a graph workflow's
 -- node: its start wrote it) is kept.  p_paths: only the rows of those
 -- node paths and of the nodes above them (each "/"-prefix), which is what
--- one event, or one resumed run, changes; a row above them that derives
--- from no event of its own stays (a nested workflow node running, whose
--- events are its nodes' until it ends: docs/workflows.md "Statuses") --
+-- one event, or one resumed run, changes; a graph workflow node's row
+-- above them that derives from no event of its own stays (a nested
+-- workflow node running, whose events are its nodes' until it ends:
+-- docs/workflows.md "Statuses") --
 -- the cost of a refresh is then
 -- that of the rows it names, not of every node the invocation ran
 -- (test/bench/workflow.sh).  Returns the number of interrupts still
@@ -1058,7 +1059,8 @@ BEGIN
     DELETE FROM adk.run_states r
      WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
        AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
-       AND (p_paths IS NULL OR r.node_path = ANY (p_paths))
+       AND (paths IS NULL OR r.node_path = ANY (p_paths)
+            OR (r.node_path = ANY (paths) AND r.graph_hash IS NULL))
        AND NOT EXISTS (SELECT 1 FROM unnest(d) k
                         WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
     FOREACH x IN ARRAY d LOOP
