@@ -175,6 +175,92 @@ DELETE FROM adk.sessions WHERE app_name = 'rn_flow_app';
 DELETE FROM adk.apps WHERE name = 'rn_flow_app';
 DELETE FROM adk.agents WHERE name = 'rn_flow';
 
+-- 11. A graph workflow's failure ends the invocation (docs/workflows.md
+-- "Statuses"): the node that failed is failed, and so are the parallel
+-- worker of a failed item and a nested workflow node the failure is
+-- below; the nodes still running are cancelled (ADK-Go cancels them),
+-- each with an event on its path -- none is left running.  Rebuilt in
+-- place from the events, the rows are the live ones, every column;
+-- deleted and rebuilt, every column but input.
+CREATE FUNCTION rn_fail_b(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    IF input #>> '{}' = 'b' THEN
+        RAISE EXCEPTION 'failed on b';
+    END IF;
+    RETURN jsonb_build_object('output', input);
+END $$;
+CREATE FUNCTION rn_split(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('output', to_jsonb(string_to_array(input #>> '{parts,0,text}', ','))) $$;
+SELECT adk_define_model('rn_slow', 'openai', current_setting('adk_test.model_url') || '/v1',
+                        'gpt-latency-300', api_key_secret => 'test-key');
+SELECT adk_define_agent('rn_slow_agent', model => 'rn_slow', instruction => 'Echo.');
+SELECT adk_define_agent('rn_broken_agent', model => 'rn_broken', instruction => 'Fail.');
+-- (a) a parallel worker's function item fails: the worker fails, the
+-- item after it never starts
+SELECT adk_define_workflow('rn_pw',
+    '[{"name": "split", "function": "public.rn_split(jsonb,jsonb)"},
+      {"name": "each", "kind": "parallel_worker", "worker": "worker"},
+      {"name": "worker", "function": "public.rn_fail_b(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "split"}, {"from": "split", "to": "each"}]');
+-- (b) a fan-out of two agent nodes: one's model fails while the other's
+-- call is in flight
+SELECT adk_define_workflow('rn_fan',
+    '[{"name": "slow", "agent": "rn_slow_agent"}, {"name": "broken", "agent": "rn_broken_agent"}]',
+    '[{"from": "START", "to": "slow"}, {"from": "START", "to": "broken"}]');
+-- (c) a parallel worker of nested workflows (a check, then an agent):
+-- item "b" fails inside its workflow, the others are in flight
+SELECT adk_define_workflow('rn_inner',
+    '[{"name": "check", "function": "public.rn_fail_b(jsonb,jsonb)"}, {"name": "echo", "agent": "rn_slow_agent"}]',
+    '[{"from": "START", "to": "check"}, {"from": "check", "to": "echo"}]');
+SELECT adk_define_workflow('rn_nest',
+    '[{"name": "split", "function": "public.rn_split(jsonb,jsonb)"},
+      {"name": "each", "kind": "parallel_worker", "worker": "worker"},
+      {"name": "worker", "workflow": "rn_inner"}]',
+    '[{"from": "START", "to": "split"}, {"from": "split", "to": "each"}]');
+SELECT adk_define_app('rn_pw_app', 'rn_pw'), adk_define_app('rn_fan_app', 'rn_fan'),
+       adk_define_app('rn_nest_app', 'rn_nest');
+SELECT count(*) AS events FROM adk_run('rn_pw_app', 'ann', 'rn-f1', 'a,b,c');
+SELECT count(*) AS events FROM adk_run('rn_fan_app', 'ann', 'rn-f2', 'Go.');
+SELECT count(*) AS events FROM adk_run('rn_nest_app', 'ann', 'rn-f3', 'a,b,c');
+SELECT session_id, node_path, status, branch, triggered_by
+  FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3') ORDER BY session_id, node_path COLLATE "C";
+-- the stop events, in ADK's wire format: an error_code and the node's path
+SELECT e.session_id, e.event_data #>> '{node_info,path}' AS path, e.event_data ->> 'author' AS author,
+       e.event_data ->> 'error_code' AS code, e.event_data ->> 'error_message' AS message
+  FROM adk.events e WHERE e.session_id IN ('rn-f1', 'rn-f2', 'rn-f3') AND e.event_data ? 'error_code'
+ ORDER BY e.session_id, e.seq;
+SELECT i.session_id, i.status, i.error_code FROM adk.invocations i
+ WHERE i.session_id IN ('rn-f1', 'rn-f2', 'rn-f3') ORDER BY 1;
+CREATE TEMP TABLE rn_f AS SELECT * FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3');
+SELECT adk_rebuild_run_states(a, 'ann', s) AS rebuilt
+  FROM (VALUES ('rn_pw_app', 'rn-f1'), ('rn_fan_app', 'rn-f2'), ('rn_nest_app', 'rn-f3')) v(a, s);
+SELECT (SELECT count(*) FROM (SELECT * FROM rn_f EXCEPT SELECT * FROM adk.run_states) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3')
+                              EXCEPT SELECT * FROM rn_f) x) AS extra;
+DELETE FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3');
+SELECT adk_rebuild_run_states(a, 'ann', s) AS rebuilt
+  FROM (VALUES ('rn_pw_app', 'rn-f1'), ('rn_fan_app', 'rn-f2'), ('rn_nest_app', 'rn-f3')) v(a, s);
+SELECT (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_id, node_path, status,
+                                     interrupt_ids, answered_ids, agent, updated_at, output, attempt,
+                                     triggered_by, branch, graph_hash FROM rn_f
+                              EXCEPT
+                              SELECT app_name, user_id, session_id, invocation_id, node_path, status,
+                                     interrupt_ids, answered_ids, agent, updated_at, output, attempt,
+                                     triggered_by, branch, graph_hash FROM adk.run_states) x) AS missing,
+       (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_id, node_path, status,
+                                     interrupt_ids, answered_ids, agent, updated_at, output, attempt,
+                                     triggered_by, branch, graph_hash FROM adk.run_states
+                               WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3')
+                              EXCEPT
+                              SELECT app_name, user_id, session_id, invocation_id, node_path, status,
+                                     interrupt_ids, answered_ids, agent, updated_at, output, attempt,
+                                     triggered_by, branch, graph_hash FROM rn_f) x) AS extra;
+DELETE FROM adk.sessions WHERE app_name IN ('rn_pw_app', 'rn_fan_app', 'rn_nest_app');
+DELETE FROM adk.apps WHERE name IN ('rn_pw_app', 'rn_fan_app', 'rn_nest_app');
+DELETE FROM adk.agents WHERE name IN ('rn_pw', 'rn_fan', 'rn_nest');
+DELETE FROM adk.agents WHERE name IN ('rn_inner', 'rn_slow_agent', 'rn_broken_agent');
+DELETE FROM adk.models WHERE name = 'rn_slow';
+
 DELETE FROM adk.apps WHERE name = 'rn_app';
 DELETE FROM adk.sessions WHERE app_name = 'rn_app';
 DELETE FROM adk.agents WHERE name = 'rn_desk';

@@ -135,8 +135,9 @@ SELECT adk_define_app('w875_fail_app', 'w875_fail');
 SELECT author, path, error FROM w875_events('w875_fail_app', 'w875-x1', 'go');
 SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_fail_app' ORDER BY node;
 SELECT status FROM adk.invocations WHERE session_id = 'w875-x1';
--- in a fan-out: the other agent's call in flight stops (its row stays
--- 'running': no event of it ended it), the join never runs
+-- in a fan-out: the other agent's call in flight stops, its node
+-- cancelled by an event of its own (docs/workflows.md "Statuses"); the
+-- join never runs
 SELECT adk_define_workflow('w875_fail2',
     '[{"agent": "w875_bad"}, {"agent": "w875_a"}, {"name": "all", "kind": "join"}]',
     '[{"from": "START", "to": "w875_bad"}, {"from": "START", "to": "w875_a"},

@@ -80,8 +80,25 @@ SELECT * FROM w876_events('w876_hold_app', 'w876-h1', 'go');
 SELECT status FROM adk.invocations WHERE session_id = 'w876-h1';
 SELECT call_id, tool, args -> 'payload' AS payload FROM adk.pending_interrupts WHERE session_id = 'w876-h1';
 SELECT node_path, status, interrupt_ids FROM adk.run_states WHERE session_id = 'w876-h1' ORDER BY node_path;
+-- the nested node has a row of its own, waiting on its workflow's request
+-- (docs/workflows.md "Statuses"): adk.workflow_runs and the Mermaid
+-- picture show where the invocation waits; the request is pending once;
+-- rebuilt from the events, the rows are the live ones
+SELECT workflow, node, run_id, status, waiting_on, triggered_by, branch
+  FROM adk.workflow_runs WHERE session_id = 'w876-h1' ORDER BY node_path;
+SELECT line FROM regexp_split_to_table(adk_workflow_mermaid('w876_hold',
+           (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w876-h1')), E'\n') line
+ WHERE line LIKE '%inner_ask%' OR line LIKE '%class%';
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w876-h1';
+CREATE TEMP TABLE w876_live AS SELECT * FROM adk.run_states WHERE session_id = 'w876-h1';
+SELECT adk_rebuild_run_states('w876_hold_app', 'u', 'w876-h1') AS rebuilt;
+SELECT (SELECT count(*) FROM (SELECT * FROM w876_live EXCEPT SELECT * FROM adk.run_states) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM adk.run_states WHERE session_id = 'w876-h1'
+                              EXCEPT SELECT * FROM w876_live) x) AS extra;
 -- the answer resumes the nested node's request; the nested workflow ends
--- (done), its output is inner_ask's, and only then after runs -- once
+-- (done), its output is inner_ask's, and only then after runs -- once;
+-- the nested node's event keeps its branch (inner_ask@1: the fan-out's),
+-- and after, its only successor, runs on it
 SELECT * FROM w876_answer('w876_hold_app', 'w876-h1',
                           adk_function_response('ask-w876-h1', 'adk_request_input', '{"ok": true}'));
 SELECT node_path, status, output FROM adk.run_states

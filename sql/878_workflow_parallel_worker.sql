@@ -68,8 +68,9 @@ SELECT * FROM w878_events('w878_empty_app', 'w878-2', 'none');
 -- InvalidInput_NotSlice: the node fails, a stored error event
 SELECT * FROM w878_events('w878_upper_app', 'w878-3', 'not a list');
 SELECT node, status FROM adk.workflow_runs WHERE session_id = 'w878-3' ORDER BY node;
--- WorkerError: the item "b" fails the node and ends the invocation;
--- FailFast: item "c" does not run, join does not
+-- WorkerError: the item "b" fails the node and ends the invocation --
+-- the worker's row failed too, by an event of its own (docs/workflows.md
+-- "Statuses"); FailFast: item "c" does not run, join does not
 CALL w878_define('w878_fail', '{"function": "public.w878_fail_b(jsonb,jsonb)"}', 0);
 SELECT * FROM w878_events('w878_fail_app', 'w878-4', 'a,b,c');
 SELECT node, run_id, status FROM adk.workflow_runs WHERE session_id = 'w878-4' ORDER BY node, run_id;
@@ -89,8 +90,9 @@ UPDATE clock878 SET t0 = clock_timestamp();
 SELECT path, output FROM w878_events('w878_agents_app', 'w878-6', 'p,q,r,s') WHERE path LIKE '%join%';
 SELECT clock_timestamp() - t0 BETWEEN interval '600 ms' AND interval '880 ms' AS two_latencies FROM clock878;
 -- FailFast with nested workflow items (check, then the agent): the
--- failing item ends the invocation at once; the items in flight stop
--- (no answer of theirs is stored)
+-- failing item ends the invocation at once, its nested node and the
+-- worker fail with it; the items in flight stop, cancelled (no answer of
+-- theirs is stored)
 CREATE OR REPLACE FUNCTION w878_split(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
     SELECT jsonb_build_object('output', to_jsonb(string_to_array(input #>> '{parts,0,text}', ',')))
 $$;

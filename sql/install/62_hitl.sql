@@ -208,7 +208,7 @@ BEGIN
          WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
     ), calls AS (
         -- every interrupt: an id in long_running_tool_ids of an agent's event
-        SELECT ev.invocation_id, ev.path, ev.seq, lr.ord, lr.id
+        SELECT ev.invocation_id, ev.path, ev.seq, ev.ts, lr.ord, lr.id
           FROM ev
          CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
                WITH ORDINALITY AS lr(id, ord)
@@ -231,7 +231,7 @@ BEGIN
         -- a call no answer came for before an error event CANCELLED of
         -- its invocation (adk_cancel of a paused run, 63_cancel_waiting.sql)
         -- is no longer pending
-        SELECT c.invocation_id, c.path, c.seq, c.ord, c.id, a.answered_at,
+        SELECT c.invocation_id, c.path, c.seq, c.ts, c.ord, c.id, a.answered_at,
                a.answered_at IS NULL
                AND EXISTS (SELECT 1 FROM ev k
                             WHERE k.invocation_id = c.invocation_id AND k.seq > c.seq
@@ -241,11 +241,19 @@ BEGIN
                                       WHERE a.id = c.id AND a.seq > c.seq
                                       ORDER BY a.seq LIMIT 1) AS answered_at) a
     ), nodes AS (
-        -- every node activation
-        SELECT DISTINCT ev.invocation_id, ev.path
-          FROM ev
-         WHERE ev.path IS NOT NULL
-           AND (p_paths IS NULL OR ev.path = ANY (p_paths))
+        -- every node activation: each path of an event, and each node
+        -- above an interrupt's ("<...>/<node>@<n>/..."): a nested graph
+        -- workflow's node waits while a node of its workflow does, with
+        -- no event of its own until it ends (docs/workflows.md "Statuses")
+        SELECT DISTINCT x.invocation_id, x.path
+          FROM (SELECT ev.invocation_id, ev.path FROM ev
+                 WHERE ev.path IS NOT NULL
+                UNION ALL
+                SELECT i.invocation_id, array_to_string((string_to_array(i.path, '/'))[1:k.k], '/')
+                  FROM interrupts i
+                 CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(i.path, '/')) - 1) k(k)
+                 WHERE (string_to_array(i.path, '/'))[k.k] ~ '@[0-9]+$') x
+         WHERE p_paths IS NULL OR x.path = ANY (p_paths)
     ), held AS (
         -- the interrupts of a node and of the nodes below it
         SELECT n.invocation_id, n.path,
@@ -254,7 +262,7 @@ BEGIN
                                 AND NOT i.cancelled), '{}') AS pending,
                coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
                         '{}') AS answered,
-               max(i.answered_at) AS last_answer
+               max(i.answered_at) AS last_answer, max(i.ts) AS last_call
           FROM nodes n
           LEFT JOIN interrupts i
                  ON i.invocation_id = n.invocation_id
@@ -268,8 +276,10 @@ BEGIN
                 WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
                 WHEN strpos(n.path, '/') > 0 THEN 'running'
                 ELSE 'completed' END,
-           n.pending, n.answered, last.author,
-           greatest(last.ts, n.last_answer),
+           n.pending, n.answered,
+           -- a node with no event of its own: its workflow's, as it started
+           coalesce(last.author, substring(n.path from '([^/]*)/[^/]*$')),
+           coalesce(greatest(last.ts, n.last_answer), greatest(n.last_call, n.last_answer)),
            CASE WHEN strpos(n.path, '@') = 0 THEN
                 (SELECT ev.d -> 'content' FROM ev
                   WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
@@ -286,10 +296,10 @@ BEGIN
            last.d ->> 'branch',
            last.d #>> '{custom_metadata,adk_graph_hash}'
       FROM held n
-     CROSS JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+      LEFT JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
                           WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
                             AND ev.author <> 'user'
-                          ORDER BY ev.seq DESC LIMIT 1) last
+                          ORDER BY ev.seq DESC LIMIT 1) last ON true
       LEFT JOIN LATERAL (SELECT ev.d FROM ev
                           WHERE ev.invocation_id = n.invocation_id
                             AND ev.d #> '{node_info,output_for}' ? n.path
@@ -304,7 +314,11 @@ $$;
 -- deleted; a row's input the events do not give (a graph workflow's
 -- node: its start wrote it) is kept.  p_paths: only the rows of those
 -- node paths and of the nodes above them (each "/"-prefix), which is what
--- one event, or one resumed run, changes -- the cost of a refresh is then
+-- one event, or one resumed run, changes; a graph workflow node's row
+-- above them that derives from no event of its own stays (a nested
+-- workflow node running, whose events are its nodes' until it ends:
+-- docs/workflows.md "Statuses") --
+-- the cost of a refresh is then
 -- that of the rows it names, not of every node the invocation ran
 -- (test/bench/workflow.sh).  Returns the number of interrupts still
 -- pending in that scope (with p_paths: in the invocation's rows).
@@ -330,7 +344,8 @@ BEGIN
     DELETE FROM adk.run_states r
      WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
        AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
-       AND (paths IS NULL OR r.node_path = ANY (paths))
+       AND (paths IS NULL OR r.node_path = ANY (p_paths)
+            OR (r.node_path = ANY (paths) AND r.graph_hash IS NULL))
        AND NOT EXISTS (SELECT 1 FROM unnest(d) k
                         WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
     FOREACH x IN ARRAY d LOOP
@@ -338,18 +353,25 @@ BEGIN
         VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
                 x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt,
                 x.triggered_by, x.branch, x.graph_hash)
+        -- a graph workflow's node the events name only from below (a
+        -- nested workflow node waiting) keeps the triggered_by, branch and
+        -- graph hash its start wrote
         ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
            SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
                answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
                updated_at = EXCLUDED.updated_at, input = coalesce(EXCLUDED.input, r.input),
-               output = EXCLUDED.output, triggered_by = EXCLUDED.triggered_by,
-               branch = EXCLUDED.branch, graph_hash = EXCLUDED.graph_hash
+               output = EXCLUDED.output,
+               triggered_by = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.triggered_by ELSE EXCLUDED.triggered_by END,
+               branch = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.branch ELSE EXCLUDED.branch END,
+               graph_hash = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.graph_hash ELSE EXCLUDED.graph_hash END
          WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output,
                 r.triggered_by, r.branch, r.graph_hash)
                IS DISTINCT FROM
                (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
                 EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output,
-                EXCLUDED.triggered_by, EXCLUDED.branch, EXCLUDED.graph_hash);
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.triggered_by ELSE EXCLUDED.triggered_by END,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.branch ELSE EXCLUDED.branch END,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.graph_hash ELSE EXCLUDED.graph_hash END);
     END LOOP;
     IF paths IS NOT NULL THEN
         RETURN coalesce((SELECT sum(cardinality(r.interrupt_ids)) FROM adk.run_states r

@@ -1293,3 +1293,404 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      LIMIT 1
 $$;
 
+
+-- A graph workflow's invocation failed (src/runner/workflow.c,
+-- docs/workflows.md "Statuses"): its node activations still running
+-- below p_base (the outermost workflow's node path) that no error event
+-- of their own ended, each with what its stop event carries -- its
+-- branch, what triggered it, its graph hash.  failed: it fails with the
+-- node that failed -- a nested workflow node the failure is below, the
+-- parallel worker of a failed item, and so on up; the others the failure
+-- stops (ADK-Go cancels them).
+CREATE FUNCTION adk._workflow_stopped(p_app text, p_user text, p_session text,
+                                      p_invocation text, p_base text)
+RETURNS TABLE (node_path text, branch text, triggered_by text, graph_hash text,
+               failed boolean)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH RECURSIVE errors AS (
+        SELECT DISTINCT adk._node_path(e.event_data) AS path
+          FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.invocation_id = p_invocation
+           AND e.event_data ->> 'error_code' IS NOT NULL
+           AND e.event_data ->> 'author' <> 'user'
+           AND starts_with(adk._node_path(e.event_data), p_base || '/')
+    ), rows AS (
+        SELECT r.node_path, r.status, r.branch, r.triggered_by, r.graph_hash,
+               substring(r.node_path from '^(.*)/[^/]*$') AS dir,
+               substring(r.node_path from '/([^/@]*)@[0-9]+$') AS node
+          FROM adk.run_states r
+         WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+           AND r.invocation_id = p_invocation
+           AND starts_with(r.node_path, p_base || '/')
+    ), live AS (
+        SELECT x.*, EXISTS (SELECT 1 FROM adk.workflow_nodes n
+                             WHERE n.workflow = substring(x.dir from '[^/]*$') AND n.name = x.node
+                               AND n.kind = 'parallel_worker') AS worker
+          FROM rows x
+         WHERE x.status = 'running' AND x.graph_hash IS NOT NULL
+           AND x.node_path NOT IN (SELECT errors.path FROM errors)
+    ), bad AS (
+        SELECT errors.path, x.dir, x.branch, x.triggered_by
+          FROM errors LEFT JOIN rows x ON x.node_path = errors.path
+        UNION
+        SELECT l.node_path, l.dir, l.branch, l.triggered_by
+          FROM live l JOIN bad b
+            ON starts_with(b.path, l.node_path || '/')
+            OR (l.worker AND b.dir = l.dir AND b.triggered_by = l.node
+                AND b.branch IS NOT DISTINCT FROM l.branch)
+    )
+    SELECT l.node_path, l.branch, l.triggered_by, l.graph_hash,
+           l.node_path IN (SELECT bad.path FROM bad)
+      FROM live l
+     ORDER BY 5 DESC, l.node_path COLLATE "C"
+$$;
+
+REVOKE ALL ON FUNCTION adk._workflow_stopped(text, text, text, text, text) FROM PUBLIC;
+
+-- The rows of one invocation (or of every invocation of the session when
+-- p_invocation is NULL), computed from the session's live events (not
+-- the rewound ones: 12_rewound.sql); p_paths: only the rows of those
+-- node paths (what one event changes: adk._refresh_run_states).
+-- triggered_by, branch and graph_hash are what the node's latest event
+-- says: its branch (ADK's Event.branch), and for a graph workflow's node
+-- custom_metadata.adk_triggered_by and adk_graph_hash (workflow.c writes
+-- them on each event of the node).
+CREATE OR REPLACE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL,
+                                       p_paths text[] DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author,
+               adk._node_path(p_new -> 'event_data') AS path
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author,
+               adk._node_path(e.event_data) AS path
+          FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.path, ev.seq, ev.ts, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.live_events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
+    ), interrupts AS (
+        SELECT c.invocation_id, c.path, c.seq, c.ts, c.ord, c.id,
+               (SELECT a.ts FROM answers a
+                 WHERE a.id = c.id AND a.seq > c.seq
+                 ORDER BY a.seq LIMIT 1) AS answered_at
+          FROM calls c
+    ), nodes AS (
+        -- every node activation: each path of an event, and each node
+        -- above an interrupt's ("<...>/<node>@<n>/..."): a nested graph
+        -- workflow's node waits while a node of its workflow does, with
+        -- no event of its own until it ends (docs/workflows.md "Statuses")
+        SELECT DISTINCT x.invocation_id, x.path
+          FROM (SELECT ev.invocation_id, ev.path FROM ev
+                 WHERE ev.path IS NOT NULL
+                UNION ALL
+                SELECT i.invocation_id, array_to_string((string_to_array(i.path, '/'))[1:k.k], '/')
+                  FROM interrupts i
+                 CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(i.path, '/')) - 1) k(k)
+                 WHERE (string_to_array(i.path, '/'))[k.k] ~ '@[0-9]+$') x
+         WHERE p_paths IS NULL OR x.path = ANY (p_paths)
+    ), held AS (
+        -- the interrupts of a node and of the nodes below it
+        SELECT n.invocation_id, n.path,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL), '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer, max(i.ts) AS last_call
+          FROM nodes n
+          LEFT JOIN interrupts i
+                 ON i.invocation_id = n.invocation_id
+                AND (i.path = n.path OR starts_with(i.path, n.path || '/'))
+         GROUP BY n.invocation_id, n.path
+    )
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, n.path,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN fin.d IS NOT NULL THEN 'completed'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                WHEN strpos(n.path, '/') > 0 THEN 'running'
+                ELSE 'completed' END,
+           n.pending, n.answered,
+           -- a node with no event of its own: its workflow's, as it started
+           coalesce(last.author, substring(n.path from '([^/]*)/[^/]*$')),
+           coalesce(greatest(last.ts, n.last_answer), greatest(n.last_call, n.last_answer)),
+           CASE WHEN strpos(n.path, '@') = 0 THEN
+                (SELECT ev.d -> 'content' FROM ev
+                  WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
+                  ORDER BY ev.seq LIMIT 1)
+           ELSE
+                -- a task's or a single_turn node's delegating call
+                adk._node_input(p_app, p_user, p_session, n.invocation_id, n.path)
+           END,
+           CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
+                ELSE fin.d -> 'output' END,
+           -- not in the events: adk._refresh_run_states keeps a row's own
+           1,
+           last.d #>> '{custom_metadata,adk_triggered_by}',
+           last.d ->> 'branch',
+           last.d #>> '{custom_metadata,adk_graph_hash}'
+      FROM held n
+      LEFT JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
+                            AND ev.author <> 'user'
+                          ORDER BY ev.seq DESC LIMIT 1) last ON true
+      LEFT JOIN LATERAL (SELECT ev.d FROM ev
+                          WHERE ev.invocation_id = n.invocation_id
+                            AND ev.d #> '{node_info,output_for}' ? n.path
+                          ORDER BY ev.seq DESC LIMIT 1) fin ON true;
+END
+$$;
+
+-- Make adk.run_states say what the events say, for one invocation (or the
+-- whole session when p_invocation is NULL): rows that changed are updated
+-- in place (so a concurrent SELECT ... FOR UPDATE re-checks the new
+-- version) and keep their attempt, rows that no longer derive are
+-- deleted; a row's input the events do not give (a graph workflow's
+-- node: its start wrote it) is kept.  p_paths: only the rows of those
+-- node paths and of the nodes above them (each "/"-prefix), which is what
+-- one event, or one resumed run, changes; a graph workflow node's row
+-- above them that derives from no event of its own stays (a nested
+-- workflow node running, whose events are its nodes' until it ends:
+-- docs/workflows.md "Statuses") --
+-- the cost of a refresh is then
+-- that of the rows it names, not of every node the invocation ran
+-- (test/bench/workflow.sh).  Returns the number of interrupts still
+-- pending in that scope (with p_paths: in the invocation's rows).
+CREATE OR REPLACE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
+                                        p_invocation text DEFAULT NULL,
+                                        p_new jsonb DEFAULT NULL,
+                                        p_paths text[] DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- each path and the paths above it: "a/b@1/c@2" -> a, a/b@1, a/b@1/c@2
+    paths text[] := CASE WHEN p_paths IS NOT NULL THEN
+        ARRAY(SELECT DISTINCT array_to_string((string_to_array(p.path, '/'))[1:k.k], '/')
+                FROM unnest(p_paths) p(path)
+               CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(p.path, '/'))) k(k)
+               WHERE p.path IS NOT NULL) END;
+    -- statements Citus can route to the session's shard: the derived rows
+    -- are read once, then the table is brought to them
+    d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
+                                                                     p_invocation, p_new, paths) x);
+    x adk.run_states;
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND (paths IS NULL OR r.node_path = ANY (p_paths)
+            OR (r.node_path = ANY (paths) AND r.graph_hash IS NULL))
+       AND NOT EXISTS (SELECT 1 FROM unnest(d) k
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
+    FOREACH x IN ARRAY d LOOP
+        INSERT INTO adk.run_states AS r
+        VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt,
+                x.triggered_by, x.branch, x.graph_hash)
+        -- a graph workflow's node the events name only from below (a
+        -- nested workflow node waiting) keeps the triggered_by, branch and
+        -- graph hash its start wrote
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
+               answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
+               updated_at = EXCLUDED.updated_at, input = coalesce(EXCLUDED.input, r.input),
+               output = EXCLUDED.output,
+               triggered_by = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.triggered_by ELSE EXCLUDED.triggered_by END,
+               branch = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.branch ELSE EXCLUDED.branch END,
+               graph_hash = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.graph_hash ELSE EXCLUDED.graph_hash END
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output,
+                r.triggered_by, r.branch, r.graph_hash)
+               IS DISTINCT FROM
+               (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
+                EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.triggered_by ELSE EXCLUDED.triggered_by END,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.branch ELSE EXCLUDED.branch END,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.graph_hash ELSE EXCLUDED.graph_hash END);
+    END LOOP;
+    IF paths IS NOT NULL THEN
+        RETURN coalesce((SELECT sum(cardinality(r.interrupt_ids)) FROM adk.run_states r
+                          WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+                            AND (p_invocation IS NULL OR r.invocation_id = p_invocation)), 0)::integer;
+    END IF;
+    RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
+$$;
+
+-- sql/install/62_hitl.sql: adk._derive_run_states as both the cancel of a
+-- paused run and the rows of waiting nested nodes leave it
+CREATE OR REPLACE FUNCTION adk._derive_run_states(p_app text, p_user text, p_session text,
+                                       p_invocation text DEFAULT NULL,
+                                       p_new jsonb DEFAULT NULL,
+                                       p_paths text[] DEFAULT NULL)
+RETURNS SETOF adk.run_states
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: Citus plans its statements (one session: one shard)
+    RETURN QUERY
+    -- p_new: {seq, invocation_id, timestamp, event_data} of an event being
+    -- inserted (the events trigger runs before its row is visible)
+    WITH incoming AS (
+        SELECT (p_new ->> 'seq')::bigint AS seq, p_new ->> 'invocation_id' AS invocation_id,
+               (p_new ->> 'timestamp')::timestamptz AS ts, p_new -> 'event_data' AS d,
+               coalesce(p_new #>> '{event_data,author}', '') AS author,
+               adk._node_path(p_new -> 'event_data') AS path
+         WHERE p_new IS NOT NULL
+           AND p_new #> '{event_data,custom_metadata,adk_appended_by}' IS NULL
+           AND NOT EXISTS (SELECT 1 FROM adk.events e
+                            WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                              AND e.seq = (p_new ->> 'seq')::bigint)
+    ), ev AS (
+        SELECT e.seq, e.invocation_id::text AS invocation_id, e."timestamp" AS ts,
+               e.event_data AS d, coalesce(e.event_data ->> 'author', '') AS author,
+               adk._node_path(e.event_data) AS path
+          FROM adk.live_events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND (p_invocation IS NULL OR e.invocation_id = p_invocation)
+           -- an event a caller appended where it may not speak for the
+           -- session (85_tenancy.sql) is never an interrupt or an answer
+           AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+        UNION ALL
+        SELECT * FROM incoming
+         WHERE p_invocation IS NULL OR incoming.invocation_id = p_invocation
+    ), calls AS (
+        -- every interrupt: an id in long_running_tool_ids of an agent's event
+        SELECT ev.invocation_id, ev.path, ev.seq, ev.ts, lr.ord, lr.id
+          FROM ev
+         CROSS JOIN LATERAL jsonb_array_elements_text(ev.d -> 'long_running_tool_ids')
+               WITH ORDINALITY AS lr(id, ord)
+         WHERE ev.author <> 'user'
+           AND jsonb_typeof(ev.d -> 'long_running_tool_ids') = 'array'
+    ), answers AS (
+        -- function responses the user sent, in any invocation
+        SELECT a.seq, a.ts, p #>> '{function_response,id}' AS id
+          FROM (SELECT e.seq, e."timestamp" AS ts, e.event_data AS d
+                  FROM adk.live_events e
+                 WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+                   AND e.event_data ->> 'author' = 'user'
+                   AND e.event_data #> '{custom_metadata,adk_appended_by}' IS NULL
+                UNION ALL
+                SELECT incoming.seq, incoming.ts, incoming.d FROM incoming
+                 WHERE incoming.author = 'user') a
+         CROSS JOIN LATERAL adk._parts(a.d -> 'content') p
+         WHERE p ? 'function_response'
+    ), interrupts AS (
+        -- a call no answer came for before an error event CANCELLED of
+        -- its invocation (adk_cancel of a paused run, 63_cancel_waiting.sql)
+        -- is no longer pending
+        SELECT c.invocation_id, c.path, c.seq, c.ts, c.ord, c.id, a.answered_at,
+               a.answered_at IS NULL
+               AND EXISTS (SELECT 1 FROM ev k
+                            WHERE k.invocation_id = c.invocation_id AND k.seq > c.seq
+                              AND k.author <> 'user' AND k.d ->> 'error_code' = 'CANCELLED') AS cancelled
+          FROM calls c
+         CROSS JOIN LATERAL (SELECT (SELECT a.ts FROM answers a
+                                      WHERE a.id = c.id AND a.seq > c.seq
+                                      ORDER BY a.seq LIMIT 1) AS answered_at) a
+    ), nodes AS (
+        -- every node activation: each path of an event, and each node
+        -- above an interrupt's ("<...>/<node>@<n>/..."): a nested graph
+        -- workflow's node waits while a node of its workflow does, with
+        -- no event of its own until it ends (docs/workflows.md "Statuses")
+        SELECT DISTINCT x.invocation_id, x.path
+          FROM (SELECT ev.invocation_id, ev.path FROM ev
+                 WHERE ev.path IS NOT NULL
+                UNION ALL
+                SELECT i.invocation_id, array_to_string((string_to_array(i.path, '/'))[1:k.k], '/')
+                  FROM interrupts i
+                 CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(i.path, '/')) - 1) k(k)
+                 WHERE (string_to_array(i.path, '/'))[k.k] ~ '@[0-9]+$') x
+         WHERE p_paths IS NULL OR x.path = ANY (p_paths)
+    ), held AS (
+        -- the interrupts of a node and of the nodes below it
+        SELECT n.invocation_id, n.path,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord)
+                        FILTER (WHERE i.id IS NOT NULL AND i.answered_at IS NULL
+                                AND NOT i.cancelled), '{}') AS pending,
+               coalesce(array_agg(i.id ORDER BY i.seq, i.ord) FILTER (WHERE i.answered_at IS NOT NULL),
+                        '{}') AS answered,
+               max(i.answered_at) AS last_answer, max(i.ts) AS last_call
+          FROM nodes n
+          LEFT JOIN interrupts i
+                 ON i.invocation_id = n.invocation_id
+                AND (i.path = n.path OR starts_with(i.path, n.path || '/'))
+         GROUP BY n.invocation_id, n.path
+    )
+    SELECT p_app, p_user, p_session::varchar(191), n.invocation_id, n.path,
+           CASE WHEN cardinality(n.pending) > 0 THEN 'waiting'
+                WHEN fin.d IS NOT NULL THEN 'completed'
+                WHEN last.d ->> 'error_code' = 'CANCELLED' THEN 'cancelled'
+                WHEN last.d ->> 'error_code' IS NOT NULL THEN 'failed'
+                WHEN strpos(n.path, '/') > 0 THEN 'running'
+                ELSE 'completed' END,
+           n.pending, n.answered,
+           -- a node with no event of its own: its workflow's, as it started
+           coalesce(last.author, substring(n.path from '([^/]*)/[^/]*$')),
+           coalesce(greatest(last.ts, n.last_answer), greatest(n.last_call, n.last_answer)),
+           CASE WHEN strpos(n.path, '@') = 0 THEN
+                (SELECT ev.d -> 'content' FROM ev
+                  WHERE ev.invocation_id = n.invocation_id AND ev.author = 'user'
+                  ORDER BY ev.seq LIMIT 1)
+           ELSE
+                -- a task's or a single_turn node's delegating call
+                adk._node_input(p_app, p_user, p_session, n.invocation_id, n.path)
+           END,
+           CASE WHEN fin.d #>> '{node_info,message_as_output}' = 'true' THEN fin.d -> 'content'
+                ELSE fin.d -> 'output' END,
+           -- not in the events: adk._refresh_run_states keeps a row's own
+           1,
+           last.d #>> '{custom_metadata,adk_triggered_by}',
+           last.d ->> 'branch',
+           last.d #>> '{custom_metadata,adk_graph_hash}'
+      FROM held n
+      LEFT JOIN LATERAL (SELECT ev.d, ev.ts, ev.author FROM ev
+                          WHERE ev.invocation_id = n.invocation_id AND ev.path = n.path
+                            AND ev.author <> 'user'
+                          ORDER BY ev.seq DESC LIMIT 1) last ON true
+      LEFT JOIN LATERAL (SELECT ev.d FROM ev
+                          WHERE ev.invocation_id = n.invocation_id
+                            AND ev.d #> '{node_info,output_for}' ? n.path
+                          ORDER BY ev.seq DESC LIMIT 1) fin ON true;
+END
+$$;

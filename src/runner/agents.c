@@ -333,6 +333,8 @@ step_stack(AdkRun *run, List **stack)
 	if (run->out.end_invocation)
 	{
 		/* a failure or an early end: no after_agent anywhere */
+		if (f->graph != NULL && run->out.failed)
+			adk_workflow_failed(f->graph);	/* its nodes still running stop */
 		abandon_stack(list_make1(f));
 		pop_frame(run);
 		return ADK_STEP_RAN;

@@ -125,6 +125,8 @@ void
 adk_event_start_node(JsonWriter *w, AdkRun *run, const char *author,
 					 const char *branch, bool output_for)
 {
+	AdkWfNodeMeta *meta;
+
 	jw_init(w);
 	jw_begin_object(w);
 	jw_key(w, "invocation_id");
@@ -143,21 +145,23 @@ adk_event_start_node(JsonWriter *w, AdkRun *run, const char *author,
 		jw_string(w, run->scope);
 	}
 	adk_jw_node_info(w, run, output_for, false);
-	/* a graph workflow's node (workflow.c): what its run_states row holds */
-	if (run->wf_node_path != NULL && run->node_path != NULL &&
-		strcmp(run->wf_node_path, run->node_path) == 0)
+	/*
+	 * a graph workflow's node (workflow.c) -- a function's, or an agent
+	 * node's own events, in its lane: what its run_states row holds
+	 */
+	if ((meta = adk_workflow_node_meta(run, run->node_path)) != NULL)
 	{
 		jw_key(w, "custom_metadata");
 		jw_begin_object(w);
-		if (run->wf_graph_hash)
+		if (meta->graph_hash)
 		{
 			jw_key(w, "adk_graph_hash");
-			jw_string(w, run->wf_graph_hash);
+			jw_string(w, meta->graph_hash);
 		}
-		if (run->wf_triggered_by)
+		if (meta->triggered_by)
 		{
 			jw_key(w, "adk_triggered_by");
-			jw_string(w, run->wf_triggered_by);
+			jw_string(w, meta->triggered_by);
 		}
 		jw_end_object(w);
 	}

@@ -259,10 +259,10 @@ typedef struct AdkRun
 								 * stepped: its events carry it */
 	char	   *node_path;		/* the node path of the frame being stepped:
 								 * its events' node_info (emit.c) */
-	char	   *wf_node_path;	/* workflow.c: the graph node being run, */
-	char	   *wf_triggered_by;	/* ... the node whose edge started it, */
-	char	   *wf_graph_hash;	/* ... and its graph's hash: custom_metadata
-								 * of its events (emit.c) */
+	List	   *wf_nodes;		/* workflow.c: the graph nodes it ran, each
+								 * one's path, the node whose edge started
+								 * it and its graph's hash: custom_metadata
+								 * of its events (emit.c), AdkWfNodeMeta * */
 	char	   *first_scope;	/* route.c: the open task the user's
 								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
@@ -534,6 +534,13 @@ extern int	adk_single_turn_declare(struct JsonWriter *w, AdkAgent *coordinator);
  * attempt's time: the frame waits (ADK_STEP_WAIT), it is not over.
  */
 typedef struct AdkWorkflow AdkWorkflow;
+/* A graph node's custom_metadata, by its node path (AdkRun.wf_nodes) */
+typedef struct AdkWfNodeMeta
+{
+	char	   *path;
+	char	   *triggered_by;	/* NULL: none */
+	char	   *graph_hash;		/* NULL: none */
+} AdkWfNodeMeta;
 typedef struct AdkWfAgentNode
 {
 	AdkAgent   *agent;
@@ -562,6 +569,8 @@ extern bool adk_workflow_retrying(AdkWorkflow *wf);
 extern void adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 									const char *text);
 extern void adk_workflow_end(AdkWorkflow *wf);
+extern void adk_workflow_failed(AdkWorkflow *wf);
+extern AdkWfNodeMeta *adk_workflow_node_meta(AdkRun *run, const char *path);
 extern bool adk_is_graph(AdkAgent *agent);
 extern void adk_node_open(AdkRun *run, AdkWfAgentNode *node);
 extern char *adk_node_output(AdkRun *run, AdkWfAgentNode *node);

@@ -889,24 +889,44 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 /*
  * The node at path is being run: its events carry the node that
  * triggered it and the graph hash in custom_metadata (emit.c), from which
- * adk_rebuild_run_states derives its row's triggered_by and graph_hash.
+ * adk_rebuild_run_states derives its row's triggered_by and graph_hash --
+ * an agent node's own events too, written in its lane while other nodes
+ * run, so each node of the run is noted by its path.
  */
 static void
 set_node_meta(Workflow *wf, WfActivation *act, const char *path)
 {
 	AdkRun	   *run = wf->run;
+	AdkWfNodeMeta *meta = adk_workflow_node_meta(run, path);
 	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 
-	if (run->wf_node_path)
-		pfree(run->wf_node_path);
-	if (run->wf_triggered_by)
-		pfree(run->wf_triggered_by);
-	if (run->wf_graph_hash)
-		pfree(run->wf_graph_hash);
-	run->wf_node_path = pstrdup(path);
-	run->wf_triggered_by = act->triggered_by ? pstrdup(act->triggered_by) : NULL;
-	run->wf_graph_hash = wf->graph_hash ? pstrdup(wf->graph_hash) : NULL;
+	if (meta == NULL)
+	{
+		meta = palloc0(sizeof(AdkWfNodeMeta));
+		meta->path = pstrdup(path);
+		run->wf_nodes = lappend(run->wf_nodes, meta);
+	}
+	meta->triggered_by = act->triggered_by ? pstrdup(act->triggered_by) : NULL;
+	meta->graph_hash = wf->graph_hash ? pstrdup(wf->graph_hash) : NULL;
 	MemoryContextSwitchTo(old);
+}
+
+/* The custom_metadata of the graph node at path; NULL: it is none */
+AdkWfNodeMeta *
+adk_workflow_node_meta(AdkRun *run, const char *path)
+{
+	ListCell   *lc;
+
+	if (path == NULL)
+		return NULL;
+	foreach(lc, run->wf_nodes)
+	{
+		AdkWfNodeMeta *meta = (AdkWfNodeMeta *) lfirst(lc);
+
+		if (strcmp(meta->path, path) == 0)
+			return meta;
+	}
+	return NULL;
 }
 
 /*
@@ -1237,6 +1257,86 @@ node_failed(Workflow *wf, WfActivation *act, const char *message)
 	adk_emit_error(wf->run, wf->agent->name, act->branch, "WORKFLOW_NODE_FAILED",
 				   psprintf("node \"%s\" of workflow \"%s\" failed: %s",
 							act->node->name, wf->agent->name, message));
+}
+
+/*
+ * The invocation failed (docs/workflows.md "Statuses"): a node of the
+ * workflow, or one below it, stored an error event.  Every other node
+ * activation of it still running stops, each with an event of its own on
+ * its path, so that its row and the one adk_rebuild_run_states derives
+ * say the same: a nested workflow node the failure is below and the
+ * parallel worker of a failed item fail too (WORKFLOW_NODE_FAILED), the
+ * others are cancelled (CANCELLED: ADK-Go cancels the nodes in flight
+ * when one fails).  agents.c calls this for the outermost workflow frame
+ * as it abandons it.
+ */
+void
+adk_workflow_failed(AdkWorkflow *wf)
+{
+	AdkRun	   *run = wf->run;
+	AdkOwnerSave save;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[5];
+	char	   *saved_path = run->node_path;
+	List	   *stops = NIL;
+	ListCell   *lc;
+	uint64		i;
+
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(run->invocation_id);
+	args[4] = CStringGetTextDatum(wf->base);
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT * FROM adk._workflow_stopped($1, $2, $3, $4, $5)",
+					 5, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the nodes the failure of workflow \"%s\" stops",
+			 wf->agent->name);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(run->run_cxt);
+		char	  **stop = palloc(sizeof(char *) * 5);
+		int			k;
+
+		for (k = 0; k < 5; k++)
+			stop[k] = SPI_getvalue(row, desc, k + 1);
+		stops = lappend(stops, stop);
+		MemoryContextSwitchTo(spi);
+	}
+	adk_owner_spi_end(&save);
+	foreach(lc, stops)
+	{
+		char	  **stop = (char **) lfirst(lc);
+		bool		fails = stop[4] != NULL && strcmp(stop[4], "t") == 0;
+		char	   *node = strrchr(stop[0], '/') + 1;
+		char	   *flow = pnstrdup(stop[0], node - 1 - stop[0]);
+		AdkWfNodeMeta *meta = adk_workflow_node_meta(run, stop[0]);
+
+		/* "<...>/<workflow>/<node>@<n>": its workflow writes the event */
+		if (strrchr(flow, '/') != NULL)
+			flow = strrchr(flow, '/') + 1;
+		/* its event's node_info path and custom_metadata (emit.c) */
+		if (meta == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
+
+			meta = palloc0(sizeof(AdkWfNodeMeta));
+			meta->path = stop[0];
+			run->wf_nodes = lappend(run->wf_nodes, meta);
+			MemoryContextSwitchTo(old);
+		}
+		meta->triggered_by = stop[2];
+		meta->graph_hash = stop[3];
+		run->node_path = stop[0];
+		adk_emit_error(run, flow, stop[1],
+					   fails ? "WORKFLOW_NODE_FAILED" : "CANCELLED",
+					   psprintf(fails ? "node \"%.*s\" of workflow \"%s\" failed: a node it ran failed" :
+								"node \"%.*s\" of workflow \"%s\" was cancelled: another node failed",
+								(int) strcspn(node, "@"), node, flow));
+	}
+	run->node_path = saved_path;
 }
 
 /*
