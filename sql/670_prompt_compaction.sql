@@ -1,4 +1,4 @@
--- Prompt assembly shared with other ADK runtimes (issue 13): compaction
+-- Prompt assembly shared with other ADK runtimes: compaction
 -- events written by anyone (actions.compaction, planted here through
 -- adk_append_event as ADK-JS / ADK Python write them), a foreign turn
 -- half-written (a call whose response is not there yet), prompt parity

@@ -1,4 +1,4 @@
--- Human in the loop decided by call id (issue 13 §1, SPEC §6): a pending
+-- Human in the loop decided by call id (docs/runs.md, "Human in the loop"): a pending
 -- call is answered by any later user response with its id, from any
 -- writer, in any invocation (ADK-JS and ADK Python answer in a new
 -- invocation of their own); adk.run_states / adk.pending_interrupts follow

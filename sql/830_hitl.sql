@@ -1,4 +1,4 @@
--- Human in the loop (SPEC §6): a long-running tool pauses the invocation,
+-- Human in the loop (docs/runs.md): a long-running tool pauses the invocation,
 -- an answer to a pending interrupt resumes the same invocation, anything
 -- else is plain input; several interrupts answered one per turn; tool
 -- confirmation; adk.run_states derived from the events; the view of what

@@ -1,4 +1,4 @@
--- Compaction (SPEC §7): config validation, the sliding window, tail
+-- Compaction (docs/compaction.md): config validation, the sliding window, tail
 -- retention, ranges that never split a call from its response, the
 -- lock-checked append, and adk_prompt, against the local model server.
 SELECT adk_set_secret('comp-key', 'sk-comp-0123456789', ARRAY['127.0.0.1']);

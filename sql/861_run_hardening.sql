@@ -1,4 +1,4 @@
--- adk_run hardening (issue 11): a cursor over a run kept open while other
+-- adk_run hardening: a cursor over a run kept open while other
 -- statements run in the same backend; the app's max_llm_calls is a ceiling;
 -- options are checked; tool results and model output that cannot be stored
 -- become error responses / error events; plugins that return a non-object;

@@ -1,5 +1,5 @@
 -- A run's memory is bounded by its current round, not by how many rounds
--- it made (issue 11 §4): a tool loop of 300 model calls uses about what
+-- it made: a tool loop of 300 model calls uses about what
 -- one of 30 does.  An after_model plugin turns every answer into a call of
 -- mem86_probe, a tool that records this backend's memory (the sum over
 -- pg_backend_memory_contexts) while the run is in the middle of its work;

@@ -1,4 +1,4 @@
--- History reads in O(new events) (issue 12 §7): a run keeps what it read of
+-- History reads in O(new events): a run keeps what it read of
 -- its session and reads only the events after the last seq it saw, so a
 -- tool loop of 20 model calls over a history of 1,000 events reads the
 -- history once, not 20 times.  Counted with pg_stat_xact_user_tables: the

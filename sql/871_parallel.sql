@@ -1,4 +1,4 @@
--- Concurrency inside one run (issue 12 §4): a parallel agent's sub-agents
+-- Concurrency inside one run: a parallel agent's sub-agents
 -- have their model calls in flight at once, and the agents-as-tools of one
 -- model response too; SQL tools of that response run one after another;
 -- responses are stored in the order of the calls.  The model server

@@ -1,4 +1,4 @@
--- Forged history (SPEC §11): an event a caller appends never becomes a
+-- Forged history (docs/security.md): an event a caller appends never becomes a
 -- pending call or a compaction record that another role acts on, and an
 -- invocation's role is the role that ran its last step.
 SELECT adk_set_secret('forge-key', 'sk-forge', ARRAY['127.0.0.1']);

@@ -1,4 +1,4 @@
--- Artifacts (SPEC §9): the SQL API, its errors, scopes, limits; the
+-- Artifacts (docs/artifacts.md): the SQL API, its errors, scopes, limits; the
 -- load_artifacts built-in, SQL tools saving artifacts (artifact_delta),
 -- and input blobs saved as artifacts, against the local model server.
 SELECT adk_create_session('art', 'ann', 's1') IS NOT NULL AS created;

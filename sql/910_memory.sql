@@ -1,4 +1,4 @@
--- Memory (SPEC §9): adk_add_session_to_memory, adk_search_memory, the
+-- Memory (docs/memory.md): adk_add_session_to_memory, adk_search_memory, the
 -- app's options, and the load_memory / preload_memory built-ins against
 -- the local model server.
 SELECT adk_create_session('mem', 'ann', 'm1') IS NOT NULL AS created;

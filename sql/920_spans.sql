@@ -1,4 +1,4 @@
--- Traces (SPEC §12): adk.spans, one row per OpenTelemetry span, written in
+-- Traces (docs/observability.md): adk.spans, one row per OpenTelemetry span, written in
 -- the run's own transaction; GenAI names and attributes; trace context in
 -- (options.traceparent) and out (the traceparent header providers get,
 -- adk_current_trace() for tools); counters per model and per tool.

@@ -1,5 +1,5 @@
--- What one weather turn costs in function calls and rows (issue 12,
--- Benchmark: the runner's own time per turn).  Every write still goes
+-- What one weather turn costs in function calls and rows (the
+-- runner's own time per turn, test/bench/README.md).  Every write still goes
 -- through the executor (pgstat counts it per table), but nothing runs
 -- that the turn does not need: with no budget defined for the app, only
 -- the check that none applies is read (adk._budget_any's body, a

@@ -1,4 +1,4 @@
--- A run's memory is bounded by its current step (issue 12 §1): each step
+-- A run's memory is bounded by its current step: each step
 -- of a run works in a context that is reset when the step returns, so
 -- what a step allocates by the way -- plugin calls, SPI results, JSON
 -- temporaries, emitted events -- is gone before the next step.

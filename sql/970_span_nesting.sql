@@ -1,4 +1,4 @@
--- Spans of a run that is concurrent inside (issue 12 §4, issue 17): a
+-- Spans of a run that is concurrent inside: a
 -- parallel agent's lanes have their model calls in flight at once, and so
 -- do the agents used as tools of one model response.  Each span must still
 -- hang under the agent whose work it describes, lie within its parent's

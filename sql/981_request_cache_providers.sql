@@ -1,5 +1,5 @@
 -- Gemini and Anthropic requests reuse what each history content made
--- (issue 12, part 7: src/model/msg_cache.c, LlmRequestSpec.reuse): the
+-- (src/model/msg_cache.c, LlmRequestSpec.reuse): the
 -- requests stored in adk.model_calls are the same with the cache off
 -- (adk.request_cache_size = 0), on, and warm (made by another run in flight
 -- in the backend), over histories of text, calls with and without ids,

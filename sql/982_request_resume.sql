@@ -1,5 +1,5 @@
--- A run builds each request of an agent from its previous one (issue 12,
--- part 7: model/generate.c's request memo): the contents the two share are
+-- A run builds each request of an agent from its previous one
+-- (model/generate.c's request memo): the contents the two share are
 -- not converted again, their messages are taken as they were, and the
 -- adapter resumes at a content boundary (OpenAI, Gemini: any; Anthropic:
 -- where no message is pending).  adk.verify_incremental (on in the test

@@ -1,4 +1,4 @@
--- Spans of compaction's summarizer (issue 17, issue 12 §2): each
+-- Spans of compaction's summarizer: each
 -- summarizer call is a model span of its own ("chat {model}", with
 -- adk.compaction.kind), tail retention's a child of the agent whose round
 -- it precedes, the sliding window's a child of the run's root; its ledger

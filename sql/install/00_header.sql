@@ -11,7 +11,7 @@
 CREATE SCHEMA adk;
 COMMENT ON SCHEMA adk IS 'adk_runner: sessions, events, state and the rest of the ADK store';
 
--- Roles (SPEC §11).  Roles are cluster-wide: another database may have
+-- Roles (docs/security.md).  Roles are cluster-wide: another database may have
 -- created them already.
 DO $roles$
 BEGIN

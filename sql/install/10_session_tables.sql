@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- The session store (SPEC §3).
+-- The session store (docs/sessions.md).
 --
 -- The five tables below are shared with Google's own ADK runtimes: ADK-JS
 -- 2.0's DatabaseSessionService (pointed at this schema with ?schema=adk)

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Session service API (SPEC §4).
+-- Session service API (docs/sessions.md).
 --
 -- Identities are non-empty strings of at most 191 characters (ADK's key
 -- width): NULL is SQLSTATE 22004, empty or too long 22023.  An unknown

@@ -1,5 +1,6 @@
 -- ---------------------------------------------------------------------
--- Models, secrets and the model-call ledger (SPEC §2, §10, §11).
+-- Models, secrets and the model-call ledger (docs/models.md,
+-- docs/observability.md, docs/security.md).
 -- ---------------------------------------------------------------------
 
 -- API keys kept in the database.  Readable by adk_admin only; a key is

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Definitions: tools, agents, apps and plugins (SPEC §2, §5, §11).
+-- Definitions: tools, agents, apps and plugins (docs/agents.md).
 --
 -- Each definition is a row.  The adk_define_* functions upsert; plain
 -- INSERT / UPDATE / DELETE go through the same triggers, so every writer

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Running: adk_run and the invocations it records (SPEC §5).
+-- Running: adk_run and the invocations it records (docs/runs.md).
 -- ---------------------------------------------------------------------
 
 CREATE TABLE adk.invocations (

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Human in the loop and RunState (SPEC §6; 000 §四.4.3-§四.4.4).
+-- Human in the loop and RunState (docs/runs.md; seed 000 §四.4.3-§四.4.4).
 --
 -- A call to a long_running tool, or the adk_request_confirmation call a
 -- require_confirmation tool makes first, is an interrupt: its id is in the

@@ -1,12 +1,12 @@
 -- ---------------------------------------------------------------------
--- Compaction (SPEC §7; 000 §四.4.6): summaries that stand in for older
+-- Compaction (docs/compaction.md; seed 000 §四.4.6): summaries that stand in for older
 -- events in prompts.
 --
 -- A compaction is an ordinary event (author "user", no content) whose
 -- actions.compaction = {start_timestamp, end_timestamp, compacted_content}
 -- is ADK's record, so ADK-JS and ADK Python read it.  Timestamps there are
 -- integer epoch milliseconds, the unit of event_data.timestamp in our
--- store (SPEC §3), so a reader comparing them with event timestamps gets
+-- store (docs/sessions.md), so a reader comparing them with event timestamps gets
 -- the same answer.  Because one session's timestamps strictly increase
 -- with seq, the range is also an exact seq range; we keep it in our own
 -- table adk.compactions (not in columns of the shared adk.events), with

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Background workers (SPEC §8): queued runs, triggers that queue runs,
+-- Background workers (docs/workers.md): queued runs, triggers that queue runs,
 -- waiting, cancellation.  The launcher and the job workers need
 -- shared_preload_libraries = 'adk_runner'; see docs/workers.md.
 -- ---------------------------------------------------------------------

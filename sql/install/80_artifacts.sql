@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Artifacts (SPEC §9): ADK's ArtifactService as a table.
+-- Artifacts (docs/artifacts.md): ADK's ArtifactService as a table.
 --
 -- Versioned blobs per (app, user, session, filename): versions are 0, 1,
 -- 2, ... per filename.  A filename starting with "user:" is scoped to the

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Memory (SPEC §9): ADK's MemoryService as a table.
+-- Memory (docs/memory.md): ADK's MemoryService as a table.
 --
 -- Entries per (app, user): the text of one event, its author and time,
 -- the session and event it came from.  The tsvector is computed by the

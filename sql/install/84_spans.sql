@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Traces (SPEC §12): OpenTelemetry spans as rows, the OTLP export queue,
+-- Traces (docs/observability.md): OpenTelemetry spans as rows, the OTLP export queue,
 -- counters per model and per tool.
 -- ---------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Tenancy, row-level security, token budgets and costs (SPEC §11).
+-- Tenancy, row-level security, token budgets and costs.
 -- See docs/security.md ("Tenancy") and docs/budgets.md, and src/store/tenancy.c.
 --
 -- adk.apps.tenancy: 'shared' (default; every adk_user member may name any

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Privileges (SPEC §11).  PUBLIC gets nothing.  adk_user runs apps and
+-- Privileges (docs/security.md).  PUBLIC gets nothing.  adk_user runs apps and
 -- reads sessions; adk_admin also defines models, tools, agents, apps and
 -- secrets.  Writes to the store go through the adk_* functions.
 -- ---------------------------------------------------------------------

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------
--- Scale-out on Citus (SPEC §13).
+-- Scale-out on Citus (docs/operations.md).
 --
 -- adk_distribute() lays the store out the one way the extension supports:
 --

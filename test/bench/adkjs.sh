@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark, side by side with ADK-JS (issue 12): weather turns per second
+# Benchmark, side by side with ADK-JS: weather turns per second
 # (two model calls each: a get_weather call, then the answer) with the
 # local model server answering after LATENCY ms (Gemini wire format, model
 # "gemini-latency-N"), TURNS turns in flight:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: a new run's non-model time against the length of the session's
-# history (issue 31, part 2), without compaction.
+# history, without compaction.
 #
 #   bash test/bench/history.sh [rounds (5)] [sizes ("10 1000 3000")]
 #

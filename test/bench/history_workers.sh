@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: history.sh's new run, through adk_submit and the job workers
-# (issue 31, part 2 across workers): a job's non-model time at 10 / 1,000 /
+# (across workers): a job's non-model time at 10 / 1,000 /
 # 3,000 events, and how often a session's job ran in the worker that ran
 # its last one and went on from what that worker kept of it
 # (src/runner/prompt_carry.c; the worker logs each at DEBUG1).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: memory (SPEC §9).
+# Benchmark: memory (docs/memory.md).
 #
 #   bash test/bench/memory.sh [entries] [queries]
 #

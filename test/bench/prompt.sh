@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: prompt assembly per model call at 10, 1,000 and 5,000 events
-# of history, without compaction (issue 12, Benchmark; §7: a run reads its
-# session once, then only the events after the last seq it saw).
+# of history, without compaction (a run reads its session once, then only the
+# events after the last seq it saw).
 #
 #   [PROVIDER=openai|gemini|anthropic] bash test/bench/prompt.sh [rounds (5)] [sizes ("10 1000 5000")]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: prompt assembly per model call, two builds compared in one run
-# (issue 12, Benchmark): instructions (callgrind, deterministic on a loaded
+# instructions (callgrind, deterministic on a loaded
 # machine) instead of prompt.sh's wall times, and the requests each build
 # sends, byte for byte, and stores in adk.model_calls.
 #

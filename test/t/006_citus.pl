@@ -1,4 +1,4 @@
-# Citus (SPEC §13): a coordinator and two workers.  adk_distribute() and
+# Citus (docs/operations.md): a coordinator and two workers.  adk_distribute() and
 # the layouts it refuses; 8 concurrent appenders on one session (dense seq,
 # every row in the shards, none in the coordinator's own tables); the
 # weather adk_run turn; a HITL pause and resume with adk.pending_interrupts;

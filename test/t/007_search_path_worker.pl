@@ -1,5 +1,5 @@
 # The caller's search_path never reaches the extension's own SQL in the
-# background workers either (issue 11 §1; the in-backend functions are in
+# background workers either (the in-backend functions are in
 # sql/521_search_path).  A member of adk_user shadows the operators and
 # functions the extension uses (the same shadows as sql/52), queues runs
 # with adk_submit, waits with adk_wait, cancels and interrupts, and fires
@@ -8,7 +8,7 @@
 # job.  No shadow may run as another role (the worker's superuser, the
 # schema owner), and she must not become superuser.  Her tool still runs
 # as her with the search_path of the worker's session.  Also: what LISTEN
-# adk_events / adk_jobs hands a role with no adk grants (issue 11 §7).
+# adk_events / adk_jobs hands a role with no adk grants.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);

@@ -1,4 +1,4 @@
-# Multiplexed job workers (issue 12 §5, §6): one worker holds many runs
+# Multiplexed job workers: one worker holds many runs
 # and advances whichever can go on while the others wait for their model.
 #  - 200 queued runs on 200 sessions, adk.max_workers = 2, model latency
 #    500 ms: all complete in a few latencies (one run at a time per worker

@@ -1,4 +1,4 @@
-# Spans of job runs that end early in a worker (issue 17; issue 12 §5):
+# Spans of job runs that end early in a worker:
 # one job worker holds several runs, each step in a transaction of its own.
 #  - adk_cancel of one run while its model call is in flight: its trace is
 #    written -- the root ERROR / CANCELLED, the model span in flight ended

@@ -1,4 +1,4 @@
-# Compaction drives the stepper (issue 12 §2): a run's summarizer call is
+# Compaction drives the stepper: a run's summarizer call is
 # started in one step and consumed in a later one, so a job worker goes on
 # with its other runs while the summarizer answers.  With one job worker
 # and a summarizer that takes 3 s:

@@ -1,5 +1,4 @@
-# A job worker's memory is bounded by the step it runs (issue 12, parts 1
-# and 5): each step of a run works in a context emptied when the step
+# A job worker's memory is bounded by the step it runs: each step of a run works in a context emptied when the step
 # returns, and each run's memory goes when it ends.  A plugin records the
 # worker's own memory (the sum over pg_backend_memory_contexts) from
 # inside the runs:

@@ -1,5 +1,5 @@
 # Spans of runs that are concurrent inside, in a job worker that holds many
-# of them at once (issue 12 §4, §5; issue 17): 10 runs of a parallel agent
+# of them at once: 10 runs of a parallel agent
 # (three lanes whose models answer after 300, 100 and 200 ms) and 10 runs
 # whose model calls three agents used as tools, all in one worker.  Each
 # model span hangs under the agent that made the call -- its own lane, its

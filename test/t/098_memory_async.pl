@@ -1,4 +1,4 @@
-# Memory's embeddings drive the stepper (issue 12 §2): inside a run, the
+# Memory's embeddings drive the stepper: inside a run, the
 # embedding request is started in one step and its answer consumed in a
 # later one, so a job worker goes on with its other runs meanwhile.  With
 # one job worker and an embedding model that takes 4 s:

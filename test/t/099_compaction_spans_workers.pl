@@ -1,5 +1,5 @@
 # Spans of compaction's summarizer in a job worker that holds many runs at
-# once (issue 17, issue 12 §2, §5): the summarizer's span begins in one
+# once: the summarizer's span begins in one
 # step's transaction and ends in a later one's, while the worker steps the
 # other runs.  10 sessions with tail retention and 10 with the sliding
 # window, two queued turns each, summarizers answering after 200 ms, one
