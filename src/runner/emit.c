@@ -149,7 +149,7 @@ adk_event_start_node(JsonWriter *w, AdkRun *run, const char *author,
 	 * a graph workflow's node (workflow.c) -- a function's, or an agent
 	 * node's own events, in its lane: what its run_states row holds
 	 */
-	if ((meta = adk_workflow_node_meta(run, run->node_path)) != NULL)
+	if ((meta = adk_node_meta(run, run->node_path)) != NULL)
 	{
 		jw_key(w, "custom_metadata");
 		jw_begin_object(w);
@@ -392,4 +392,25 @@ adk_error_object(const char *message)
 	jw_string(&w, message);
 	jw_end_object(&w);
 	return jw_finish(&w);
+}
+
+/*
+ * The custom_metadata of the graph node at path (run->wf_nodes, kept by
+ * workflow.c); NULL: it is none
+ */
+AdkWfNodeMeta *
+adk_node_meta(AdkRun *run, const char *path)
+{
+	ListCell   *lc;
+
+	if (path == NULL)
+		return NULL;
+	foreach(lc, run->wf_nodes)
+	{
+		AdkWfNodeMeta *meta = (AdkWfNodeMeta *) lfirst(lc);
+
+		if (strcmp(meta->path, path) == 0)
+			return meta;
+	}
+	return NULL;
 }

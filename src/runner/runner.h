@@ -379,6 +379,7 @@ extern void adk_event_start_node(struct JsonWriter *w, AdkRun *run,
 extern void adk_event_start(struct JsonWriter *w, AdkRun *run,
 							const char *author, const char *branch);
 extern void adk_emit(AdkRun *run, Jsonb *event);
+extern struct AdkWfNodeMeta *adk_node_meta(AdkRun *run, const char *path);
 extern bool adk_emit_error(AdkRun *run, const char *author, const char *branch,
 						   const char *code, const char *message);
 extern char *adk_new_id(const char *prefix);
@@ -570,7 +571,6 @@ extern void adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 									const char *text);
 extern void adk_workflow_end(AdkWorkflow *wf);
 extern void adk_workflow_failed(AdkWorkflow *wf);
-extern AdkWfNodeMeta *adk_workflow_node_meta(AdkRun *run, const char *path);
 extern bool adk_is_graph(AdkAgent *agent);
 extern void adk_node_open(AdkRun *run, AdkWfAgentNode *node);
 extern char *adk_node_output(AdkRun *run, AdkWfAgentNode *node);

@@ -897,7 +897,7 @@ static void
 set_node_meta(Workflow *wf, WfActivation *act, const char *path)
 {
 	AdkRun	   *run = wf->run;
-	AdkWfNodeMeta *meta = adk_workflow_node_meta(run, path);
+	AdkWfNodeMeta *meta = adk_node_meta(run, path);
 	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
 
 	if (meta == NULL)
@@ -909,24 +909,6 @@ set_node_meta(Workflow *wf, WfActivation *act, const char *path)
 	meta->triggered_by = act->triggered_by ? pstrdup(act->triggered_by) : NULL;
 	meta->graph_hash = wf->graph_hash ? pstrdup(wf->graph_hash) : NULL;
 	MemoryContextSwitchTo(old);
-}
-
-/* The custom_metadata of the graph node at path; NULL: it is none */
-AdkWfNodeMeta *
-adk_workflow_node_meta(AdkRun *run, const char *path)
-{
-	ListCell   *lc;
-
-	if (path == NULL)
-		return NULL;
-	foreach(lc, run->wf_nodes)
-	{
-		AdkWfNodeMeta *meta = (AdkWfNodeMeta *) lfirst(lc);
-
-		if (strcmp(meta->path, path) == 0)
-			return meta;
-	}
-	return NULL;
 }
 
 /*
@@ -1312,7 +1294,7 @@ adk_workflow_failed(AdkWorkflow *wf)
 		bool		fails = stop[4] != NULL && strcmp(stop[4], "t") == 0;
 		char	   *node = strrchr(stop[0], '/') + 1;
 		char	   *flow = pnstrdup(stop[0], node - 1 - stop[0]);
-		AdkWfNodeMeta *meta = adk_workflow_node_meta(run, stop[0]);
+		AdkWfNodeMeta *meta = adk_node_meta(run, stop[0]);
 
 		/* "<...>/<workflow>/<node>@<n>": its workflow writes the event */
 		if (strrchr(flow, '/') != NULL)
