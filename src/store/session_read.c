@@ -240,7 +240,7 @@ adk_session_history(const char *app, const char *user, const char *session,
 	AdkOwnerSave save;
 	List	   *result = NIL;
 	uint64		i;
-	bool		isnull;
+	bool		compacted_null;
 
 	*stale = false;
 	session_args(args, app, user, session);
@@ -250,7 +250,7 @@ adk_session_history(const char *app, const char *user, const char *session,
 		SPI_processed != 1)
 		elog(ERROR, "could not read adk.compactions");
 	*compacted = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 1, &isnull));
+											SPI_tuptable->tupdesc, 1, &compacted_null));
 	if (*compacted)
 	{
 		if (adk_spi_exec("SELECT event_data, 0::pg_catalog.int8 FROM adk._prompt_events($1, $2, $3)",
