@@ -1,4 +1,4 @@
--- The internals (adk._*) are not adk_user's to call : only
+-- The internals (adk._*) are not adk_user's to call: only
 -- those its own statements run (the SECURITY INVOKER API, the views it
 -- reads, adk_create_trigger's CREATE TRIGGER); adk_admin also gets those
 -- the triggers on the definition tables run.  A compaction plan is

@@ -258,7 +258,9 @@ SELECT (SELECT count(*) FROM (SELECT app_name, user_id, session_id, invocation_i
 DELETE FROM adk.sessions WHERE app_name IN ('rn_pw_app', 'rn_fan_app', 'rn_nest_app');
 DELETE FROM adk.apps WHERE name IN ('rn_pw_app', 'rn_fan_app', 'rn_nest_app');
 DELETE FROM adk.agents WHERE name IN ('rn_pw', 'rn_fan', 'rn_nest');
-DELETE FROM adk.agents WHERE name IN ('rn_inner', 'rn_slow_agent', 'rn_broken_agent');
+-- the workflow that names an agent goes first (deleting its agent deletes it)
+DELETE FROM adk.agents WHERE name = 'rn_inner';
+DELETE FROM adk.agents WHERE name IN ('rn_slow_agent', 'rn_broken_agent');
 DELETE FROM adk.models WHERE name = 'rn_slow';
 
 DELETE FROM adk.apps WHERE name = 'rn_app';

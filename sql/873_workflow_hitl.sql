@@ -125,7 +125,7 @@ SELECT node, run_id, status, input, output IS NOT NULL AS has_output FROM w88_ro
 -- invocations of one session; answering the first leaves the second's
 -- node waiting, and the first's resume sees none of the second's rows.
 -- (The second message is not plain text alone -- it has a data part --
--- or it would be the answer to the one pending request: 875.)
+-- or it would be the answer to the one pending request: 879.)
 SELECT path FROM w88_events('w88_fwd_app', 'm1', w88_text('one'));
 SELECT call_id AS first_call FROM adk.pending_interrupts WHERE session_id = 'm1' \gset
 SELECT path FROM w88_events('w88_fwd_app', 'm1',
