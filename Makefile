@@ -4,7 +4,7 @@
 #   make installcheck           all suites against a throw-away temp instance
 #                               (run as a non-root user; see test/ci.sh)
 EXTENSION    = adk_runner
-EXTVERSION   = 0.8.0
+EXTVERSION   = 0.9.0
 MODULE_big   = adk_runner
 
 OBJS = \
