@@ -80,59 +80,59 @@ CREATE FUNCTION w884_counts(sid text) RETURNS text LANGUAGE sql AS $$
 -- its own sub-branch "worker@<place>" (ADK-Go's); the worker and "after"
 -- wait; the invocation pauses with one request, made by worker@2
 CALL w884_define('w884_hand', false, 0);
-SELECT * FROM w884_events('w884_hand_app', 'h1', w884_text('a,?b,c'));
+SELECT * FROM w884_events('w884_hand_app', 'w884-h1', w884_text('a,?b,c'));
 SELECT call_id, args ->> 'message' AS message, args -> 'payload' AS payload
-  FROM adk.pending_interrupts WHERE session_id = 'h1';
-SELECT status FROM adk.invocations WHERE session_id = 'h1';
-SELECT * FROM w884_rows('h1');
-SELECT w884_counts('h1') AS runs;
+  FROM adk.pending_interrupts WHERE session_id = 'w884-h1';
+SELECT status FROM adk.invocations WHERE session_id = 'w884-h1';
+SELECT * FROM w884_rows('w884-h1');
+SELECT w884_counts('w884-h1') AS runs;
 -- the answer is worker@2's output; the worker completes with the outputs
 -- in item order, the answered item's in its place; "after" runs; "a" and
 -- "c" did not run again
-SELECT * FROM w884_events('w884_hand_app', 'h1', w884_answer('q-b', '{"ok": true}'));
-SELECT w884_counts('h1') AS runs;
+SELECT * FROM w884_events('w884_hand_app', 'w884-h1', w884_answer('q-b', '{"ok": true}'));
+SELECT w884_counts('w884-h1') AS runs;
 SELECT count(DISTINCT invocation_id) AS invocations, max(status) AS status
-  FROM adk.invocations WHERE session_id = 'h1';
-SELECT * FROM w884_rows('h1');
-SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'h1';
+  FROM adk.invocations WHERE session_id = 'w884-h1';
+SELECT * FROM w884_rows('w884-h1');
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w884-h1';
 -- answered again: nothing is pending, so it is plain input, a new run
 -- (the paused run resumed once)
-SELECT path FROM w884_events('w884_hand_app', 'h1', w884_answer('q-b', '{"ok": true}'))
+SELECT path FROM w884_events('w884_hand_app', 'w884-h1', w884_answer('q-b', '{"ok": true}'))
  WHERE path LIKE '%split%';
-SELECT count(DISTINCT invocation_id) AS invocations FROM adk.invocations WHERE session_id = 'h1';
+SELECT count(DISTINCT invocation_id) AS invocations FROM adk.invocations WHERE session_id = 'w884-h1';
 
 -- Re-run (rerun_on_resume): two items ask at once; each answer re-runs
 -- its item only, with its original input and the answer; the worker
 -- completes after the last answer, the outputs in item order whatever
 -- order the answers came in
 CALL w884_define('w884_rerun', true, 0);
-SELECT path, branch, output, asks FROM w884_events('w884_rerun_app', 'r1', w884_text('a,?b,c,?d'));
-SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'r1' ORDER BY call_id;
+SELECT path, branch, output, asks FROM w884_events('w884_rerun_app', 'w884-r1', w884_text('a,?b,c,?d'));
+SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'w884-r1' ORDER BY call_id;
 -- d's answer first: worker@4 runs again and completes; b still waits
-SELECT * FROM w884_events('w884_rerun_app', 'r1', w884_answer('q-d', '"yes, d"'));
-SELECT status FROM adk.invocations WHERE session_id = 'r1';
-SELECT node, run_id, status, waiting_on FROM w884_rows('r1');
+SELECT * FROM w884_events('w884_rerun_app', 'w884-r1', w884_answer('q-d', '"yes, d"'));
+SELECT status FROM adk.invocations WHERE session_id = 'w884-r1';
+SELECT node, run_id, status, waiting_on FROM w884_rows('w884-r1');
 -- the plain text answers the one request left (b's)
-SELECT path, jsonb_pretty(output) AS output FROM w884_events('w884_rerun_app', 'r1', w884_text('yes, b'));
-SELECT w884_counts('r1') AS runs;
+SELECT path, jsonb_pretty(output) AS output FROM w884_events('w884_rerun_app', 'w884-r1', w884_text('yes, b'));
+SELECT w884_counts('w884-r1') AS runs;
 SELECT count(DISTINCT invocation_id) AS invocations, max(status) AS status
-  FROM adk.invocations WHERE session_id = 'r1';
-SELECT node, run_id, status FROM w884_rows('r1');
+  FROM adk.invocations WHERE session_id = 'w884-r1';
+SELECT node, run_id, status FROM w884_rows('w884-r1');
 
 -- max_concurrency 1: the item that asks frees its place, the held ones run
 CALL w884_define('w884_one', false, 1);
-SELECT path, output, asks FROM w884_events('w884_one_app', 'o1', w884_text('?p,q,r'));
-SELECT path, output FROM w884_events('w884_one_app', 'o1', w884_answer('q-p', '"P!"'));
-SELECT w884_counts('o1') AS runs;
+SELECT path, output, asks FROM w884_events('w884_one_app', 'w884-o1', w884_text('?p,q,r'));
+SELECT path, output FROM w884_events('w884_one_app', 'w884-o1', w884_answer('q-p', '"P!"'));
+SELECT w884_counts('w884-o1') AS runs;
 
 -- Fail-fast after a pause: "?b" waits, then "x" fails -- the worker fails,
 -- the waiting item is cancelled by an event of its own, its request is
 -- no longer pending, the invocation failed, "c" never ran
-SELECT path, asks, error FROM w884_events('w884_hand_app', 'f1', w884_text('?b,x,c'));
-SELECT node, run_id, status, waiting_on FROM w884_rows('f1');
-SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'f1';
-SELECT status FROM adk.invocations WHERE session_id = 'f1';
-SELECT w884_counts('f1') AS runs;
+SELECT path, asks, error FROM w884_events('w884_hand_app', 'w884-f1', w884_text('?b,x,c'));
+SELECT node, run_id, status, waiting_on FROM w884_rows('w884-f1');
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w884-f1';
+SELECT status FROM adk.invocations WHERE session_id = 'w884-f1';
+SELECT w884_counts('w884-f1') AS runs;
 -- ... and when an answered item's re-run fails: two items wait; the
 -- answer to one makes its re-run raise -- the worker fails, the other
 -- item, still waiting, is cancelled and its request no longer pending
@@ -149,26 +149,45 @@ SELECT adk_define_workflow('w884_rerun',
       {"name": "worker", "function": "public.w884_item2(jsonb,jsonb)", "rerun_on_resume": true},
       {"name": "after", "function": "public.w884_after(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "split"}, {"from": "split", "to": "each"}, {"from": "each", "to": "after"}]');
-SELECT path, asks FROM w884_events('w884_rerun_app', 'f2', w884_text('good,bad'));
-SELECT path, error FROM w884_events('w884_rerun_app', 'f2', w884_answer('q-bad', '"no"'));
-SELECT node, run_id, status FROM w884_rows('f2');
-SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'f2';
-SELECT status FROM adk.invocations WHERE session_id = 'f2' ORDER BY started_at;
+SELECT path, asks FROM w884_events('w884_rerun_app', 'w884-f2', w884_text('good,bad'));
+SELECT path, error FROM w884_events('w884_rerun_app', 'w884-f2', w884_answer('q-bad', '"no"'));
+SELECT node, run_id, status FROM w884_rows('w884-f2');
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w884-f2';
+SELECT status FROM adk.invocations WHERE session_id = 'w884-f2' ORDER BY started_at;
+
+-- Nested workflow items (max_concurrency 1): item "?n" asks inside its
+-- workflow, which holds the item; the next item takes its place; the
+-- answer resumes the nested workflow, the item completes with its output,
+-- then the worker, in item order
+SELECT adk_define_workflow('w884_inner', '[{"name": "ask", "function": "public.w884_item(jsonb,jsonb)"}]',
+                           '[{"from": "START", "to": "ask"}]');
+SELECT adk_define_workflow('w884_nest',
+    '[{"name": "split", "function": "public.w884_split(jsonb,jsonb)"},
+      {"name": "each", "kind": "parallel_worker", "worker": "worker", "max_concurrency": 1},
+      {"name": "worker", "workflow": "w884_inner"}]',
+    '[{"from": "START", "to": "split"}, {"from": "split", "to": "each"}]');
+SELECT adk_define_app('w884_nest_app', 'w884_nest');
+SELECT path, branch, output, asks FROM w884_events('w884_nest_app', 'w884-n1', w884_text('m,?n,o'));
+SELECT node_path, status, branch, interrupt_ids FROM adk.run_states
+ WHERE session_id = 'w884-n1' ORDER BY node_path COLLATE "C";
+SELECT path, branch, output FROM w884_events('w884_nest_app', 'w884-n1', w884_answer('q-n', '"N!"'));
+SELECT status FROM adk.invocations WHERE session_id = 'w884-n1';
+SELECT w884_counts('w884-n1') AS runs;
 
 -- A rebuild of adk.run_states from the events gives the same rows
 CREATE TEMP TABLE w884_before AS
 SELECT invocation_id, node_path, status, interrupt_ids, output, branch FROM adk.run_states
- WHERE session_id IN ('h1', 'r1', 'o1', 'f1', 'f2');
+ WHERE session_id IN ('w884-h1', 'w884-r1', 'w884-o1', 'w884-f1', 'w884-f2', 'w884-n1');
 SELECT adk_rebuild_run_states(app_name, 'u', id) FROM adk.sessions
- WHERE id IN ('h1', 'r1', 'o1', 'f1', 'f2') ORDER BY id;
+ WHERE id IN ('w884-h1', 'w884-r1', 'w884-o1', 'w884-f1', 'w884-f2', 'w884-n1') ORDER BY id;
 SELECT count(*) AS differ FROM (
     (SELECT invocation_id, node_path, status, interrupt_ids, output, branch FROM adk.run_states
-      WHERE session_id IN ('h1', 'r1', 'o1', 'f1', 'f2')
+      WHERE session_id IN ('w884-h1', 'w884-r1', 'w884-o1', 'w884-f1', 'w884-f2', 'w884-n1')
      EXCEPT SELECT * FROM w884_before)
     UNION ALL
     (SELECT * FROM w884_before
      EXCEPT SELECT invocation_id, node_path, status, interrupt_ids, output, branch FROM adk.run_states
-      WHERE session_id IN ('h1', 'r1', 'o1', 'f1', 'f2'))) d;
+      WHERE session_id IN ('w884-h1', 'w884-r1', 'w884-o1', 'w884-f1', 'w884-f2', 'w884-n1'))) d;
 
 -- later files read every run of adk.workflow_runs: these runs go
 DELETE FROM adk.sessions WHERE app_name LIKE 'w884%';

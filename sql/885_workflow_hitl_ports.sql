@@ -68,40 +68,40 @@ END $$;
 -- one -- not empty, different, the call's id and its args' interruptId,
 -- in the event's long_running_tool_ids
 CALL w885_define('w885_auto', ARRAY['one', 'two']);
-CREATE TEMP TABLE w885_auto AS SELECT * FROM w885_events('w885_auto_app', 'a1', w885_text('go'));
+CREATE TEMP TABLE w885_auto AS SELECT * FROM w885_events('w885_auto_app', 'w885-a1', w885_text('go'));
 SELECT path, call, call_id ~ '^adk-[0-9a-f-]{36}$' AS made_id, call_id = interrupt AS same_in_args,
        long_running = jsonb_build_array(call_id) AS long_running
   FROM w885_auto WHERE call IS NOT NULL ORDER BY path;
 SELECT count(DISTINCT call_id) AS distinct_ids FROM w885_auto WHERE call IS NOT NULL;
 SELECT count(*) AS pending FROM adk.pending_interrupts p JOIN w885_auto a USING (call_id)
- WHERE p.session_id = 'a1';
+ WHERE p.session_id = 'w885-a1';
 
 -- PreservesExplicitInterruptID: the node's id, unchanged
 CALL w885_define('w885_fixed', ARRAY['fixed']);
-SELECT path, call_id, interrupt, long_running FROM w885_events('w885_fixed_app', 'x1', w885_text('go'))
+SELECT path, call_id, interrupt, long_running FROM w885_events('w885_fixed_app', 'w885-x1', w885_text('go'))
  WHERE call IS NOT NULL;
-SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'x1';
+SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'w885-x1';
 
 -- One explicit id asked by two nodes of a run: both wait on it, and one
 -- answer resumes both (ADK-Go's Resume hands a response to every waiting
 -- node whose request has its id); the join then runs once
 CALL w885_define('w885_dup', ARRAY['dup_a', 'dup_b']);
-SELECT path, call_id FROM w885_events('w885_dup_app', 'd1', w885_text('go')) WHERE call IS NOT NULL;
-SELECT node, status, waiting_on FROM adk.workflow_runs WHERE session_id = 'd1' ORDER BY node;
-SELECT path, output FROM w885_events('w885_dup_app', 'd1',
+SELECT path, call_id FROM w885_events('w885_dup_app', 'w885-d1', w885_text('go')) WHERE call IS NOT NULL;
+SELECT node, status, waiting_on FROM adk.workflow_runs WHERE session_id = 'w885-d1' ORDER BY node;
+SELECT path, output FROM w885_events('w885_dup_app', 'w885-d1',
     adk_function_response('same', 'adk_request_input', '{"result": "both"}'));
-SELECT status FROM adk.invocations WHERE session_id = 'd1';
-SELECT input FROM w885_seen WHERE sid = 'd1';
+SELECT status FROM adk.invocations WHERE session_id = 'w885-d1';
+SELECT input FROM w885_seen WHERE sid = 'w885-d1';
 
 -- ErrorAfterRequestFails: a result that asks and is bad fails the node --
 -- the failure wins, nothing is asked or pending, the invocation failed
 SELECT adk_define_workflow('w885_bad', '[{"name": "asker", "function": "public.w885_ask_then_fail(jsonb,jsonb)"}]',
                            '[{"from": "START", "to": "asker"}]');
 SELECT adk_define_app('w885_bad_app', 'w885_bad');
-SELECT path, call, error FROM w885_events('w885_bad_app', 'e1', w885_text('go'));
-SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'e1';
-SELECT status FROM adk.invocations WHERE session_id = 'e1';
-SELECT node, status FROM adk.workflow_runs WHERE session_id = 'e1';
+SELECT path, call, error FROM w885_events('w885_bad_app', 'w885-e1', w885_text('go'));
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w885-e1';
+SELECT status FROM adk.invocations WHERE session_id = 'w885-e1';
+SELECT node, status FROM adk.workflow_runs WHERE session_id = 'w885-e1';
 
 -- Roundtrip_Handoff and FunctionResponseRoutedByID: turn 1 pauses with
 -- ADK's adk_request_input call, authored by the workflow (the agent an
@@ -111,43 +111,43 @@ SELECT node, status FROM adk.workflow_runs WHERE session_id = 'e1';
 -- interrupt is made
 CALL w885_define('w885_chain', ARRAY['asker']);
 SELECT author, path, call, long_running IS NOT NULL AS long_running
-  FROM w885_events('w885_chain_app', 'c1', w885_text('draft'));
-SELECT count(*) AS handler_ran FROM w885_seen WHERE sid = 'c1';
-SELECT call_id AS c1_call, invocation_id AS c1_inv FROM adk.pending_interrupts WHERE session_id = 'c1' \gset
-SELECT author, path, call, output FROM w885_events('w885_chain_app', 'c1',
+  FROM w885_events('w885_chain_app', 'w885-c1', w885_text('draft'));
+SELECT count(*) AS handler_ran FROM w885_seen WHERE sid = 'w885-c1';
+SELECT call_id AS c1_call, invocation_id AS c1_inv FROM adk.pending_interrupts WHERE session_id = 'w885-c1' \gset
+SELECT author, path, call, output FROM w885_events('w885_chain_app', 'w885-c1',
     adk_function_response(:'c1_call', 'adk_request_input', '{"result": "approve"}'));
-SELECT input FROM w885_seen WHERE sid = 'c1';
+SELECT input FROM w885_seen WHERE sid = 'w885-c1';
 SELECT count(DISTINCT invocation_id) AS invocations, bool_and(invocation_id = :'c1_inv') AS resumed_it,
        max(status) AS status
-  FROM adk.invocations WHERE session_id = 'c1';
+  FROM adk.invocations WHERE session_id = 'w885-c1';
 
 -- Roundtrip_ReEntry: the asker re-runs (rerun_on_resume) with its id
 -- "approval" and gives the answer as its output, the handler's input
 CALL w885_define('w885_re', ARRAY['reenter'], true);
-SELECT path, call_id FROM w885_events('w885_re_app', 'c2', w885_text('draft')) WHERE call IS NOT NULL;
-SELECT path, output FROM w885_events('w885_re_app', 'c2',
+SELECT path, call_id FROM w885_events('w885_re_app', 'w885-c2', w885_text('draft')) WHERE call IS NOT NULL;
+SELECT path, output FROM w885_events('w885_re_app', 'w885-c2',
     adk_function_response('approval', 'adk_request_input', '{"result": "yes"}'));
-SELECT input FROM w885_seen WHERE sid = 'c2';
+SELECT input FROM w885_seen WHERE sid = 'w885-c2';
 
 -- TwoFullCycles_SameSession: two whole pause/answer cycles in one
 -- session, each pause with a new id, each answer reaching the handler
-SELECT call_id AS cycle1 FROM w885_events('w885_chain_app', 'c3', w885_text('draft')) WHERE call IS NOT NULL \gset
-SELECT path, output FROM w885_events('w885_chain_app', 'c3',
+SELECT call_id AS cycle1 FROM w885_events('w885_chain_app', 'w885-c3', w885_text('draft')) WHERE call IS NOT NULL \gset
+SELECT path, output FROM w885_events('w885_chain_app', 'w885-c3',
     adk_function_response(:'cycle1', 'adk_request_input', '{"result": "first"}')) WHERE path LIKE '%handler%';
-SELECT call_id AS cycle2 FROM w885_events('w885_chain_app', 'c3', w885_text('draft')) WHERE call IS NOT NULL \gset
+SELECT call_id AS cycle2 FROM w885_events('w885_chain_app', 'w885-c3', w885_text('draft')) WHERE call IS NOT NULL \gset
 SELECT :'cycle1' <> :'cycle2' AS new_id;
-SELECT path, output FROM w885_events('w885_chain_app', 'c3',
+SELECT path, output FROM w885_events('w885_chain_app', 'w885-c3',
     adk_function_response(:'cycle2', 'adk_request_input', '{"result": "second"}')) WHERE path LIKE '%handler%';
-SELECT input FROM w885_seen WHERE sid = 'c3' ORDER BY n;
+SELECT input FROM w885_seen WHERE sid = 'w885-c3' ORDER BY n;
 SELECT count(*) AS invocations, count(*) FILTER (WHERE status = 'completed') AS completed
-  FROM adk.invocations WHERE session_id = 'c3';
+  FROM adk.invocations WHERE session_id = 'w885-c3';
 
 -- An answer in plain text (ADK-JS routes it to the one pending request):
 -- the text is the answer, the handler's input
-SELECT count(*) AS asked FROM w885_events('w885_chain_app', 'c4', w885_text('draft')) WHERE call IS NOT NULL;
-SELECT path, output FROM w885_events('w885_chain_app', 'c4', w885_text('looks good'))
+SELECT count(*) AS asked FROM w885_events('w885_chain_app', 'w885-c4', w885_text('draft')) WHERE call IS NOT NULL;
+SELECT path, output FROM w885_events('w885_chain_app', 'w885-c4', w885_text('looks good'))
  WHERE path LIKE '%handler%';
-SELECT input FROM w885_seen WHERE sid = 'c4';
+SELECT input FROM w885_seen WHERE sid = 'w885-c4';
 
 -- later files read every run of adk.workflow_runs: these runs go
 DELETE FROM adk.sessions WHERE app_name LIKE 'w885%';
