@@ -217,18 +217,9 @@ UPDATE adk.workflow_nodes SET output_schema = '{"type": "object", "required": ["
  WHERE workflow = 'w875_wait' AND name = 'inner';
 SELECT * FROM w875_set_events('w875_wait_app', 'w875-set-o2', 'go');
 
--- what stays refused on an agent node: output_schema and wait_for_output
--- (its answer's event completes its row), a retry, a timeout (a parallel
--- worker's settings: 998_workflow_defs)
-UPDATE adk.workflow_nodes SET input_schema = NULL, output_schema = '{"type": "string"}'
- WHERE workflow = 'w875_in' AND name = 'w875_writer';
-SELECT expect_error($$SELECT * FROM adk_run('w875_in_app', 'u', 'w875-set-r1', 'go')$$);
-UPDATE adk.workflow_nodes SET output_schema = NULL, wait_for_output = true
- WHERE workflow = 'w875_in' AND name = 'w875_writer';
-SELECT expect_error($$SELECT * FROM adk_run('w875_in_app', 'u', 'w875-set-r2', 'go')$$);
-UPDATE adk.workflow_nodes SET wait_for_output = false, timeout = '5 s'
- WHERE workflow = 'w875_in' AND name = 'w875_writer';
-SELECT expect_error($$SELECT * FROM adk_run('w875_in_app', 'u', 'w875-set-r3', 'go')$$);
+-- an agent node's output_schema and wait_for_output, and a retry or a
+-- timeout on agent and nested workflow nodes: 888_workflow_agent_settings
+-- (a parallel worker's settings: 889_workflow_parallel_settings)
 
 -- later files read every run of adk.workflow_runs: these runs go
 DELETE FROM adk.sessions WHERE app_name LIKE 'w875%';

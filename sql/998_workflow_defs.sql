@@ -338,10 +338,12 @@ SELECT from_node, to_node FROM adk.workflow_edges WHERE workflow = 'wf_steps' OR
 SELECT expect_error($$DELETE FROM adk.workflow_nodes WHERE workflow = 'wf_steps' AND name = 'B'; SET CONSTRAINTS ALL IMMEDIATE$$);
 
 -- A workflow is an agent: an app's root, or a sub-agent of another agent.
--- This one has nodes the runner does not run yet (agents, a retry): the
--- run is refused with a clear error (872_workflow_run runs workflows).
+-- This one is given a node the runner does not run (a join with a
+-- retry): the run is refused with a clear error (872_workflow_run runs
+-- workflows).
 SELECT adk_define_app('wf_app', 'wf_review');
 SELECT adk_define_agent('wf_coordinator', sub_agents => ARRAY['wf_steps']);
+UPDATE adk.workflow_nodes SET retry = '{}' WHERE workflow = 'wf_review' AND name = 'done';
 SELECT expect_error($$SELECT * FROM adk_run('wf_app', 'u1', 's1', 'hello')$$);
 -- in use: neither deleted nor renamed
 SELECT expect_error($$DELETE FROM adk.agents WHERE name = 'wf_review'$$);

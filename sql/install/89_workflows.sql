@@ -974,34 +974,18 @@ SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
 
 -- What the runner does not run yet in a workflow: NULL when every node has
 -- only settings its kind honours (a join makes no call a retry or a
--- timeout could act on; an agent node takes input_schema only -- its
--- answer's event already completes its row --, a nested workflow node the
--- schemas and wait_for_output, neither a retry or a timeout yet; parallel
--- worker nodes take no settings yet) and calls no tool that pauses; else
+-- timeout could act on; every other kind takes every setting:
+-- docs/workflows.md "Node settings") and calls no tool that pauses; else
 -- the first other node, as a sentence.
 CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
                   CASE WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
                        WHEN n.kind = 'join' AND n.timeout IS NOT NULL THEN 'is a join with a timeout'
-                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.retry IS NOT NULL
-                            THEN format('is of kind %s with a retry', n.kind)
-                       WHEN n.kind IN ('agent', 'parallel_worker', 'workflow') AND n.timeout IS NOT NULL
-                            THEN format('is of kind %s with a timeout', n.kind)
-                       WHEN n.kind IN ('agent', 'parallel_worker') AND n.wait_for_output
-                            THEN format('is of kind %s with wait_for_output', n.kind)
-                       WHEN n.kind = 'agent' AND n.output_schema IS NOT NULL
-                            THEN 'is of kind agent with an output schema'
-                       WHEN n.kind = 'parallel_worker'
-                            AND (n.input_schema IS NOT NULL OR n.output_schema IS NOT NULL)
-                            THEN format('is of kind %s with an input or output schema', n.kind)
                        ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
       FROM adk.workflow_nodes n
      WHERE n.workflow = wf
-       AND ((n.kind IN ('join', 'agent', 'workflow', 'parallel_worker')
-             AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
-            OR (n.kind IN ('agent', 'parallel_worker') AND (n.wait_for_output OR n.output_schema IS NOT NULL))
-            OR (n.kind = 'parallel_worker' AND n.input_schema IS NOT NULL)
+       AND ((n.kind = 'join' AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
             OR EXISTS (SELECT 1 FROM adk.tools t
                         WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
      ORDER BY n.name COLLATE "C"

@@ -52,3 +52,23 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
       FROM live l
      ORDER BY 5 DESC, l.node_path COLLATE "C"
 $$;
+
+-- What the runner does not run yet in a workflow: NULL when every node has
+-- only settings its kind honours (a join makes no call a retry or a
+-- timeout could act on; every other kind takes every setting:
+-- docs/workflows.md "Node settings") and calls no tool that pauses; else
+-- the first other node, as a sentence.
+CREATE OR REPLACE FUNCTION adk._workflow_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
+                  CASE WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
+                       WHEN n.kind = 'join' AND n.timeout IS NOT NULL THEN 'is a join with a timeout'
+                       ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
+      FROM adk.workflow_nodes n
+     WHERE n.workflow = wf
+       AND ((n.kind = 'join' AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
+            OR EXISTS (SELECT 1 FROM adk.tools t
+                        WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
+     ORDER BY n.name COLLATE "C"
+     LIMIT 1
+$$;

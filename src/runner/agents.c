@@ -101,6 +101,7 @@ static void push_frame(AdkRun *run, AdkAgent *agent, const char *branch,
 static void node_path(AdkRun *run, Frame *parent, List *stack,
 					  const char *name);
 static void first_frame_scope(AdkRun *run, AdkAgent *agent);
+static void drop_lane(AdkRun *run, List **lane);
 
 /*
  * The run's first agent (run.c): its span is the trace's root.
@@ -267,7 +268,11 @@ stack_ready(List *stack)
 		case F_GRAPH:
 			foreach(lc, f->lanes)
 			{
-				if (stack_ready(*(List **) lfirst(lc)))
+				if (stack_ready(*(List **) lfirst(lc)) ||
+					adk_workflow_lane_stopped(f->graph,
+											  list_nth(f->lane_nodes,
+													   foreach_current_index(lc)),
+											  false))
 					return true;
 			}
 			/* no lane left: it ends, unless a node waits to be retried */
@@ -311,6 +316,38 @@ abandon_stack(List *stack)
 		foreach(l, f->lanes)
 			abandon_stack(*(List **) lfirst(l));
 	}
+}
+
+/*
+ * A lane stopped before its agent ended (a graph node's timeout, or an
+ * error that ended its attempt): every model call in flight in it stops,
+ * and its frames go, without after_agent (the agent did not end).
+ */
+static void
+drop_lane(AdkRun *run, List **lane)
+{
+	List	  **stack = run->stack;
+	char	   *path = run->node_path;
+	ListCell   *lc;
+
+	abandon_stack(*lane);
+	/* a nested workflow's or a parallel agent's lanes first */
+	foreach(lc, *lane)
+	{
+		Frame	   *f = (Frame *) lfirst(lc);
+		ListCell   *l;
+
+		foreach(l, f->lanes)
+			drop_lane(run, (List **) lfirst(l));
+		list_free(f->lanes);
+		f->lanes = NIL;
+	}
+	run->stack = lane;
+	while (*lane != NIL)
+		pop_frame(run);
+	run->stack = stack;
+	run->node_path = path;
+	pfree(lane);
 }
 
 static AdkStepResult
@@ -498,8 +535,10 @@ step_parallel(AdkRun *run, Frame *f)
  * turn, as a parallel agent's.  So ready agent nodes all start before any
  * waits, and their model calls are in flight together.  A node waiting
  * for its next retry attempt's time is a wait as a model call in flight
- * is (ADK_STEP_WAIT).  The workflow is done when nothing is ready, no
- * lane is left and no node waits to be retried.
+ * is (ADK_STEP_WAIT).  A lane whose node's timeout has passed, or whose
+ * attempt an error ended, is dropped first, and the workflow retries or
+ * fails its node.  The workflow is done when nothing is ready, no lane is
+ * left and no node waits to be retried.
  */
 static AdkStepResult
 step_graph(AdkRun *run, Frame *f)
@@ -515,13 +554,27 @@ step_graph(AdkRun *run, Frame *f)
 	{
 		List	  **lane = (List **) lfirst(lc);
 		int			k = foreach_current_index(lc);
+		bool		stopped;
 
-		if (*lane != NIL)
-			continue;
 		node = (AdkWfAgentNode *) list_nth(f->lane_nodes, k);
-		pfree(lane);
+		stopped = adk_workflow_lane_stopped(f->graph, node, *lane == NIL);
+		if (*lane != NIL && !stopped)
+			continue;
 		f->lanes = list_delete_nth_cell(f->lanes, k);
 		f->lane_nodes = list_delete_nth_cell(f->lane_nodes, k);
+		if (stopped)
+		{
+			/*
+			 * An error ended the node's attempt, or its timeout passed: its
+			 * lane goes, its model calls in flight cancelled, and the
+			 * workflow retries or fails the node (docs/workflows.md "Node
+			 * settings")
+			 */
+			drop_lane(run, lane);
+			adk_workflow_agent_failed(f->graph, node);
+			return ADK_STEP_RAN;
+		}
+		pfree(lane);
 		adk_workflow_agent_done(f->graph, node, adk_is_graph(node->agent) ? NULL :
 								adk_node_output(run, node));
 		return ADK_STEP_RAN;

@@ -262,7 +262,47 @@ adk_event_unstorable(Jsonb *event, const char **code)
 }
 
 /*
+ * The graph workflow node attempt an error at the current node path ends
+ * instead of the invocation: an agent or nested workflow node with a
+ * retry left (workflow.c marks its node meta) the path is at or below,
+ * while the invocation goes on.  A schema mismatch -- the agent's own
+ * output schema, a nested node's input or output validation -- and a
+ * budget are no failures a retry takes (ADK-Go's default ShouldRetry).
+ * The innermost such node when several hold the path; NULL: none.
+ */
+static AdkWfNodeMeta *
+attempt_scope(AdkRun *run, const char *code, const char *message)
+{
+	AdkWfNodeMeta *found = NULL;
+	ListCell   *lc;
+
+	if (run->node_path == NULL || run->out.end_invocation || code == NULL ||
+		strcmp(code, "OUTPUT_SCHEMA_INVALID") == 0 ||
+		strcmp(code, "BUDGET_EXCEEDED") == 0 ||
+		strcmp(code, "CANCELLED") == 0 ||
+		(message != NULL && strstr(message, " validation failed: ") != NULL))
+		return NULL;
+	foreach(lc, run->wf_nodes)
+	{
+		AdkWfNodeMeta *meta = (AdkWfNodeMeta *) lfirst(lc);
+		size_t		len = strlen(meta->path);
+
+		/* the innermost: a nested node's own retry comes first */
+		if (meta->attempt_scope && meta->attempt_error == NULL &&
+			strncmp(run->node_path, meta->path, len) == 0 &&
+			(run->node_path[len] == '\0' || run->node_path[len] == '/') &&
+			(found == NULL || len > strlen(found->path)))
+			found = meta;
+	}
+	return found;
+}
+
+/*
  * A stored error event; the invocation ends as failed.  Returns false.
+ * Inside an attempt of a graph workflow node that a retry runs again
+ * (attempt_scope), the error is that attempt's: noted on the node, not
+ * stored -- ADK-Go yields no event for a failed attempt -- and the
+ * invocation goes on (workflow.c stops the node's lane and retries it).
  */
 bool
 adk_emit_error(AdkRun *run, const char *author, const char *branch,
@@ -270,7 +310,15 @@ adk_emit_error(AdkRun *run, const char *author, const char *branch,
 {
 	JsonWriter	w;
 	AdkStoredEvent stored;
+	AdkWfNodeMeta *scope = attempt_scope(run, code, message);
 
+	if (scope != NULL)
+	{
+		scope->attempt_error = MemoryContextStrdup(run->run_cxt,
+												   message && *message ? message :
+												   (code ? code : "UNKNOWN_ERROR"));
+		return false;
+	}
 	adk_event_start(&w, run, author, branch);
 	jw_key(&w, "error_code");
 	jw_string(&w, code ? code : "UNKNOWN_ERROR");

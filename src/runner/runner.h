@@ -542,6 +542,10 @@ typedef struct AdkWfNodeMeta
 	char	   *path;
 	char	   *triggered_by;	/* NULL: none */
 	char	   *graph_hash;		/* NULL: none */
+	bool		attempt_scope;	/* an agent or nested workflow node with a
+								 * retry left: an error stored below it
+								 * ends its attempt, not the invocation */
+	char	   *attempt_error;	/* ... the error that ended it (emit.c) */
 } AdkWfNodeMeta;
 typedef struct AdkWfAgentNode
 {
@@ -554,6 +558,11 @@ typedef struct AdkWfAgentNode
 	void	   *activation;		/* workflow.c's */
 	Jsonb	   *output;			/* a nested workflow's, as it ends */
 	bool		paused;			/* ... it waits for human input */
+	TimestampTz deadline;		/* its timeout's end; 0: none */
+	int			timeout_ms;		/* ... its timeout */
+	bool		defer_output;	/* its answer's event does not complete its
+								 * row: the workflow's does, once its
+								 * output_schema or wait_for_output let it */
 } AdkWfAgentNode;
 typedef enum AdkWfStep
 {
@@ -570,6 +579,9 @@ extern bool adk_workflow_ready(AdkWorkflow *wf);
 extern bool adk_workflow_retrying(AdkWorkflow *wf);
 extern void adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 									const char *text);
+extern bool adk_workflow_lane_stopped(AdkWorkflow *wf, AdkWfAgentNode *node,
+									  bool finished);
+extern void adk_workflow_agent_failed(AdkWorkflow *wf, AdkWfAgentNode *node);
 extern void adk_workflow_end(AdkWorkflow *wf);
 extern void adk_workflow_failed(AdkWorkflow *wf);
 extern bool adk_is_graph(AdkAgent *agent);

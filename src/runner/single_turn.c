@@ -47,6 +47,9 @@ typedef struct AdkNode
 	bool		chat;			/* a workflow's chat agent node: on its
 								 * activation's branch, its prompt the
 								 * session's (only its output is noted) */
+	bool		deferred;		/* a workflow's agent node whose answer's
+								 * event does not finish it: the workflow's
+								 * event does (its node settings) */
 } AdkNode;
 
 static AdkNode *node_for_call(AdkRun *run, const char *call_id);
@@ -298,7 +301,7 @@ adk_node_answer(AdkRun *run, AdkAgent *agent, const char *branch,
 		strcmp(node->agent, agent->name) != 0)
 		return false;
 	node->output = MemoryContextStrdup(run->run_cxt, text);
-	return true;
+	return !node->deferred;
 }
 
 /*
@@ -410,13 +413,32 @@ node_result(AdkAgent *child, AdkNode *node)
  * input on its own branch -- a single_turn agent's, as above -- and its
  * last text answer is kept (a chat agent node's prompt is the session's
  * on its activation's branch: only its answer is noted).  In the run's
- * memory.
+ * memory.  A node whose settings check its output first (defer_output)
+ * has its answer noted but its event does not finish it.  A new attempt
+ * of the node (its retry: workflow.c) goes on with the same node.
  */
 void
 adk_node_open(AdkRun *run, AdkWfAgentNode *wn)
 {
-	MemoryContext old = MemoryContextSwitchTo(run->run_cxt);
-	AdkNode    *node = palloc0(sizeof(AdkNode));
+	MemoryContext old;
+	AdkNode    *node;
+	ListCell   *lc;
+
+	/* a new attempt of a node a retry runs again: its answer so far goes */
+	foreach(lc, run->nodes)
+	{
+		node = (AdkNode *) lfirst(lc);
+		if (node->result == NULL && strcmp(node->call_id, wn->path) == 0)
+		{
+			if (node->output)
+				pfree(node->output);
+			node->output = NULL;
+			return;
+		}
+	}
+	old = MemoryContextSwitchTo(run->run_cxt);
+	node = palloc0(sizeof(AdkNode));
+	node->deferred = wn->defer_output;
 
 	node->call_id = pstrdup(wn->path);
 	node->agent = pstrdup(wn->agent->name);

@@ -37,6 +37,12 @@
  * tool's call is made under its timeout and retried as its retry says,
  * its output is checked against its output_schema before its event, and
  * with wait_for_output an activation without output does not complete.
+ * An agent or nested workflow node's timeout is a deadline on its lane,
+ * and its retry a fresh lane per attempt (arm_attempt: with a retry left,
+ * an error below the node ends the attempt, not the invocation -- emit.c
+ * -- and agents.c stops the lane); a parallel worker's timeout bounds it
+ * whole, and its retry retries each item on its own (ADK-Go's
+ * ParallelWorker).
  *
  * Human input (docs/workflows.md "Human input"): a function's
  * request_input parks its node -- ADK's adk_request_input call, with the
@@ -109,6 +115,7 @@ typedef struct WfActivation
 	char	   *triggered_by;
 	char	   *branch;
 	int			run_no;			/* 0: a new activation; else the one resumed */
+	int			number;			/* <n> of its path, once it runs */
 	Jsonb	   *answers;		/* a re-run: {"<interrupt id>": answer} */
 	Jsonb	   *output;			/* a handoff: the latest answer */
 	bool		nested_resume;	/* a nested workflow the answer resumes */
@@ -121,9 +128,13 @@ typedef struct WfActivation
 	int			remaining;		/* ... not completed yet */
 	Jsonb	  **outputs;
 	List	   *held;			/* ... items beyond max_concurrency */
-	/* a function or tool node's retry (workflow_node.c) */
+	/* a node's retry (workflow_node.c) */
 	int			failed;			/* its attempts that failed */
 	TimestampTz due;			/* set aside: its next attempt's time */
+	AdkWfNodeSettings *settings;	/* an item's attempts: its worker's, with
+									 * the parallel worker's retry; NULL: its
+									 * node's */
+	TimestampTz deadline;		/* a parallel worker's timeout; 0: none */
 } WfActivation;
 
 /*
@@ -142,6 +153,8 @@ struct AdkWorkflow
 	List	   *ready;			/* WfActivation *, first in first out */
 	List	   *retrying;		/* WfActivation *, each waiting for its due
 								 * time to be run again */
+	List	   *deadlines;		/* WfActivation *: parallel workers running
+								 * under a timeout */
 	int			in_flight;		/* agent nodes handed to their lanes */
 	int			max_concurrency;	/* of agent nodes in flight; 0: any */
 	char	   *base;			/* its nodes' paths start with this */
@@ -216,6 +229,10 @@ static bool attempted(Workflow *wf, WfActivation *act, AdkWfAttempt a,
 					  long wait_ms, const char *error);
 static WfActivation *retry_due(Workflow *wf);
 static void run_attempt(Workflow *wf, WfActivation *act, const char *path);
+static AdkWfNodeSettings *act_settings(WfActivation *act);
+static WfActivation *deadline_passed(Workflow *wf);
+static bool in_lane(WfNode *n);
+static void arm_attempt(Workflow *wf, WfActivation *act, AdkWfAgentNode *an);
 
 /* Whether agent is a graph workflow (its frame is stepped here) */
 bool
@@ -275,7 +292,7 @@ adk_workflow_ready(AdkWorkflow *wf)
 {
 	WfActivation *act;
 
-	if (retry_due(wf) != NULL)
+	if (retry_due(wf) != NULL || deadline_passed(wf) != NULL)
 		return true;
 	if (wf->ready == NIL)
 		return false;
@@ -303,6 +320,23 @@ adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
 	*node = NULL;
 	if (run->out.end_invocation || !adk_workflow_ready(wf))
 		return WF_IDLE;
+	act = deadline_passed(wf);
+	if (act != NULL)
+	{
+		/*
+		 * A parallel worker ran past its timeout: it fails, and with it the
+		 * invocation, its items still in flight stopping (their model calls
+		 * too: agents.c), as ADK-Go's scheduler cancels the node
+		 */
+		wf->deadlines = list_delete_ptr(wf->deadlines, act);
+		run->node_path = act->path;
+		set_node_meta(wf, act, act->path);
+		node_failed(wf, act,
+					psprintf("it ran longer than its timeout (%d ms) and was stopped",
+							 act->node->settings->timeout_ms));
+		run->node_path = saved_path;
+		return WF_RAN;
+	}
 	act = retry_due(wf);
 	if (act != NULL)
 	{
@@ -311,6 +345,13 @@ adk_workflow_step(AdkWorkflow *wf, AdkWfAgentNode **node)
 		run->node_path = act->path;
 		set_node_meta(wf, act, act->path);
 		adk_wfnode_retrying(run, act->path);
+		if (in_lane(act->node))
+		{
+			/* an agent or nested workflow node: a fresh lane (agents.c) */
+			*node = hand_agent(wf, act, act->path);
+			run->node_path = saved_path;
+			return WF_AGENT;
+		}
 		run_attempt(wf, act, act->path);
 		run->node_path = saved_path;
 		return WF_RAN;
@@ -353,6 +394,103 @@ retry_due(Workflow *wf)
 			return act;
 	}
 	return NULL;
+}
+
+/*
+ * A parallel worker whose timeout has passed; NULL: none.  Touches
+ * nothing.
+ */
+static WfActivation *
+deadline_passed(Workflow *wf)
+{
+	TimestampTz now;
+	ListCell   *lc;
+
+	if (wf->deadlines == NIL)
+		return NULL;
+	now = GetCurrentTimestamp();
+	foreach(lc, wf->deadlines)
+	{
+		WfActivation *act = (WfActivation *) lfirst(lc);
+
+		if (act->deadline <= now)
+			return act;
+	}
+	return NULL;
+}
+
+/* Whether the node runs in a lane of its own: an agent, a nested workflow */
+static bool
+in_lane(WfNode *n)
+{
+	return strcmp(n->kind, "agent") == 0 || strcmp(n->kind, "workflow") == 0;
+}
+
+/*
+ * The settings an attempt of act runs under: an item's own (its worker's
+ * with the parallel worker's retry), else its node's.
+ */
+static AdkWfNodeSettings *
+act_settings(WfActivation *act)
+{
+	return act->settings ? act->settings : act->node->settings;
+}
+
+/*
+ * Whether an agent or nested workflow node's lane is to stop (agents.c):
+ * an error ended its attempt (emit.c noted it on the node's meta), or its
+ * timeout has passed while it still runs (a lane that has finished ended
+ * in time).  Touches nothing (a job worker asks it outside a transaction).
+ */
+bool
+adk_workflow_lane_stopped(AdkWorkflow *wf, AdkWfAgentNode *node,
+						  bool finished)
+{
+	AdkWfNodeMeta *meta = adk_node_meta(wf->run, node->path);
+
+	if (meta != NULL && meta->attempt_error != NULL)
+		return true;
+	return !finished && node->deadline != 0 &&
+		GetCurrentTimestamp() >= node->deadline;
+}
+
+/*
+ * An agent or nested workflow node's lane was stopped (agents.c has
+ * dropped it, its model calls in flight cancelled): the attempt failed --
+ * an error ended it, or its timeout passed (docs/workflows.md "Node
+ * settings").  With a retry left, the activation is set aside until its
+ * next attempt is due, a fresh lane then (the other branches go on
+ * meanwhile); else the node fails, as any node does.
+ */
+void
+adk_workflow_agent_failed(AdkWorkflow *wf, AdkWfAgentNode *node)
+{
+	AdkRun	   *run = wf->run;
+	WfActivation *act = (WfActivation *) node->activation;
+	AdkWfNodeMeta *meta = adk_node_meta(run, node->path);
+	char	   *saved_path = run->node_path;
+	char	   *error;
+	long		wait_ms = 0;
+	AdkWfAttempt a;
+
+	wf->in_flight--;
+	if (meta != NULL && meta->attempt_error != NULL)
+		error = pstrdup(meta->attempt_error);
+	else
+		error = psprintf("it ran longer than its timeout (%d ms) and was stopped",
+						 node->timeout_ms);
+	if (meta != NULL)
+	{
+		meta->attempt_scope = false;
+		meta->attempt_error = NULL;
+	}
+	if (run->out.end_invocation)
+		return;
+	run->node_path = (char *) node->path;
+	set_node_meta(wf, act, node->path);
+	a = adk_wfnode_failed(act_settings(act), &act->failed, &error, &wait_ms);
+	(void) attempted(wf, act, a, wait_ms, error);
+	run->node_path = saved_path;
 }
 
 /*
@@ -408,8 +546,13 @@ adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 {
 	AdkRun	   *run = wf->run;
 	char	   *saved_path = run->node_path;
+	AdkWfNodeMeta *meta;
 
 	wf->in_flight--;
+	/* the attempt is over: an error from here on is the node's own */
+	meta = adk_node_meta(run, node->path);
+	if (meta != NULL)
+		meta->attempt_scope = false;
 	if (run->out.end_invocation)
 		return;
 	if (adk_is_graph(node->agent) && node->paused)
@@ -698,12 +841,10 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 
 	n->completed = false;
 	if (act->run_no > 0)
-		path = psprintf("%s/%s@%d", wf->base, n->name, act->run_no);
+		act->number = act->run_no;
 	else
-	{
-		n->runs++;
-		path = psprintf("%s/%s@%d", wf->base, n->name, n->runs);
-	}
+		act->number = ++n->runs;
+	path = psprintf("%s/%s@%d", wf->base, n->name, act->number);
 	act->path = MemoryContextStrdup(wf->cxt, path);
 	/* a resumed activation's row is there, locked by the resume */
 	adk_node_start_workflow(run, path, wf->agent->name, act->input,
@@ -760,6 +901,7 @@ run_parallel(Workflow *wf, WfActivation *act)
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	MemoryContext old;
+	AdkWfNodeSettings *items;
 	int			k = 0;
 
 	if (worker == NULL)
@@ -784,6 +926,15 @@ run_parallel(Workflow *wf, WfActivation *act)
 	old = MemoryContextSwitchTo(wf->cxt);
 	act->remaining = act->items;
 	act->outputs = palloc0(sizeof(Jsonb *) * act->items);
+	/* its timeout bounds it whole, its items included */
+	if (act->node->settings != NULL && act->node->settings->timeout_ms > 0)
+	{
+		act->deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													act->node->settings->timeout_ms);
+		wf->deadlines = lappend(wf->deadlines, act);
+	}
+	/* each item retried on its own by the parallel worker's retry */
+	items = adk_wfnode_item_settings(worker->settings, act->node->settings);
 	it = JsonbIteratorInit(&act->input->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
@@ -801,6 +952,7 @@ run_parallel(Workflow *wf, WfActivation *act)
 			psprintf("%s@%d", worker->name, k + 1);
 		item->parent = act;
 		item->index = k++;
+		item->settings = items;
 		if (act->node->max_items > 0 && k > act->node->max_items)
 			act->held = lappend(act->held, item);
 		else
@@ -830,6 +982,7 @@ item_done(Workflow *wf, WfActivation *item, Jsonb *output)
 	release_held(wf, pw);
 	if (pw->remaining > 0)
 		return;
+	wf->deadlines = list_delete_ptr(wf->deadlines, pw);
 	jw_init(&w);
 	jw_begin_array(&w);
 	for (k = 0; k < pw->items; k++)
@@ -942,7 +1095,7 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 		an->content = act->input;
 		an->activation = act;
 		MemoryContextSwitchTo(old);
-		wf->in_flight++;
+		arm_attempt(wf, act, an);
 		return an;
 	}
 	if (act->input == NULL)
@@ -960,8 +1113,7 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 	an->agent = agent;
 	an->path = pstrdup(path);
 	an->chat = agent->mode != NULL && strcmp(agent->mode, "chat") == 0;
-	at = psprintf("%s@%d", act->node->name,
-				  act->run_no > 0 ? act->run_no : act->node->runs);
+	at = psprintf("%s@%d", act->node->name, act->number);
 	if (an->chat)
 		an->branch = act->branch ? pstrdup(act->branch) : NULL;
 	else
@@ -972,9 +1124,40 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 	}
 	an->content = DatumGetJsonbPCopy(JsonbPGetDatum(content));
 	an->activation = act;
+	/* its answer completes it once its settings have passed it (finish) */
+	an->defer_output = act->node->settings != NULL &&
+		(act->node->settings->output_schema != NULL ||
+		 act->node->settings->wait_for_output);
 	MemoryContextSwitchTo(old);
-	wf->in_flight++;
+	arm_attempt(wf, act, an);
 	return an;
+}
+
+/*
+ * An attempt of an agent or nested workflow node begins in its lane
+ * (docs/workflows.md "Node settings"): its timeout is a deadline on the
+ * lane (agents.c stops the lane when it passes); with a retry left, an
+ * error stored below the node ends this attempt instead of the invocation
+ * (emit.c: its node meta is the attempt's scope).
+ */
+static void
+arm_attempt(Workflow *wf, WfActivation *act, AdkWfAgentNode *an)
+{
+	AdkWfNodeSettings *s = act_settings(act);
+	AdkWfNodeMeta *meta = adk_node_meta(wf->run, an->path);
+
+	if (s != NULL && s->timeout_ms > 0)
+	{
+		an->timeout_ms = s->timeout_ms;
+		an->deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												   s->timeout_ms);
+	}
+	if (meta != NULL)
+	{
+		meta->attempt_scope = adk_wfnode_retries_left(s, act->failed + 1);
+		meta->attempt_error = NULL;
+	}
+	wf->in_flight++;
 }
 
 /*
@@ -1031,7 +1214,7 @@ run_tool(Workflow *wf, WfActivation *act)
 	call.tool = tool;
 	call.input = act->input;
 	call.response = NULL;
-	a = adk_wfnode_attempt(act->node->settings, &act->failed, attempt_tool,
+	a = adk_wfnode_attempt(act_settings(act), &act->failed, attempt_tool,
 						   &call, &error, &wait_ms);
 	if (!attempted(wf, act, a, wait_ms, error))
 		return;
@@ -1108,7 +1291,7 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 	call.ctx = jw_finish(&w);
 	call.input = act->input;
 	call.result = NULL;
-	a = adk_wfnode_attempt(act->node->settings, &act->failed,
+	a = adk_wfnode_attempt(act_settings(act), &act->failed,
 						   attempt_function, &call, &error, &wait_ms);
 	if (!attempted(wf, act, a, wait_ms, error))
 		return;

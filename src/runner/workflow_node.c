@@ -5,7 +5,8 @@
  *	  (docs/workflows.md "Node settings"): ADK-Go's NodeConfig and node
  *	  schemas (workflow/config.go, retry.go, base_node.go, scheduler.go).
  *	  The scheduler (workflow.c) calls these hooks for a node of any kind;
- *	  defs.c refuses the kinds a setting cannot apply to yet.
+ *	  defs.c refuses a join's retry and timeout, which have no call to act
+ *	  on.
  *
  * Input schema: before an activation runs, its input is checked against
  * input_schema -- a join's each predecessor's output, as ADK-Go's
@@ -358,10 +359,22 @@ adk_wfnode_attempt(AdkWfNodeSettings *s, int *failed, AdkWfAttemptFn fn,
 {
 	if (attempt(s, fn, arg, error))
 		return WF_ATTEMPT_OK;
+	return adk_wfnode_failed(s, failed, error, wait_ms);
+}
+
+/*
+ * An attempt of the node's work failed with *error -- a function's or a
+ * tool's call, or an agent or nested workflow node's lane (workflow.c) --
+ * and *failed counts it: WF_ATTEMPT_RETRY, run again after *wait_ms, or
+ * WF_ATTEMPT_FAILED, no attempt left (*error says how many were made when
+ * more than one).
+ */
+AdkWfAttempt
+adk_wfnode_failed(AdkWfNodeSettings *s, int *failed, char **error,
+				  long *wait_ms)
+{
 	(*failed)++;
-	/* ADK-Go's ShouldRetry */
-	if (s == NULL || !s->retry || s->max_attempts <= 1 ||
-		*failed >= s->max_attempts)
+	if (!adk_wfnode_retries_left(s, *failed))
 	{
 		if (*failed > 1)
 			*error = psprintf("%s (attempt %d of %d)", *error, *failed,
@@ -370,6 +383,44 @@ adk_wfnode_attempt(AdkWfNodeSettings *s, int *failed, AdkWfAttemptFn fn,
 	}
 	*wait_ms = (long) ceil(adk_wfnode_delay(s, *failed) * 1000.0);
 	return WF_ATTEMPT_RETRY;
+}
+
+/*
+ * Whether an attempt that fails after failed attempts failed would be run
+ * again (ADK-Go's ShouldRetry, but for the error: the caller knows which
+ * failures a retry takes -- a call's, never a schema mismatch).
+ */
+bool
+adk_wfnode_retries_left(AdkWfNodeSettings *s, int failed)
+{
+	return s != NULL && s->retry && s->max_attempts > 1 &&
+		failed < s->max_attempts;
+}
+
+/*
+ * The settings an item of a parallel worker is attempted under: its
+ * worker node's (its timeout), with the parallel worker's retry -- ADK-Go's
+ * ParallelWorker retries each item on its own by its RetryConfig, the
+ * worker node having none.  The worker's own when the parallel worker has
+ * no retry.
+ */
+AdkWfNodeSettings *
+adk_wfnode_item_settings(AdkWfNodeSettings *worker, AdkWfNodeSettings *pw)
+{
+	AdkWfNodeSettings *s;
+
+	if (pw == NULL || !pw->retry)
+		return worker;
+	s = palloc0(sizeof(AdkWfNodeSettings));
+	if (worker != NULL)
+		*s = *worker;
+	s->retry = true;
+	s->max_attempts = pw->max_attempts;
+	s->initial_delay = pw->initial_delay;
+	s->max_delay = pw->max_delay;
+	s->backoff_factor = pw->backoff_factor;
+	s->jitter = pw->jitter;
+	return s;
 }
 
 /*

@@ -52,6 +52,11 @@ extern bool adk_wfnode_input(AdkWfNodeSettings *s, bool join, Jsonb **input,
 extern AdkWfAttempt adk_wfnode_attempt(AdkWfNodeSettings *s, int *failed,
 									   AdkWfAttemptFn fn, void *arg,
 									   char **error, long *wait_ms);
+extern AdkWfAttempt adk_wfnode_failed(AdkWfNodeSettings *s, int *failed,
+									   char **error, long *wait_ms);
+extern bool adk_wfnode_retries_left(AdkWfNodeSettings *s, int failed);
+extern AdkWfNodeSettings *adk_wfnode_item_settings(AdkWfNodeSettings *worker,
+												   AdkWfNodeSettings *pw);
 extern void adk_wfnode_retrying(AdkRun *run, const char *path);
 extern bool adk_wfnode_output(AdkWfNodeSettings *s, Jsonb **output,
 							  char **error);
