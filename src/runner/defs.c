@@ -464,7 +464,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("Every node kind runs; function and tool nodes take every setting, a join no retry or timeout, an agent node only an input schema, a nested workflow node no retry or timeout, parallel worker nodes none yet; a tool node's tool may not be long-running or require confirmation.  See \"What runs\" in docs/workflows.md.")));
+				 errhint("Every node kind runs; function and tool nodes take every setting, a join no retry or timeout, an agent node only an input schema, a nested workflow node no retry or timeout, parallel worker nodes none yet; a tool node's tool may not require confirmation; an agent node's own agent may pause for human input, an agent below it or a parallel worker's may not.  See \"What runs\" in docs/workflows.md.")));
 }
 
 static char *
