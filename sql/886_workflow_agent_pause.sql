@@ -142,8 +142,13 @@ SELECT adk_define_workflow('w886_two',
       {"from": "both", "to": "wrap"}]');
 SELECT adk_define_app('w886_two_app', 'w886_two');
 DELETE FROM w886_wrapped;
-SELECT author, path, branch, long_running <> '[]' AS pauses
-  FROM w886_run('w886_two_app', 'w886-2', w886_text('call w886_request({"item": "desk"})'));
+-- (the two lanes' events are stored as each model answer arrives: shown
+-- by path)
+SELECT r.event_data ->> 'author' AS author, r.event_data #>> '{node_info,path}' AS path,
+       r.event_data ->> 'branch' AS branch, r.event_data ->> 'long_running_tool_ids' <> '[]' AS pauses
+  FROM adk_run('w886_two_app', 'u', 'w886-2', w886_text('call w886_request({"item": "desk"})'), NULL,
+               '{"yield_user_message": true}') r
+ ORDER BY path NULLS FIRST, r.seq;
 SELECT * FROM w886_rows('w886-2');
 SELECT agent, tool FROM adk.pending_interrupts WHERE session_id = 'w886-2' ORDER BY agent;
 -- one message answering both is refused: a user event has one branch

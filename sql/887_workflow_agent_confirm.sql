@@ -130,6 +130,26 @@ SELECT * FROM w887_rows('w887-two');
 SELECT status FROM adk.invocations WHERE session_id = 'w887-two';
 SELECT w887_rebuilt_differ('w887_pay_app', 'w887-two') AS rebuilt_rows_differ;
 
+-- A graph changed while an agent node waits: the answer is refused
+-- (nothing stored, the call stays pending); the graph restored, it
+-- resumes the node.
+SELECT count(*) FROM adk_run('w887_pay_app', 'u', 'w887-hash', 'call w887_request({"item": "mat"})');
+SELECT adk_define_workflow('w887_pay_flow',
+    '[{"agent": "w887_payer"}, {"name": "wrap", "function": "public.w887_wrap(jsonb,jsonb)"},
+      {"name": "extra", "function": "public.w887_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "w887_payer"}, {"from": "w887_payer", "to": "wrap"},
+      {"from": "wrap", "to": "extra"}]');
+SELECT expect_error($$SELECT * FROM adk_run('w887_pay_app', 'u', 'w887-hash',
+    adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'w887-hash'),
+                          'w887_request', '{"ok": "mat"}'))$$);
+SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w887-hash';
+SELECT adk_define_workflow('w887_pay_flow',
+    '[{"agent": "w887_payer"}, {"name": "wrap", "function": "public.w887_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "w887_payer"}, {"from": "w887_payer", "to": "wrap"}]');
+SELECT * FROM w887_run('w887_pay_app', 'w887-hash',
+    adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'w887-hash'),
+                          'w887_request', '{"ok": "mat"}'));
+
 -- 3. A tool node whose tool is long-running: it runs, as ADK-Go's tool
 -- node runs a tool (no pause); its response is the node's output.
 CREATE FUNCTION w887_args(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
