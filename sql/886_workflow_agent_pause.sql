@@ -7,7 +7,8 @@
 -- node completes with the agent's final answer; its successors run once.
 -- Two agent nodes paused on two branches, answered in two turns: each
 -- resumes its own lane, and the join after them runs once with both
--- outputs.  adk_rebuild_run_states derives the same rows.
+-- outputs.  In a nested workflow, and a chat agent node, too.
+-- adk_rebuild_run_states derives the same rows.
 SELECT adk_define_model('w886_model', 'openai', current_setting('adk_test.model_url') || '/v1',
                         'gpt-test', api_key_secret => 'test-key');
 CREATE TABLE w886_tickets (item text);
@@ -184,5 +185,38 @@ SELECT count(*) AS model_calls,
   FROM adk.model_calls
  WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w886-2');
 
-DELETE FROM adk.sessions WHERE app_name IN ('w886_one_app', 'w886_two_app');
-DELETE FROM adk.apps WHERE name IN ('w886_one_app', 'w886_two_app');
+-- 3. In a nested workflow: the agent node's pause holds the node that
+-- runs its workflow too; the answer resumes the agent in its lane below
+-- it, and both complete.  A chat agent node (after START, on its
+-- activation's branch, with the session's history) pauses and resumes
+-- the same way.
+SELECT adk_define_workflow('w886_inner', '[{"agent": "w886_filer"}]', '[{"from": "START", "to": "w886_filer"}]');
+SELECT adk_define_workflow('w886_outer',
+    '[{"name": "sub", "workflow": "w886_inner"}, {"name": "wrap", "function": "public.w886_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "sub"}, {"from": "sub", "to": "wrap"}]');
+SELECT adk_define_app('w886_nest_app', 'w886_outer');
+SELECT author, path, branch, long_running <> '[]' AS pauses
+  FROM w886_run('w886_nest_app', 'w886-3', w886_text('call w886_request({"item": "box"})'));
+SELECT * FROM w886_rows('w886-3');
+SELECT author, path, branch, parts, output
+  FROM w886_run('w886_nest_app', 'w886-3',
+                adk_function_response(w886_call('w886-3', 'w886_filer'), 'w886_request', '{"ok": 3}'));
+SELECT * FROM w886_rows('w886-3');
+SELECT status FROM adk.invocations WHERE session_id = 'w886-3';
+SELECT w886_rebuilt_differ('w886_nest_app', 'w886-3') AS rebuilt_rows_differ;
+SELECT adk_define_agent('w886_chat', model => 'w886_model', mode => 'chat', instruction => 'You file requests.',
+                        tools => ARRAY['w886_request']);
+SELECT adk_define_workflow('w886_chatflow',
+    '[{"agent": "w886_chat"}, {"name": "wrap", "function": "public.w886_wrap(jsonb,jsonb)"}]',
+    '[{"from": "START", "to": "w886_chat"}, {"from": "w886_chat", "to": "wrap"}]');
+SELECT adk_define_app('w886_chat_app', 'w886_chatflow');
+SELECT author, path, branch, long_running <> '[]' AS pauses
+  FROM w886_run('w886_chat_app', 'w886-4', w886_text('call w886_request({"item": "pen"})'));
+SELECT author, path, branch, parts, output
+  FROM w886_run('w886_chat_app', 'w886-4',
+                adk_function_response(w886_call('w886-4', 'w886_chat'), 'w886_request', '{"ok": 4}'));
+SELECT * FROM w886_rows('w886-4');
+SELECT w886_rebuilt_differ('w886_chat_app', 'w886-4') AS rebuilt_rows_differ;
+
+DELETE FROM adk.sessions WHERE app_name IN ('w886_one_app', 'w886_two_app', 'w886_nest_app', 'w886_chat_app');
+DELETE FROM adk.apps WHERE name IN ('w886_one_app', 'w886_two_app', 'w886_nest_app', 'w886_chat_app');

@@ -185,7 +185,19 @@ SELECT adk_define_workflow('w887_pw_flow',
     '[{"from": "START", "to": "list"}, {"from": "list", "to": "each"}]');
 SELECT adk_define_app('w887_pw_app', 'w887_pw_flow');
 SELECT expect_error($$SELECT * FROM adk_run('w887_pw_app', 'u', 'w887-pw', 'go')$$);
-SELECT count(*) AS events_stored FROM adk.events WHERE session_id IN ('w887-tool-r', 'w887-pw');
+-- a workflow below an agent that is not a workflow (a sequential agent's
+-- sub-agent) whose agent node's agent may pause: the pause could not
+-- pause the invocation
+SELECT adk_define_workflow('w887_below_flow', '[{"agent": "w887_payer"}]',
+                           '[{"from": "START", "to": "w887_payer"}]');
+SELECT adk_define_agent('w887_seq', kind => 'sequential', sub_agents => ARRAY['w887_below_flow']);
+SELECT adk_define_app('w887_seq_app', 'w887_seq');
+SELECT expect_error($$SELECT * FROM adk_run('w887_seq_app', 'u', 'w887-seq', 'call w887_request({"item": "cup"})')$$);
+-- as an app's root it runs
+SELECT adk_define_app('w887_below_app', 'w887_below_flow');
+SELECT count(*) > 0 AS ran FROM adk_run('w887_below_app', 'u', 'w887-below', 'call w887_request({"item": "cup"})');
+SELECT status FROM adk.invocations WHERE session_id = 'w887-below';
+SELECT count(*) AS events_stored FROM adk.events WHERE session_id IN ('w887-tool-r', 'w887-pw', 'w887-seq');
 
 DELETE FROM adk.sessions WHERE app_name LIKE 'w887%';
 DELETE FROM adk.apps WHERE name LIKE 'w887%';

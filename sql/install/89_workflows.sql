@@ -1039,6 +1039,25 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      LIMIT 1
 $$;
 
+-- A workflow that runs as the sub-agent of parent, an agent that is not a
+-- workflow (src/runner/defs.c, which knows the tree): a pause in it could
+-- not pause the invocation (docs/workflows.md "Not run yet"), so an agent
+-- node whose own agent has a tool that is long-running or requires
+-- confirmation is refused before anything is stored.  NULL: no such node,
+-- or no parent.
+CREATE FUNCTION adk._workflow_pause_below_refusal(wf text, parent text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s" has tool "%s" (long-running or requiring confirmation), and the workflow runs below agent "%s", which is not a workflow',
+                  n.name, wf, n.agent, t.name, parent)
+      FROM adk.workflow_nodes n
+      JOIN adk.agents g ON g.name = n.agent
+     CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
+      JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
+     WHERE parent IS NOT NULL AND n.workflow = wf AND n.kind = 'agent'
+     ORDER BY n.name COLLATE "C", u.i
+     LIMIT 1
+$$;
+
 -- The nodes of a workflow as the scheduler needs them: kind, a function
 -- node's function as a qualified name to call (a tool node's: its tool's
 -- name in adk.tools; an agent node's: its agent; a nested workflow's: its

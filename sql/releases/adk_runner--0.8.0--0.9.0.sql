@@ -60,6 +60,20 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      LIMIT 1
 $$;
 
+CREATE FUNCTION adk._workflow_pause_below_refusal(wf text, parent text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s" has tool "%s" (long-running or requiring confirmation), and the workflow runs below agent "%s", which is not a workflow',
+                  n.name, wf, n.agent, t.name, parent)
+      FROM adk.workflow_nodes n
+      JOIN adk.agents g ON g.name = n.agent
+     CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
+      JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
+     WHERE parent IS NOT NULL AND n.workflow = wf AND n.kind = 'agent'
+     ORDER BY n.name COLLATE "C", u.i
+     LIMIT 1
+$$;
+REVOKE ALL ON FUNCTION adk._workflow_pause_below_refusal(text, text) FROM PUBLIC;
+
 -- The lanes of the agent nodes a message's answers resume: its user
 -- event goes on that branch (src/runner/hitl.c).
 CREATE FUNCTION adk._answered_agent_nodes(p_app text, p_user text, p_session text,
