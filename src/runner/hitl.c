@@ -241,7 +241,14 @@ answer_branch(AdkRun *run, const char *invocation_id)
 	ListCell   *lc;
 	uint64		lanes;
 	char	   *branch = NULL;
+	bool		workflow = false;
 
+	/* only an app with a graph workflow in its tree: others pay no query */
+	foreach(lc, run->defs.agents)
+		if (adk_is_graph((AdkAgent *) lfirst(lc)))
+			workflow = true;
+	if (!workflow)
+		return;
 	paths = palloc(sizeof(Datum) * (list_length(h->resumed_paths) + 1));
 	foreach(lc, h->resumed_paths)
 		paths[n++] = CStringGetTextDatum((char *) lfirst(lc));
