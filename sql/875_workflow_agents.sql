@@ -59,8 +59,9 @@ SELECT author, path, output FROM w875_events('w875_json_app', 'w875-j1', 'hi');
 
 -- Fan-out of three agents and a join: their model calls in flight
 -- together (300 ms each: about one latency, not three); the join gets
--- their outputs as a map; each agent on the branch the fan-out made for
--- its node ("<node>@1", its activation's), not that segment twice.
+-- their outputs as a map; each agent on its lane "<node>@1.<node>@1", one
+-- segment below the branch the fan-out made for its node, and the
+-- workflow's event for the node on that branch, "<node>@1".
 SELECT adk_define_agent('w875_a', model => 'slow875', instruction => 'You are A.');
 SELECT adk_define_agent('w875_b', model => 'slow875', instruction => 'You are B.');
 SELECT adk_define_agent('w875_c', model => 'slow875', instruction => 'You are C.');
@@ -126,9 +127,10 @@ SELECT jsonb_array_length(request -> 'messages') AS messages
 -- An agent node whose model fails: the run's stored error event, on the
 -- node's path and on the node's branch "<node>@1"; its row failed;
 -- nothing after it runs; what came before stays.  In a fan-out, the
--- failure ends the invocation too, its error event on the branch the
--- fan-out made for the node ("<node>@1", not "<node>@1.<node>@1": the
--- agent's branch replaces that segment rather than doubling it).
+-- failure ends the invocation too, its error event on the agent's lane,
+-- one segment below the branch the fan-out made for the node
+-- ("<node>@1.<node>@1": a resume tells the activation's branch from the
+-- lane's by that segment, 886).
 SELECT adk_define_agent('w875_bad', model => 'bad875', instruction => 'Fail.');
 SELECT adk_define_workflow('w875_fail',
     '[{"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}, {"agent": "w875_bad"},

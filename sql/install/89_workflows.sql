@@ -975,40 +975,70 @@ SELECT pg_catalog.pg_extension_config_dump('adk.workflow_edges', '');
 -- What the runner does not run yet in a workflow: NULL when every node has
 -- only settings its kind honours (a join makes no call a retry or a
 -- timeout could act on; every other kind takes every setting:
--- docs/workflows.md "Node settings") and calls no tool that pauses; else
--- the first other node, as a sentence.
+-- docs/workflows.md "Node settings") and calls no tool that needs
+-- confirmation -- ADK-Go's tool node calls its tool with no confirmation
+-- to give, which fails it; a long-running tool runs, its first response
+-- the output --; else the first other node, as a sentence.
 CREATE FUNCTION adk._workflow_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT format('node "%s" of workflow "%s" %s', n.name, wf,
                   CASE WHEN n.kind = 'join' AND n.retry IS NOT NULL THEN 'is a join with a retry'
                        WHEN n.kind = 'join' AND n.timeout IS NOT NULL THEN 'is a join with a timeout'
-                       ELSE format('runs tool "%s" (long-running or requiring confirmation)', n.tool) END)
+                       ELSE format('runs tool "%s", a tool requiring confirmation', n.tool) END)
       FROM adk.workflow_nodes n
      WHERE n.workflow = wf
        AND ((n.kind = 'join' AND (n.retry IS NOT NULL OR n.timeout IS NOT NULL))
             OR EXISTS (SELECT 1 FROM adk.tools t
-                        WHERE t.name = n.tool AND (t.require_confirmation OR t.long_running)))
+                        WHERE t.name = n.tool AND t.require_confirmation))
      ORDER BY n.name COLLATE "C"
      LIMIT 1
 $$;
 
--- An agent node whose agent, or an agent below it, has a tool that is
--- long-running or requires confirmation (docs/workflows.md "Not run
--- yet"): its pause would hold the node, but the answer would not resume
--- the agent in its lane -- it would become the node's output, the tool's
--- result never seen by the model, a confirmed tool never run -- so the
--- run is refused before anything is stored.  NULL: no such node.
+-- An agent node whose agent pauses for human input (a tool of its own
+-- that is long-running or requires confirmation) holds its node and
+-- resumes its agent in its lane (src/runner/workflow.c,
+-- docs/workflows.md "Human input").  Still refused before anything is
+-- stored: such a tool on an agent below the node's agent (a sub-agent,
+-- whose pause the lane does not resume yet), and on the agent of a
+-- parallel worker's worker node (an item takes no human input yet).
+-- NULL: no such node.
 CREATE FUNCTION adk._workflow_pause_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s" has tool "%s" (long-running or requiring confirmation)',
-                  n.name, wf, a.name, t.name)
+    SELECT CASE WHEN pw.name IS NOT NULL
+                THEN format('node "%s" of workflow "%s" is the worker of parallel worker node "%s" and agent "%s" has tool "%s" (long-running or requiring confirmation)',
+                            n.name, wf, pw.name, a.name, t.name)
+                ELSE format('node "%s" of workflow "%s" is of kind agent and agent "%s", below its agent "%s", has tool "%s" (long-running or requiring confirmation)',
+                            n.name, wf, a.name, n.agent, t.name) END
       FROM adk.workflow_nodes n
+      LEFT JOIN LATERAL (SELECT p.name FROM adk.workflow_nodes p
+                          WHERE p.workflow = n.workflow AND p.kind = 'parallel_worker'
+                            AND p.worker = n.name
+                          ORDER BY p.name COLLATE "C" LIMIT 1) pw ON true
      CROSS JOIN LATERAL adk._agent_tree(n.agent) a
       JOIN adk.agents g ON g.name = a.name
      CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
       JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
-     WHERE n.workflow = wf AND n.kind = 'agent'
+     WHERE n.workflow = wf AND n.kind = 'agent' AND (pw.name IS NOT NULL OR a.depth > 0)
      ORDER BY n.name COLLATE "C", a.depth, a.name COLLATE "C", u.i
+     LIMIT 1
+$$;
+
+-- A workflow that runs as the sub-agent of parent, an agent that is not a
+-- workflow (src/runner/defs.c, which knows the tree): a pause in it could
+-- not pause the invocation (docs/workflows.md "Not run yet"), so an agent
+-- node whose own agent has a tool that is long-running or requires
+-- confirmation is refused before anything is stored.  NULL: no such node,
+-- or no parent.
+CREATE FUNCTION adk._workflow_pause_below_refusal(wf text, parent text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s" has tool "%s" (long-running or requiring confirmation), and the workflow runs below agent "%s", which is not a workflow',
+                  n.name, wf, n.agent, t.name, parent)
+      FROM adk.workflow_nodes n
+      JOIN adk.agents g ON g.name = n.agent
+     CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
+      JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
+     WHERE parent IS NOT NULL AND n.workflow = wf AND n.kind = 'agent'
+     ORDER BY n.name COLLATE "C", u.i
      LIMIT 1
 $$;
 
@@ -1111,6 +1141,27 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION adk._workflow_resume_rows(text, text, text, text, text) FROM PUBLIC;
+
+-- The graph workflow agent nodes among the run_states rows at p_paths
+-- whose calls a message answers (src/runner/hitl.c): the branches of
+-- their lanes, which the rows hold (their latest event's, on the lane) --
+-- a row of a graph node (a graph hash) whose calls an agent made, not a
+-- function node's request for input.  The user event of the answers goes
+-- on that branch, where the agent sees it; one row per branch.
+CREATE FUNCTION adk._answered_agent_nodes(p_app text, p_user text, p_session text,
+                                          p_invocation text, p_paths text[])
+RETURNS TABLE (branch text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT DISTINCT r.branch
+      FROM adk.run_states r
+      JOIN adk.agents a ON a.name = r.agent AND a.kind <> 'workflow'
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND r.invocation_id = p_invocation
+       AND r.node_path = ANY (p_paths)
+       AND r.graph_hash IS NOT NULL
+$$;
+
+REVOKE ALL ON FUNCTION adk._answered_agent_nodes(text, text, text, text, text[]) FROM PUBLIC;
 
 -- The settings of a workflow's nodes that act on their activations
 -- (src/runner/workflow_node.c, docs/workflows.md "Node settings"): retry

@@ -233,6 +233,7 @@ adk_agent_step(AdkRun *run)
 	AdkStepResult r = step_stack(run, &run->frames);
 
 	run->stack = NULL;
+	run->lane_node = NULL;
 	run->scope = NULL;
 	run->node_path = NULL;
 	return r;
@@ -372,6 +373,17 @@ step_stack(AdkRun *run, List **stack)
 		/* a failure or an early end: no after_agent anywhere */
 		if (f->graph != NULL && run->out.failed)
 			adk_workflow_failed(f->graph);	/* its nodes still running stop */
+		abandon_stack(list_make1(f));
+		pop_frame(run);
+		return ADK_STEP_RAN;
+	}
+	if (run->lane_node != NULL && run->lane_node->interrupted)
+	{
+		/*
+		 * a graph agent node's agent paused for human input (hitl.c): its
+		 * lane stops as a paused invocation does, no after_agent; the
+		 * workflow holds the node (workflow.c)
+		 */
 		abandon_stack(list_make1(f));
 		pop_frame(run);
 		return ADK_STEP_RAN;
@@ -544,6 +556,7 @@ static AdkStepResult
 step_graph(AdkRun *run, Frame *f)
 {
 	List	  **stack = run->stack;
+	AdkWfAgentNode *lane_node = run->lane_node;
 	AdkWfAgentNode *node;
 	ListCell   *lc;
 	int			n;
@@ -610,8 +623,12 @@ step_graph(AdkRun *run, Frame *f)
 	for (i = 0; i < n; i++)
 	{
 		int			k = (f->index + i) % n;
-		AdkStepResult r = step_stack(run, (List **) list_nth(f->lanes, k));
+		AdkStepResult r;
 
+		/* a pause for human input in the lane holds its node (hitl.c) */
+		run->lane_node = (AdkWfAgentNode *) list_nth(f->lane_nodes, k);
+		r = step_stack(run, (List **) list_nth(f->lanes, k));
+		run->lane_node = lane_node;
 		if (r == ADK_STEP_RAN)
 		{
 			f->index = (k + 1) % n;

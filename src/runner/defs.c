@@ -376,7 +376,9 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 	MemoryContext caller = CurrentMemoryContext;
 	uint64		i;
 	List	   *workflows = NIL;
+	List	   *parents = NIL;
 	ListCell   *lc;
+	ListCell   *pc;
 	char	   *refusal;
 	char	   *refused = NULL;
 
@@ -401,7 +403,11 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 		a->kind = SPI_getvalue(row, desc, 3);
 
 		if (strcmp(a->kind, "workflow") == 0)
+		{
 			workflows = lappend(workflows, a->name);
+			/* a sub-agent of an agent that is not a workflow, or the root */
+			parents = lappend(parents, i > 0 ? parent : NULL);
+		}
 		a->model = SPI_getvalue(row, desc, 4);
 		a->instruction = SPI_getvalue(row, desc, 5);
 		a->description = SPI_getvalue(row, desc, 6);
@@ -438,13 +444,18 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 	 * the runner runs; else the run is refused before anything is stored
 	 * (docs/workflows.md "What runs").
 	 */
-	foreach(lc, workflows)
+	forboth(lc, workflows, pc, parents)
 	{
-		Datum		wf = CStringGetTextDatum((char *) lfirst(lc));
+		Oid			types[2] = {TEXTOID, TEXTOID};
+		Datum		args[2];
+		char		nulls[2] = {' ', lfirst(pc) ? ' ' : 'n'};
 
+		args[0] = CStringGetTextDatum((char *) lfirst(lc));
+		args[1] = lfirst(pc) ? CStringGetTextDatum((char *) lfirst(pc)) : (Datum) 0;
 		if (adk_spi_exec("SELECT coalesce(adk._workflow_refusal($1),"
-						 " adk._workflow_pause_refusal($1))", 1, &type, &wf,
-						 NULL, 0) != SPI_OK_SELECT || SPI_processed != 1)
+						 " adk._workflow_pause_refusal($1),"
+						 " adk._workflow_pause_below_refusal($1, $2))", 2, types, args,
+						 nulls, 0) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "could not check workflow \"%s\"", (char *) lfirst(lc));
 		refusal = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 		if (refusal != NULL)
@@ -464,7 +475,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("Every node kind runs and takes every setting but a join, which takes no retry or timeout; a tool node's tool may not be long-running or require confirmation.  See \"What runs\" in docs/workflows.md.")));
+				 errhint("Every node kind runs and takes every setting but a join, which takes no retry or timeout; a tool node's tool may not require confirmation; an agent node's own agent may pause for human input, but not an agent below it, a parallel worker's or one in a workflow below an agent that is not a workflow.  See \"What runs\" in docs/workflows.md.")));
 }
 
 static char *

@@ -127,6 +127,8 @@ struct AdkHitl
 	char	   *plain_text_id;	/* the request a plain text answers */
 	char	   *refusal;		/* an answer its request refuses: why */
 	char	   *resumed_agent;	/* the agent that made its calls */
+	char	   *answer_branch;	/* the user event's: a graph agent node's
+								 * lane the answers resume, or NULL */
 };
 
 static struct AdkHitl *hitl_of(AdkRun *run);
@@ -141,6 +143,7 @@ static int	refresh(AdkRun *run);
 static Jsonb *run_confirmed(AdkRun *run, AdkAgent *agent, const char *branch,
 							HitlCall *call, AdkTool *tool, bool *stop);
 static void stop_here(AdkRun *run);
+static void answer_branch(AdkRun *run, const char *invocation_id);
 
 #define RESUME_SQL "SELECT * FROM adk._resume_interrupts($1, $2, $3, $4, $5)"
 #define REFRESH_SQL "SELECT adk._refresh_run_states($1, $2, $3, $4, NULL, $5)"
@@ -214,7 +217,93 @@ adk_hitl_begin(AdkRun *run, char *candidate, bool explicit_id)
 		return explicit_id ? candidate : NULL;
 	}
 	hitl_of(run)->involved = true;
+	answer_branch(run, candidate);
 	return candidate;
+}
+
+/*
+ * The answers resume a graph workflow's agent node, whose agent paused
+ * in its lane (docs/workflows.md "Human input"): the user event holding
+ * them goes on that lane's branch, where the agent's prompt sees it (a
+ * node's branch holds no unbranched event: hist_event.c), so that its
+ * model gets them as its calls' results.  One lane per message: a user
+ * event has one branch.
+ */
+static void
+answer_branch(AdkRun *run, const char *invocation_id)
+{
+	struct AdkHitl *h = hitl_of(run);
+	AdkOwnerSave save;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[5];
+	Datum	   *paths;
+	int			n = 0;
+	ListCell   *lc;
+	uint64		lanes;
+	char	   *branch = NULL;
+	bool		workflow = false;
+
+	/* only an app with a graph workflow in its tree: others pay no query */
+	foreach(lc, run->defs.agents)
+		if (adk_is_graph((AdkAgent *) lfirst(lc)))
+			workflow = true;
+	if (!workflow)
+		return;
+	paths = palloc(sizeof(Datum) * (list_length(h->resumed_paths) + 1));
+	foreach(lc, h->resumed_paths)
+		paths[n++] = CStringGetTextDatum((char *) lfirst(lc));
+	args[0] = CStringGetTextDatum(run->app);
+	args[1] = CStringGetTextDatum(run->user);
+	args[2] = CStringGetTextDatum(run->session);
+	args[3] = CStringGetTextDatum(invocation_id);
+	args[4] = PointerGetDatum(construct_array(paths, n, TEXTOID, -1, false, TYPALIGN_INT));
+	adk_owner_spi_begin(&save);
+	if (adk_spi_exec("SELECT branch FROM adk._answered_agent_nodes($1, $2, $3, $4, $5)",
+					 5, types, args, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the agent nodes the answers resume");
+	lanes = SPI_processed;
+	if (lanes == 1)
+	{
+		branch = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (branch != NULL)
+			branch = MemoryContextStrdup(GetMemoryChunkContext(h), branch);
+	}
+	adk_owner_spi_end(&save);
+	if (lanes > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the message answers the calls of %d paused agent nodes of a workflow",
+						(int) lanes),
+				 errdetail("Each agent node's agent resumes on a branch of its own, and a message is stored on one branch."),
+				 errhint("Answer each agent node's calls in a message of its own; nothing was stored.")));
+	h->answer_branch = branch;
+}
+
+/*
+ * run.c: the branch of the user event of this run (NULL: none).
+ */
+const char *
+adk_hitl_answer_branch(AdkRun *run)
+{
+	return run->waits.hitl ? run->waits.hitl->answer_branch : NULL;
+}
+
+/*
+ * workflow.c: whether the message's answers went to the run_states row
+ * at path (a graph agent node that still waits for other answers goes on
+ * to run the confirmed calls, then waits again).
+ */
+bool
+adk_hitl_answered(AdkRun *run, const char *path)
+{
+	ListCell   *lc;
+
+	if (run->waits.hitl == NULL)
+		return false;
+	foreach(lc, run->waits.hitl->resumed_paths)
+		if (strcmp((char *) lfirst(lc), path) == 0)
+			return true;
+	return false;
 }
 
 /*
@@ -842,7 +931,10 @@ adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch)
  * The pause itself: the invocation stops (ADK's ErrNodeInterrupted --
  * workflow agents above stop too, after_agent is not called) and its
  * run_states rows are brought up to date now, in the transaction of the
- * events that made the interrupts.
+ * events that made the interrupts.  In a graph workflow's agent node
+ * (its lane: agents.c) only that lane stops: the node waits, the other
+ * branches go on, and the workflow pauses the invocation once none can
+ * run (adk_hitl_stop; docs/workflows.md "Human input").
  */
 static void
 stop_here(AdkRun *run)
@@ -851,6 +943,11 @@ stop_here(AdkRun *run)
 
 	h->long_running = false;
 	h->involved = true;
+	if (run->lane_node != NULL && !adk_is_graph(run->lane_node->agent))
+	{
+		run->lane_node->interrupted = true;
+		return;
+	}
 	run->out.end_invocation = true;
 	(void) refresh(run);
 }
@@ -862,7 +959,12 @@ stop_here(AdkRun *run)
 void
 adk_hitl_stop(AdkRun *run)
 {
-	stop_here(run);
+	struct AdkHitl *h = hitl_of(run);
+
+	h->long_running = false;
+	h->involved = true;
+	run->out.end_invocation = true;
+	(void) refresh(run);
 }
 
 /*

@@ -677,7 +677,8 @@ append_user_event(AdkRun *run, Jsonb *content, Jsonb *state_delta,
 	AdkStoredEvent stored;
 
 	run->scope = run->first_scope;	/* inherited from an open task */
-	adk_event_start(&w, run, "user", NULL);
+	/* answers to a graph agent node's calls: on its lane's branch (hitl.c) */
+	adk_event_start(&w, run, "user", adk_hitl_answer_branch(run));
 	run->scope = NULL;
 	jw_key(&w, "content");
 	jw_jsonb(&w, content);

@@ -266,6 +266,9 @@ typedef struct AdkRun
 	char	   *first_scope;	/* route.c: the open task the user's
 								 * message went to, or NULL */
 	List	  **stack;			/* agents.c: the frame stack being stepped */
+	struct AdkWfAgentNode *lane_node;	/* agents.c: the graph agent node
+										 * whose lane is being stepped, or
+										 * NULL */
 	List	   *request_memos;	/* flow.c: a request memo per agent and
 								 * branch (model/generate.h), in hist_cxt */
 	MemoryContext hist_cxt;		/* prompt_carry.c: what it keeps of its
@@ -513,6 +516,8 @@ extern Jsonb *adk_hitl_requested_confirmations(AdkRun *run);
 extern bool adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch);
 extern void adk_hitl_stop(AdkRun *run);
 extern void adk_hitl_involve(AdkRun *run);
+extern const char *adk_hitl_answer_branch(AdkRun *run);
+extern bool adk_hitl_answered(AdkRun *run, const char *path);
 extern bool adk_hitl_end(AdkRun *run, bool *refreshed);
 
 /*
@@ -563,6 +568,8 @@ typedef struct AdkWfAgentNode
 	bool		defer_output;	/* its answer's event does not complete its
 								 * row: the workflow's does, once its
 								 * output_schema or wait_for_output let it */
+	bool		interrupted;	/* an agent node: its agent paused for human
+								 * input (hitl.c), its lane stops */
 } AdkWfAgentNode;
 typedef enum AdkWfStep
 {

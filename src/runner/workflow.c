@@ -223,6 +223,8 @@ static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
 static char *common_branch(List *branches);
 static bool resume(Workflow *wf, const char *resumed_path);
+static char *activation_branch(Workflow *wf, WfActivation *act,
+							   const char *lane);
 static void set_node_meta(Workflow *wf, WfActivation *act, const char *path);
 static void request_input(Workflow *wf, WfActivation *act, JsonbValue *req);
 static bool attempted(Workflow *wf, WfActivation *act, AdkWfAttempt a,
@@ -561,6 +563,25 @@ adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 		/* an item of a parallel worker waits: the next held one may run */
 		if (((WfActivation *) node->activation)->parent != NULL)
 			release_held(wf, ((WfActivation *) node->activation)->parent);
+		return;
+	}
+	if (node->interrupted)
+	{
+		/*
+		 * Its agent paused for human input (hitl.c): the node waits on the
+		 * interrupt -- no output, no successor -- until an answer resumes
+		 * its agent in a lane again (resume()); the other branches go on
+		 */
+		WfActivation *act = (WfActivation *) node->activation;
+
+		run->node_path = (char *) node->path;
+		if (act->parent != NULL)
+			node_failed(wf, act, "its agent paused for human input, which an item of a parallel worker does not take yet");
+		else if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
+			node_failed(wf, act, "its agent paused for human input, which a workflow below another agent does not take yet");
+		else
+			wf->paused = true;
+		run->node_path = saved_path;
 		return;
 	}
 	run->node_path = (char *) node->path;
@@ -1064,11 +1085,12 @@ node_branch_index(const char *branch, const char *node)
  * NewAgentNode makes it -- with the node's input as its user content: a
  * content (START's successors get the user's) as it is, a string as its
  * text, any other value as its JSON text.  A single_turn agent runs on
- * the node's branch "<node>@<n>" (below its activation's branch, if any --
- * but for a last segment "<node>@<k>" that a fan-out or a parallel worker
- * made for this node, which it replaces rather than doubles), its prompt
- * its input and then its own events; a chat agent (only
- * directly after START) on its activation's branch, with the session.
+ * the node's branch "<node>@<n>" below its activation's branch, if any
+ * (so below a fan-out's "<node>@1" it is "<node>@1.<node>@<n>": the lane
+ * is always one segment below the activation, which is how a resume tells
+ * the activation's branch from its lane's -- activation_branch), its
+ * prompt its input and then its own events; a chat agent (only directly
+ * after START) on its activation's branch, with the session.
  * In the workflow's memory: it outlives this step.
  */
 static AdkWfAgentNode *
@@ -1117,11 +1139,7 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 	if (an->chat)
 		an->branch = act->branch ? pstrdup(act->branch) : NULL;
 	else
-	{
-		char	   *above = node_branch_parent(act->branch, act->node->name);
-
-		an->branch = above ? psprintf("%s.%s", above, at) : at;
-	}
+		an->branch = act->branch ? psprintf("%s.%s", act->branch, at) : at;
 	an->content = DatumGetJsonbPCopy(JsonbPGetDatum(content));
 	an->activation = act;
 	/* its answer completes it once its settings have passed it (finish) */
@@ -1699,6 +1717,32 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 }
 
 /*
+ * The branch an agent node's activation ran on, from the branch of its
+ * row -- its latest event's: its lane's, "<activation's>.<node>@<n>" or
+ * "<node>@<n>" (hand_agent), a chat agent's the activation's own.  In the
+ * workflow's memory.
+ */
+static char *
+activation_branch(Workflow *wf, WfActivation *act, const char *lane)
+{
+	AdkAgent   *agent = adk_find_agent(wf->run, act->node->call);
+	char	   *at = psprintf("%s@%d", act->node->name, act->run_no);
+	size_t		ll;
+	size_t		al = strlen(at);
+
+	if (lane == NULL)
+		return NULL;
+	if (agent != NULL && agent->mode != NULL && strcmp(agent->mode, "chat") == 0)
+		return pstrdup(lane);
+	ll = strlen(lane);
+	if (strcmp(lane, at) == 0)
+		return NULL;
+	if (ll > al + 1 && strcmp(lane + ll - al, at) == 0 && lane[ll - al - 1] == '.')
+		return pnstrdup(lane, ll - al - 1);
+	return pstrdup(lane);
+}
+
+/*
  * A resume after human input (hitl.c found the node whose row holds the
  * answered interrupt: resumed_path): the scheduler's state is read back
  * from the invocation's rows (adk._workflow_resume_rows) -- which node
@@ -1836,11 +1880,19 @@ resume(Workflow *wf, const char *resumed_path)
 				item->act = nested;
 			}
 		}
-		else if (strcmp(status, "waiting") == 0 && wf->caller != NULL)
+		else if (strcmp(status, "waiting") == 0 && wf->caller != NULL &&
+				 !(strcmp(n->kind, "agent") == 0 &&
+				   adk_hitl_answered(run, psprintf("%s/%s@%d", wf->base, name, run_no))))
 			wf->paused = true;	/* it still holds its caller's node */
-		else if (strcmp(status, "running") == 0)
+		else if (strcmp(status, "running") == 0 ||
+				 (strcmp(n->kind, "agent") == 0 && strcmp(status, "waiting") == 0 &&
+				  adk_hitl_answered(run, psprintf("%s/%s@%d", wf->base, name, run_no))))
 		{
-			/* the answer left it running: it goes on */
+			/*
+			 * the answer left it running: it goes on (an agent node answered
+			 * in part, too: its agent runs the confirmed calls and waits
+			 * again, as hitl.c has a paused agent do)
+			 */
 			WfActivation *act = palloc0(sizeof(WfActivation));
 
 			act->node = n;
@@ -1885,7 +1937,24 @@ resume(Workflow *wf, const char *resumed_path)
 	{
 		WfActivation *act = (WfActivation *) lfirst(lc);
 
-		if (act->node->rerun_on_resume || act->nested_resume)
+		if (strcmp(act->node->kind, "agent") == 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+
+			/*
+			 * An agent node whose agent paused (hitl.c): its agent goes on
+			 * in a lane again, on the node's branch, where its flow
+			 * stopped -- the answers reach its model as the results of its
+			 * calls, and its final answer is the node's output
+			 * (docs/workflows.md "Human input")
+			 */
+			act->branch = activation_branch(wf, act, act->branch);
+			act->triggered_by = act->triggered_by ? act->triggered_by :
+				pstrdup("human input");
+			wf->ready = lappend(wf->ready, act);
+			MemoryContextSwitchTo(old);
+		}
+		else if (act->node->rerun_on_resume || act->nested_resume)
 		{
 			MemoryContext old = MemoryContextSwitchTo(wf->cxt);
 
