@@ -121,6 +121,19 @@ UPDATE adk.sessions_p0 AS s
 RETURNING s.last_seq, s.last_event_time
 $$;
 
+-- The rewind trigger's update (src/store/rewound_trigger.c): the rewound
+-- seqs of session ($1, $2, $3) computed again (12_rewound.sql), after a
+-- rewind event was inserted into it.  Run as the writer of that event.
+CREATE FUNCTION adk._session_rewound_set(text, text, text)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+UPDATE adk.sessions s
+   SET rewound = adk._rewound($1, $2, $3)
+ WHERE s.app_name OPERATOR(pg_catalog.=) $1
+   AND s.user_id OPERATOR(pg_catalog.=) $2
+   AND s.id OPERATOR(pg_catalog.=) $3
+$$;
+
 -- The same on a Citus shard of adk.events: with the IMMUTABLE
 -- adk._next_event_time instead of timestamptz + interval, which Citus
 -- refuses on a column in an UPDATE.  They compute the same.

@@ -46,3 +46,29 @@ SELECT $6, $1, $2, $3, $7, s.last_event_time,
 RETURNING seq, "timestamp", event_data
 $$;
 REVOKE ALL ON FUNCTION adk._append_event_unheld(text, text, text, timestamptz, jsonb, text, text, jsonb) FROM PUBLIC;
+
+-- The rewind trigger's update (src/store/rewound_trigger.c): the rewound
+-- seqs of session ($1, $2, $3) computed again (12_rewound.sql), after a
+-- rewind event was inserted into it.  Run as the writer of that event.
+CREATE FUNCTION adk._session_rewound_set(text, text, text)
+RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+UPDATE adk.sessions s
+   SET rewound = adk._rewound($1, $2, $3)
+ WHERE s.app_name OPERATOR(pg_catalog.=) $1
+   AND s.user_id OPERATOR(pg_catalog.=) $2
+   AND s.id OPERATOR(pg_catalog.=) $3
+$$;
+REVOKE ALL ON FUNCTION adk._session_rewound_set(text, text, text) FROM PUBLIC;
+
+-- A rewind event, from any writer, recomputes its session's rewound
+-- seqs (adk._session_rewound_set, 88_turn_statements.sql, run as the
+-- writer of the row).  Which rows are rewind events the function decides
+-- (src/store/rewound_trigger.c): a WHEN clause here was read from its
+-- stored text and prepared again by every INSERT into adk.events.
+CREATE OR REPLACE FUNCTION adk._events_after_rewind() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'adk_events_after_rewind' LANGUAGE C;
+DROP TRIGGER adk_events_after_rewind ON adk.events;
+CREATE TRIGGER adk_events_after_rewind
+    AFTER INSERT ON adk.events
+    FOR EACH ROW EXECUTE FUNCTION adk._events_after_rewind();
