@@ -7,7 +7,7 @@
 CREATE TEMP TABLE turn_statements (name name);
 INSERT INTO turn_statements VALUES
   ('_append_event_row'), ('_append_event_unheld'), ('_place_event_bump'), ('_place_event_bump_shard'),
-  ('_session_lock'), ('_session_lock_holders'), ('_session_history'),
+  ('_session_lock'), ('_session_lock_unheld'), ('_session_lock_holders'), ('_session_history'),
   ('_session_recent_authors'), ('_session_compacted'), ('_model_call_insert'),
   ('_model_calls_purge'), ('_merge_app_state'), ('_merge_user_state'), ('_budget_any');
 -- The other statements of more than a line the C code ran (none every
@@ -69,11 +69,18 @@ SELECT pg_temp.without('_model_call_insert', $q$SELECT adk_generate('ts_model', 
 -- row lock it holds
 SELECT pg_temp.without('_append_event_unheld', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
 SELECT pg_temp.without('_append_event_row', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
--- (an error in the session's row lock, which adk_run takes in a
--- subtransaction of its own, leaves that subtransaction closed: the
--- EXCEPTION block of expect_error rolls back its own, and what follows
--- runs at top level again)
+-- adk_run's session row lock while no job is 'running' on the session
+SELECT pg_temp.without('_session_lock_unheld', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
+-- and with one (whose worker is gone), the look at who holds it, in a
+-- subtransaction of its own: an error there leaves that subtransaction
+-- closed (the EXCEPTION block of expect_error rolls back its own, and
+-- what follows runs at top level again)
+INSERT INTO adk.jobs (invocation_id, app_name, user_id, session_id, message, role_oid, role_name,
+                      source, status, worker_pid)
+VALUES ('ts-gone', 'ts_app', 'u', 's1', '{}', 10, current_user, 'test', 'running', 2147483646);
 SELECT pg_temp.without('_session_lock_holders', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
+SELECT pg_temp.without('_session_lock_holders', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
+DELETE FROM adk.jobs WHERE invocation_id = 'ts-gone';
 -- the app: and user: states of an event (adk_store_append's merge)
 SELECT pg_temp.without('_merge_app_state', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "actions": {"state_delta": {"app:a": 1}}}')$q$);
 SELECT pg_temp.without('_merge_user_state', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "actions": {"state_delta": {"user:b": 2}}}')$q$);

@@ -190,6 +190,28 @@ SELECT 1 FROM adk.sessions s
    AND s.id OPERATOR(pg_catalog.=) $3 FOR UPDATE
 $$;
 
+-- The session row's lock, taken only while no queued run holds the
+-- session -- no job of it 'running' in another process, live or not (as
+-- adk._append_event_unheld): one row, none when such a job is there (and
+-- nothing locked then) or without the session.  adk_session_lock_unheld
+-- tries it first; it takes the lock in the caller's own transaction, so
+-- the UPDATEs that follow make no multixact of a subtransaction's lock.
+CREATE FUNCTION adk._session_lock_unheld(text, text, text)
+RETURNS SETOF integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+SELECT 1 FROM adk.sessions s
+ WHERE s.app_name OPERATOR(pg_catalog.=) $1
+   AND s.user_id OPERATOR(pg_catalog.=) $2
+   AND s.id OPERATOR(pg_catalog.=) $3
+   AND NOT EXISTS (SELECT FROM adk.jobs j
+                    WHERE j.app_name OPERATOR(pg_catalog.=) $1
+                      AND j.user_id OPERATOR(pg_catalog.=) $2
+                      AND j.session_id OPERATOR(pg_catalog.=) $3
+                      AND j.status OPERATOR(pg_catalog.=) 'running'
+                      AND j.worker_pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid())
+   FOR UPDATE OF s
+$$;
+
 -- The session row's lock, and the jobs 'running' on the session in
 -- another process: one row per such job (NULLs when none), no row without
 -- the session.  Whether each job's worker is still there is asked of the
