@@ -6,8 +6,10 @@
  *
  * The function validates the identities and the event, fills in what ADK
  * would (store/event.c), and stores it with one statement that bumps the
- * session row and inserts the event row (adk._append_event_row, in
- * sql/install/88_turn_statements.sql), by the same rules
+ * session row and inserts the event row (adk._append_event_unheld, in
+ * sql/install/88_turn_statements.sql: only while no queued run holds the
+ * session; otherwise it waits for the run as adk_run does, and then
+ * adk._append_event_row, which the runner uses too), by the same rules
  * the events trigger (store/event_trigger.c) applies to every other
  * writer: the trigger lets exactly this row through, so the event is
  * placed once.  A partial event is returned without being stored, as
