@@ -91,6 +91,7 @@ OBJS = \
 	src/store/event.o \
 	src/store/event_trigger.o \
 	src/store/notify.o \
+	src/store/rewound_trigger.o \
 	src/store/session_read.o \
 	src/store/session_trigger.o \
 	src/store/settings.o \

@@ -6,8 +6,8 @@
 -- search_path; 953_turn_cost shows that no function is called for them.)
 CREATE TEMP TABLE turn_statements (name name);
 INSERT INTO turn_statements VALUES
-  ('_append_event_row'), ('_place_event_bump'), ('_place_event_bump_shard'),
-  ('_session_lock'), ('_session_lock_holders'), ('_session_history'),
+  ('_append_event_row'), ('_append_event_unheld'), ('_place_event_bump'), ('_place_event_bump_shard'),
+  ('_session_lock'), ('_session_lock_unheld'), ('_session_lock_holders'), ('_session_history'),
   ('_session_recent_authors'), ('_session_compacted'), ('_model_call_insert'),
   ('_model_calls_purge'), ('_merge_app_state'), ('_merge_user_state'), ('_budget_any');
 -- The other statements of more than a line the C code ran (none every
@@ -64,12 +64,23 @@ END $$;
 -- the ledger's purge, which a backend's first model call runs
 SELECT pg_temp.without('_model_calls_purge', $q$SELECT adk_generate('ts_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
 SELECT pg_temp.without('_model_call_insert', $q$SELECT adk_generate('ts_model', '[{"role": "user", "parts": [{"text": "hi"}]}]')$q$);
--- (an error in the session's row lock, which adk_append_event takes in a
--- subtransaction of its own, leaves that subtransaction closed: the
--- EXCEPTION block of expect_error rolls back its own, and what follows
--- runs at top level again)
+-- adk_append_event's one statement (the session row lock taken only when
+-- no queued run holds the session); adk_run's appends, in a session whose
+-- row lock it holds
+SELECT pg_temp.without('_append_event_unheld', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
+SELECT pg_temp.without('_append_event_row', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
+-- adk_run's session row lock while no job is 'running' on the session
+SELECT pg_temp.without('_session_lock_unheld', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
+-- and with one (whose worker is gone), the look at who holds it, in a
+-- subtransaction of its own: an error there leaves that subtransaction
+-- closed (the EXCEPTION block of expect_error rolls back its own, and
+-- what follows runs at top level again)
+INSERT INTO adk.jobs (invocation_id, app_name, user_id, session_id, message, role_oid, role_name,
+                      source, status, worker_pid)
+VALUES ('ts-gone', 'ts_app', 'u', 's1', '{}', 10, current_user, 'test', 'running', 2147483646);
+SELECT pg_temp.without('_session_lock_holders', $q$SELECT count(*) FROM adk_run('ts_app', 'u', 's1', 'Hello.')$q$);
 SELECT pg_temp.without('_session_lock_holders', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
-SELECT pg_temp.without('_append_event_row', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user"}')$q$);
+DELETE FROM adk.jobs WHERE invocation_id = 'ts-gone';
 -- the app: and user: states of an event (adk_store_append's merge)
 SELECT pg_temp.without('_merge_app_state', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "actions": {"state_delta": {"app:a": 1}}}')$q$);
 SELECT pg_temp.without('_merge_user_state', $q$SELECT adk_append_event('ts_app', 'u', 's1', '{"author": "user", "actions": {"state_delta": {"user:b": 2}}}')$q$);

@@ -12,7 +12,10 @@
 -- adk._ functions too (sql/install/87_runner_statements.sql): the
 -- invocation's row; a span is an INSERT into the view adk._span_rows (no
 -- function call: written rows only); the app's built-in tool settings are
--- read with its definitions (by the warm-up turn).
+-- read with its definitions (by the warm-up turn).  Each event's insert
+-- calls the events' two trigger functions (C): _events_before_insert, and
+-- _events_after_rewind, which returns at once for an event that is no
+-- rewind (a WHEN clause cost more: src/store/rewound_trigger.c).
 SELECT adk_set_secret('tc-key', 'sk-tc', ARRAY['127.0.0.1']);
 SELECT adk_define_model('tc_model', 'openai', current_setting('adk_test.model_url') || '/v1', 'gpt-test',
                         api_key_secret => 'tc-key');

@@ -53,20 +53,16 @@ BEGIN
 END
 $$;
 
+-- A rewind event, from any writer, recomputes its session's rewound
+-- seqs (adk._session_rewound_set, 88_turn_statements.sql, run as the
+-- writer of the row).  Which rows are rewind events the function decides
+-- (src/store/rewound_trigger.c): a WHEN clause here was read from its
+-- stored text and prepared again by every INSERT into adk.events.
 CREATE FUNCTION adk._events_after_rewind() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    UPDATE adk.sessions s
-       SET rewound = adk._rewound(NEW.app_name, NEW.user_id, NEW.session_id)
-     WHERE s.app_name = NEW.app_name AND s.user_id = NEW.user_id AND s.id = NEW.session_id;
-    RETURN NULL;
-END
-$$;
+    AS 'MODULE_PATHNAME', 'adk_events_after_rewind' LANGUAGE C;
 CREATE TRIGGER adk_events_after_rewind
     AFTER INSERT ON adk.events
-    FOR EACH ROW
-    WHEN ((NEW.event_data #>> '{actions,rewind_before_invocation_id}') IS NOT NULL)
-    EXECUTE FUNCTION adk._events_after_rewind();
+    FOR EACH ROW EXECUTE FUNCTION adk._events_after_rewind();
 
 -- The events every reader of a history reads: not the rewound ones.
 -- (Queried for one session, the planner reads its session row once.)

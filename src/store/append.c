@@ -6,8 +6,10 @@
  *
  * The function validates the identities and the event, fills in what ADK
  * would (store/event.c), and stores it with one statement that bumps the
- * session row and inserts the event row (adk._append_event_row, in
- * sql/install/88_turn_statements.sql), by the same rules
+ * session row and inserts the event row (adk._append_event_unheld, in
+ * sql/install/88_turn_statements.sql: only while no queued run holds the
+ * session; otherwise it waits for the run as adk_run does, and then
+ * adk._append_event_row, which the runner uses too), by the same rules
  * the events trigger (store/event_trigger.c) applies to every other
  * writer: the trigger lets exactly this row through, so the event is
  * placed once.  A partial event is returned without being stored, as
@@ -64,6 +66,9 @@ static TimestampTz predicted_time(const char *app, const char *user,
 								  const char *session, TimestampTz proposed);
 static void remember_placed(const char *app, const char *user,
 							const char *session, TimestampTz ts);
+static void store_append(const char *app, const char *user,
+						 const char *session, Jsonb *event,
+						 AdkStoredEvent *stored, bool unheld);
 
 /*
  * The session this backend last placed an event in, and that event's time.
@@ -112,6 +117,13 @@ typedef enum AppendPath
  * event_data without its final timestamp.
  */
 #define APPEND_FUNCTION "adk._append_event_row"
+
+/*
+ * adk_append_event's: the same, but it writes nothing (and locks nothing)
+ * while a queued run holds the session (a job of it 'running' in another
+ * process).
+ */
+#define APPEND_UNHELD_FUNCTION "adk._append_event_unheld"
 
 /*
  * The other two paths' statements and the layout check are functions
@@ -226,8 +238,7 @@ adk_append_event(PG_FUNCTION_ARGS)
 	if (!adk_tenancy_trusted_append(app))
 		event = mark_appended_by(event);
 	/* a queued run's turn is not interrupted: wait for it, as adk_run does */
-	(void) adk_session_lock_unheld(app, user, session);
-	adk_store_append(app, user, session, event, &stored);
+	adk_store_append_unheld(app, user, session, event, &stored);
 	PG_RETURN_JSONB_P(stored.event);
 }
 
@@ -267,17 +278,18 @@ mark_appended_by(Jsonb *event)
 
 /*
  * Run a statement that stores event_id -- plan, or else the body of
- * APPEND_FUNCTION: the events trigger lets exactly this row through (and
- * forgets it on any error).
+ * function: the events trigger lets exactly this row through (and forgets
+ * it on any error).
  */
 static void
-run_placed(SPIPlanPtr plan, Datum *args, char *nulls, const char *event_id)
+run_placed(SPIPlanPtr plan, const char *function, Datum *args, char *nulls,
+		   const char *event_id)
 {
 	adk_mark_placed(event_id);
 	PG_TRY();
 	{
 		int			rc = plan ? SPI_execute_plan(plan, args, nulls, false, 0) :
-			adk_spi_call(APPEND_FUNCTION, 8, args, nulls, 0);
+			adk_spi_call(function, 8, args, nulls, 0);
 
 		if (rc != SPI_OK_INSERT_RETURNING && rc != SPI_OK_SELECT)
 			elog(ERROR, "could not insert into adk.events");
@@ -300,6 +312,43 @@ run_placed(SPIPlanPtr plan, Datum *args, char *nulls, const char *event_id)
 void
 adk_store_append(const char *app, const char *user, const char *session,
 				 Jsonb *event, AdkStoredEvent *stored)
+{
+	store_append(app, user, session, event, stored, false);
+}
+
+/*
+ * The same for a writer that does not hold the session row lock yet
+ * (adk_append_event): a queued run's turn is not interrupted -- the
+ * event waits for it, as adk_run does (adk_session_lock_unheld).  When no
+ * job holds the session, the one statement that stores the event sees so
+ * and takes the lock itself.
+ */
+void
+adk_store_append_unheld(const char *app, const char *user,
+						const char *session, Jsonb *event,
+						AdkStoredEvent *stored)
+{
+	store_append(app, user, session, event, stored, true);
+}
+
+/*
+ * Leave SPI and the owner's role, wait until no queued run holds the
+ * session and take its row lock (adk_session_lock_unheld), and come back.
+ */
+static void
+wait_unheld(const char *app, const char *user, const char *session,
+			AdkOwnerSave *save)
+{
+	SPI_finish();
+	adk_restore_user(save);
+	(void) adk_session_lock_unheld(app, user, session);
+	adk_become_owner(save);
+	SPI_connect();
+}
+
+static void
+store_append(const char *app, const char *user, const char *session,
+			 Jsonb *event, AdkStoredEvent *stored, bool unheld)
 {
 	AdkEventKeys keys;
 	AdkOwnerSave save;
@@ -351,13 +400,26 @@ adk_store_append(const char *app, const char *user, const char *session,
 	adk_become_owner(&save);
 	SPI_connect();
 	path = append_path();
-	if (path == ONE_STATEMENT)
-		run_placed(NULL, args, nulls, keys.id);
+	if (path == ONE_STATEMENT && unheld)
+	{
+		run_placed(NULL, APPEND_UNHELD_FUNCTION, args, nulls, keys.id);
+		/* a queued run holds the session (or there is no session) */
+		if (SPI_processed == 0)
+		{
+			wait_unheld(app, user, session, &save);
+			run_placed(NULL, APPEND_FUNCTION, args, nulls, keys.id);
+		}
+	}
+	else if (path == ONE_STATEMENT)
+		run_placed(NULL, APPEND_FUNCTION, args, nulls, keys.id);
 	else
 	{
 		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 		TIMESTAMPTZOID, JSONBOID, INT8OID};
 		Datum		iargs[8];
+
+		if (unheld)
+			wait_unheld(app, user, session, &save);
 
 		iargs[0] = args[0];
 		iargs[1] = args[1];
@@ -370,8 +432,8 @@ adk_store_append(const char *app, const char *user, const char *session,
 			adk_place_event(args, keys.proposed_time, &split, &seq, &ts);
 			iargs[5] = TimestampTzGetDatum(ts);
 			iargs[7] = Int64GetDatum(seq);
-			run_placed(keep_plan(&insert_plan, INSERT_SQL, 8, types), iargs,
-					   NULL, keys.id);
+			run_placed(keep_plan(&insert_plan, INSERT_SQL, 8, types), NULL,
+					   iargs, NULL, keys.id);
 		}
 		else
 		{

@@ -29,5 +29,8 @@ extern int	adk_max_event_size_kb;
 extern void adk_store_append(const char *app, const char *user,
 							 const char *session, Jsonb *event,
 							 AdkStoredEvent *stored);
+extern void adk_store_append_unheld(const char *app, const char *user,
+									const char *session, Jsonb *event,
+									AdkStoredEvent *stored);
 
 #endif							/* ADK_APPEND_H */

@@ -130,6 +130,24 @@ bool
 adk_session_lock_unheld(const char *app, const char *user, const char *session)
 {
 	instr_time	start;
+	Datum		args[3];
+	AdkOwnerSave save;
+	bool		locked;
+
+	/*
+	 * Usually no job is 'running' on the session at all: then one
+	 * statement takes the row lock, in this transaction (no
+	 * subtransaction, whose lock the session bumps that follow would turn
+	 * into a multixact).  Otherwise (or without the session) it locks
+	 * nothing, and the look below tells a live holder from a gone one.
+	 */
+	session_args(args, app, user, session);
+	adk_owner_spi_begin(&save);
+	locked = adk_spi_call("adk._session_lock_unheld", 3, args, NULL, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1;
+	adk_owner_spi_end(&save);
+	if (locked)
+		return true;
 
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
