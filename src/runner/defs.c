@@ -649,3 +649,13 @@ adk_app_builtin_options(AdkRun *run)
 {
 	return run->defs.builtin;
 }
+
+/*
+ * Whether agent is a graph workflow (its frame is stepped by workflow.c;
+ * hitl.c and agents.c ask too)
+ */
+bool
+adk_is_graph(AdkAgent *agent)
+{
+	return strcmp(agent->kind, "workflow") == 0;
+}

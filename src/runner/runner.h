@@ -412,6 +412,7 @@ extern List *adk_load_tools(AdkAgent *agent);
 extern bool adk_agent_lists(AdkAgent *agent, const char *name);
 
 extern AdkAppOptions adk_app_builtin_options(AdkRun *run);
+extern bool adk_is_graph(AdkAgent *agent);
 
 /* agents.c */
 extern void adk_push_agent(AdkRun *run, AdkAgent *agent, const char *branch);
@@ -591,7 +592,6 @@ extern bool adk_workflow_lane_stopped(AdkWorkflow *wf, AdkWfAgentNode *node,
 extern void adk_workflow_agent_failed(AdkWorkflow *wf, AdkWfAgentNode *node);
 extern void adk_workflow_end(AdkWorkflow *wf);
 extern void adk_workflow_failed(AdkWorkflow *wf);
-extern bool adk_is_graph(AdkAgent *agent);
 extern void adk_node_open(AdkRun *run, AdkWfAgentNode *node);
 extern char *adk_node_output(AdkRun *run, AdkWfAgentNode *node);
 

@@ -236,13 +236,6 @@ static WfActivation *deadline_passed(Workflow *wf);
 static bool in_lane(WfNode *n);
 static void arm_attempt(Workflow *wf, WfActivation *act, AdkWfAgentNode *an);
 
-/* Whether agent is a graph workflow (its frame is stepped here) */
-bool
-adk_is_graph(AdkAgent *agent)
-{
-	return strcmp(agent->kind, "workflow") == 0;
-}
-
 /*
  * The graph workflow agent on branch (NULL: the root's) begins, its
  * state in cxt: resumed at the node a human's answer resumes, else from
