@@ -222,6 +222,8 @@ SELECT adk_define_app('rn_pw_app', 'rn_pw'), adk_define_app('rn_fan_app', 'rn_fa
 SELECT count(*) AS events FROM adk_run('rn_pw_app', 'ann', 'rn-f1', 'a,b,c');
 SELECT count(*) AS events FROM adk_run('rn_fan_app', 'ann', 'rn-f2', 'Go.');
 SELECT count(*) AS events FROM adk_run('rn_nest_app', 'ann', 'rn-f3', 'a,b,c');
+-- (items on their sub-branches "worker@<place>", the broken agent's
+-- error on the branch its fan-out made, "broken@1")
 SELECT session_id, node_path, status, branch, triggered_by
   FROM adk.run_states WHERE session_id IN ('rn-f1', 'rn-f2', 'rn-f3') ORDER BY session_id, node_path COLLATE "C";
 -- the stop events, in ADK's wire format: an error_code and the node's path

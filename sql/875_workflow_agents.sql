@@ -59,8 +59,8 @@ SELECT author, path, output FROM w875_events('w875_json_app', 'w875-j1', 'hi');
 
 -- Fan-out of three agents and a join: their model calls in flight
 -- together (300 ms each: about one latency, not three); the join gets
--- their outputs as a map; each agent on its own branch below its
--- activation's.
+-- their outputs as a map; each agent on the branch the fan-out made for
+-- its node ("<node>@1", its activation's), not that segment twice.
 SELECT adk_define_agent('w875_a', model => 'slow875', instruction => 'You are A.');
 SELECT adk_define_agent('w875_b', model => 'slow875', instruction => 'You are B.');
 SELECT adk_define_agent('w875_c', model => 'slow875', instruction => 'You are C.');
@@ -124,15 +124,18 @@ SELECT jsonb_array_length(request -> 'messages') AS messages
  WHERE invocation_id IN (SELECT invocation_id FROM adk.invocations WHERE session_id = 'w875-c1') ORDER BY id;
 
 -- An agent node whose model fails: the run's stored error event, on the
--- node's path; its row failed; nothing after it runs; what came before
--- stays.  In a fan-out, the failure ends the invocation too.
+-- node's path and on the node's branch "<node>@1"; its row failed;
+-- nothing after it runs; what came before stays.  In a fan-out, the
+-- failure ends the invocation too, its error event on the branch the
+-- fan-out made for the node ("<node>@1", not "<node>@1.<node>@1": the
+-- agent's branch replaces that segment rather than doubling it).
 SELECT adk_define_agent('w875_bad', model => 'bad875', instruction => 'Fail.');
 SELECT adk_define_workflow('w875_fail',
     '[{"name": "wrap", "function": "public.w875_wrap(jsonb,jsonb)"}, {"agent": "w875_bad"},
       {"name": "after", "function": "public.w875_wrap(jsonb,jsonb)"}]',
     '[{"from": "START", "to": "wrap"}, {"from": "wrap", "to": "w875_bad"}, {"from": "w875_bad", "to": "after"}]');
 SELECT adk_define_app('w875_fail_app', 'w875_fail');
-SELECT author, path, error FROM w875_events('w875_fail_app', 'w875-x1', 'go');
+SELECT author, path, branch, error FROM w875_events('w875_fail_app', 'w875-x1', 'go');
 SELECT node, status FROM adk.workflow_runs WHERE app_name = 'w875_fail_app' ORDER BY node;
 SELECT status FROM adk.invocations WHERE session_id = 'w875-x1';
 -- in a fan-out: the other agent's call in flight stops, its node

@@ -48,7 +48,8 @@ BEGIN
 END $$;
 
 -- Success and WorkflowIntegration: "a,b,c" -> ["A", "B", "C"] -> "A:B:C";
--- each item an activation of the worker node, its own row
+-- each item an activation of the worker node, its own row, on its own
+-- sub-branch "worker@<place>" (ADK-Go's PerItemSubBranch)
 CALL w878_define('w878_upper', '{"function": "public.w878_upper(jsonb,jsonb)"}', 0);
 SELECT * FROM w878_events('w878_upper_app', 'w878-1', 'a,b,c');
 SELECT node, run_id, status, input, output FROM adk.workflow_runs
@@ -109,13 +110,14 @@ SELECT path, error FROM w878_events('w878_mixed_app', 'w878-7', 'a,b,c') WHERE e
 SELECT count(*) AS agent_answers FROM adk.events
  WHERE session_id = 'w878-7' AND event_data ->> 'author' = 'w878_agent';
 
--- Not built yet: an item that asks for human input (ADK-Go keeps a
--- parallel item's answer, PR #708) fails its node, clearly
+-- An item that asks for human input waits, each with its own request
+-- (ADK-Go keeps a parallel item's answer, PR #708; the whole of it: 884)
 CREATE FUNCTION w878_ask(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
     SELECT jsonb_build_object('request_input', jsonb_build_object('message', 'OK?'))
 $$;
 CALL w878_define('w878_ask', '{"function": "public.w878_ask(jsonb,jsonb)"}', 0);
-SELECT path, error FROM w878_events('w878_ask_app', 'w878-8', 'a,b') WHERE error IS NOT NULL;
+SELECT path, branch, error FROM w878_events('w878_ask_app', 'w878-8', 'a,b');
 SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w878-8';
+SELECT status FROM adk.invocations WHERE session_id = 'w878-8';
 
 DELETE FROM adk.sessions WHERE app_name LIKE 'w878%';

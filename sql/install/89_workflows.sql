@@ -1163,13 +1163,15 @@ REVOKE ALL ON FUNCTION adk._workflow_node_settings(text),
    FROM PUBLIC;
 
 -- A graph workflow's invocation failed (src/runner/workflow.c,
--- docs/workflows.md "Statuses"): its node activations still running
--- below p_base (the outermost workflow's node path) that no error event
--- of their own ended, each with what its stop event carries -- its
--- branch, what triggered it, its graph hash.  failed: it fails with the
--- node that failed -- a nested workflow node the failure is below, the
--- parallel worker of a failed item, and so on up; the others the failure
--- stops (ADK-Go cancels them).
+-- docs/workflows.md "Statuses"): its node activations still running, or
+-- waiting for human input, below p_base (the outermost workflow's node
+-- path) that no error event of their own ended, each with what its stop
+-- event carries -- its branch, what triggered it, its graph hash.
+-- failed: it fails with the node that failed -- a nested workflow node the
+-- failure is below, the parallel worker of a failed item (an item runs on
+-- the sub-branch "<worker>@<k>" of its worker's branch), and so on up; the
+-- others the failure stops (ADK-Go cancels them), a waiting node's request
+-- with it.
 CREATE FUNCTION adk._workflow_stopped(p_app text, p_user text, p_session text,
                                       p_invocation text, p_base text)
 RETURNS TABLE (node_path text, branch text, triggered_by text, graph_hash text,
@@ -1196,7 +1198,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                              WHERE n.workflow = substring(x.dir from '[^/]*$') AND n.name = x.node
                                AND n.kind = 'parallel_worker') AS worker
           FROM rows x
-         WHERE x.status = 'running' AND x.graph_hash IS NOT NULL
+         WHERE x.status IN ('running', 'waiting') AND x.graph_hash IS NOT NULL
            AND x.node_path NOT IN (SELECT errors.path FROM errors)
     ), bad AS (
         SELECT errors.path, x.dir, x.branch, x.triggered_by
@@ -1206,7 +1208,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
           FROM live l JOIN bad b
             ON starts_with(b.path, l.node_path || '/')
             OR (l.worker AND b.dir = l.dir AND b.triggered_by = l.node
-                AND b.branch IS NOT DISTINCT FROM l.branch)
+                AND b.branch = concat_ws('.', l.branch, substring(b.branch from '[^.]*$')))
     )
     SELECT l.node_path, l.branch, l.triggered_by, l.graph_hash,
            l.node_path IN (SELECT bad.path FROM bad)

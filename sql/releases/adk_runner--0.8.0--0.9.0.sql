@@ -6,6 +6,53 @@
 
 \echo Use "ALTER EXTENSION adk_runner UPDATE" to load this file. \quit
 
+-- A graph workflow's failure also cancels the nodes waiting for human input
+-- (an item of a parallel worker may wait now), and finds the parallel
+-- worker of a failed item on the item's sub-branch (89_workflows.sql).
+CREATE OR REPLACE FUNCTION adk._workflow_stopped(p_app text, p_user text, p_session text,
+                                      p_invocation text, p_base text)
+RETURNS TABLE (node_path text, branch text, triggered_by text, graph_hash text,
+               failed boolean)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH RECURSIVE errors AS (
+        SELECT DISTINCT adk._node_path(e.event_data) AS path
+          FROM adk.events e
+         WHERE e.app_name = p_app AND e.user_id = p_user AND e.session_id = p_session
+           AND e.invocation_id = p_invocation
+           AND e.event_data ->> 'error_code' IS NOT NULL
+           AND e.event_data ->> 'author' <> 'user'
+           AND starts_with(adk._node_path(e.event_data), p_base || '/')
+    ), rows AS (
+        SELECT r.node_path, r.status, r.branch, r.triggered_by, r.graph_hash,
+               substring(r.node_path from '^(.*)/[^/]*$') AS dir,
+               substring(r.node_path from '/([^/@]*)@[0-9]+$') AS node
+          FROM adk.run_states r
+         WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+           AND r.invocation_id = p_invocation
+           AND starts_with(r.node_path, p_base || '/')
+    ), live AS (
+        SELECT x.*, EXISTS (SELECT 1 FROM adk.workflow_nodes n
+                             WHERE n.workflow = substring(x.dir from '[^/]*$') AND n.name = x.node
+                               AND n.kind = 'parallel_worker') AS worker
+          FROM rows x
+         WHERE x.status IN ('running', 'waiting') AND x.graph_hash IS NOT NULL
+           AND x.node_path NOT IN (SELECT errors.path FROM errors)
+    ), bad AS (
+        SELECT errors.path, x.dir, x.branch, x.triggered_by
+          FROM errors LEFT JOIN rows x ON x.node_path = errors.path
+        UNION
+        SELECT l.node_path, l.dir, l.branch, l.triggered_by
+          FROM live l JOIN bad b
+            ON starts_with(b.path, l.node_path || '/')
+            OR (l.worker AND b.dir = l.dir AND b.triggered_by = l.node
+                AND b.branch = concat_ws('.', l.branch, substring(b.branch from '[^.]*$')))
+    )
+    SELECT l.node_path, l.branch, l.triggered_by, l.graph_hash,
+           l.node_path IN (SELECT bad.path FROM bad)
+      FROM live l
+     ORDER BY 5 DESC, l.node_path COLLATE "C"
+$$;
+
 -- 70_workers.sql: session-affine claiming (docs/workers.md, "Order"): a
 -- job is held for the live worker that ran its session's last job, for
 -- adk.worker_affinity_delay; the end of a job says whether its session

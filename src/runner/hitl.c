@@ -866,6 +866,19 @@ adk_hitl_stop(AdkRun *run)
 }
 
 /*
+ * workflow.c: a node of a graph workflow asked for human input in this
+ * run, which may yet fail before it pauses (an item of a parallel worker
+ * failing after another asked): the rows this run touched are brought to
+ * what its events say as it ends, so the asking node's row and its
+ * request end as its stop event says.
+ */
+void
+adk_hitl_involve(AdkRun *run)
+{
+	hitl_of(run)->involved = true;
+}
+
+/*
  * run.c, as the invocation ends: for an invocation HITL touched, or a
  * queued run's retry (whose earlier attempts' nodes this one did not see),
  * bring its run_states rows to what its events say (*refreshed), and say

@@ -512,6 +512,7 @@ extern Jsonb *adk_hitl_before_tool(AdkRun *run, AdkAgent *agent, AdkTool *tool,
 extern Jsonb *adk_hitl_requested_confirmations(AdkRun *run);
 extern bool adk_hitl_pause(AdkRun *run, AdkAgent *agent, const char *branch);
 extern void adk_hitl_stop(AdkRun *run);
+extern void adk_hitl_involve(AdkRun *run);
 extern bool adk_hitl_end(AdkRun *run, bool *refreshed);
 
 /*

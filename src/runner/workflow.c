@@ -153,6 +153,20 @@ struct AdkWorkflow
 };
 typedef struct AdkWorkflow Workflow;
 
+/*
+ * On resume: a row of an item of a parallel worker (resume_items), with
+ * the activation the answer goes on with, if any
+ */
+typedef struct WfItemRow
+{
+	int			run_no;
+	bool		completed;
+	Jsonb	   *output;
+	char	   *branch;
+	char	   *triggered_by;
+	WfActivation *act;
+} WfItemRow;
+
 /* A function node's call, run guarded (subxact.c) */
 typedef struct FnCall
 {
@@ -186,6 +200,11 @@ static AdkWfAgentNode *hand_agent(Workflow *wf, WfActivation *act,
 								  const char *path);
 static void run_parallel(Workflow *wf, WfActivation *act);
 static void item_done(Workflow *wf, WfActivation *item, Jsonb *output);
+static void release_held(Workflow *wf, WfActivation *pw);
+static char *node_branch_parent(const char *branch, const char *node);
+static int	node_branch_index(const char *branch, const char *node);
+static void resume_items(Workflow *wf, List *workers, List *items,
+						 List **resumed);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
 				   JsonbValue *routes, JsonbValue *state_delta);
 static void node_failed(Workflow *wf, WfActivation *act, const char *message);
@@ -396,6 +415,9 @@ adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 	if (adk_is_graph(node->agent) && node->paused)
 	{
 		wf->paused = true;
+		/* an item of a parallel worker waits: the next held one may run */
+		if (((WfActivation *) node->activation)->parent != NULL)
+			release_held(wf, ((WfActivation *) node->activation)->parent);
 		return;
 	}
 	run->node_path = (char *) node->path;
@@ -719,12 +741,16 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
 /*
  * A parallel worker (ADK-Go's ParallelWorker): its input must be a list;
  * its worker node runs once per item -- each item an activation of that
- * node, with the item as its input, ready as any (agent items in lanes,
- * their model calls in flight together), at most max_concurrency at once
- * (0: all) -- and once every item has completed, the worker's output is
- * their outputs in item order.  An empty list is an empty output at
- * once; an item that fails fails the node and ends the invocation (the
- * items in flight stop: ADK-Go's fail-fast).
+ * node, with the item as its input, on the sub-branch
+ * "<worker>@<index + 1>" below the node's (ADK-Go's), ready as any (agent
+ * items in lanes, their model calls in flight together), at most
+ * max_concurrency at once (0: all) -- and once every item has completed,
+ * the worker's output is their outputs in item order.  An item may ask
+ * for human input: it waits, the others go on (the next held one takes
+ * its place), and the node completes once the answered item has too.  An
+ * empty list is an empty output at once; an item that fails fails the
+ * node and ends the invocation (the items in flight stop, and the items
+ * waiting are cancelled: ADK-Go's fail-fast).
  */
 static void
 run_parallel(Workflow *wf, WfActivation *act)
@@ -769,7 +795,10 @@ run_parallel(Workflow *wf, WfActivation *act)
 		item->node = worker;
 		item->input = adk_jsonb_value_to_jsonb(&v);
 		item->triggered_by = pstrdup(act->node->name);
-		item->branch = act->branch;
+		/* ADK-Go's per-item sub-branch "<branch>.<worker>@<index + 1>" */
+		item->branch = act->branch ?
+			psprintf("%s.%s@%d", act->branch, worker->name, k + 1) :
+			psprintf("%s@%d", worker->name, k + 1);
 		item->parent = act;
 		item->index = k++;
 		if (act->node->max_items > 0 && k > act->node->max_items)
@@ -797,12 +826,8 @@ item_done(Workflow *wf, WfActivation *item, Jsonb *output)
 
 	pw->outputs[item->index] = output;
 	pw->remaining--;
-	if (pw->held != NIL)
-	{
-		wf->ready = lappend(wf->ready, linitial(pw->held));
-		pw->held = list_delete_first(pw->held);
-	}
 	MemoryContextSwitchTo(old);
+	release_held(wf, pw);
 	if (pw->remaining > 0)
 		return;
 	jw_init(&w);
@@ -821,13 +846,75 @@ item_done(Workflow *wf, WfActivation *item, Jsonb *output)
 }
 
 /*
+ * An item of parallel worker pw completed or waits for human input: the
+ * next item beyond its max_concurrency, if any, becomes ready.
+ */
+static void
+release_held(Workflow *wf, WfActivation *pw)
+{
+	MemoryContext old;
+
+	if (pw->held == NIL)
+		return;
+	old = MemoryContextSwitchTo(wf->cxt);
+	wf->ready = lappend(wf->ready, linitial(pw->held));
+	pw->held = list_delete_first(pw->held);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * branch without its last segment when that segment is "<node>@<k>" --
+ * the sub-branch a fan-out (k = 1) or a parallel worker (k: the item's
+ * place from 1) made for node --, else branch as it is; NULL for the
+ * root's.
+ */
+static char *
+node_branch_parent(const char *branch, const char *node)
+{
+	const char *dot;
+
+	if (branch == NULL)
+		return NULL;
+	if (node_branch_index(branch, node) < 0)
+		return pstrdup(branch);
+	dot = strrchr(branch, '.');
+	return dot ? pnstrdup(branch, dot - branch) : NULL;
+}
+
+/*
+ * k - 1 when branch's last segment is "<node>@<k>" (k from 1), else -1.
+ */
+static int
+node_branch_index(const char *branch, const char *node)
+{
+	const char *seg;
+	size_t		len = strlen(node);
+	int			k = 0;
+
+	if (branch == NULL)
+		return -1;
+	seg = strrchr(branch, '.') ? strrchr(branch, '.') + 1 : branch;
+	if (strncmp(seg, node, len) != 0 || seg[len] != '@' || seg[len + 1] == '\0')
+		return -1;
+	for (seg += len + 1; *seg != '\0'; seg++)
+	{
+		if (*seg < '0' || *seg > '9' || k > 100000000)
+			return -1;
+		k = k * 10 + (*seg - '0');
+	}
+	return k > 0 ? k - 1 : -1;
+}
+
+/*
  * An agent node, to run in a lane of its own (ADK-Go's AgentNode): the
  * agent as the node's mode makes it -- a NULL mode is single_turn, as
  * NewAgentNode makes it -- with the node's input as its user content: a
  * content (START's successors get the user's) as it is, a string as its
  * text, any other value as its JSON text.  A single_turn agent runs on
- * the node's branch "<node>@<n>" (below its activation's branch, if any),
- * its prompt its input and then its own events; a chat agent (only
+ * the node's branch "<node>@<n>" (below its activation's branch, if any --
+ * but for a last segment "<node>@<k>" that a fan-out or a parallel worker
+ * made for this node, which it replaces rather than doubles), its prompt
+ * its input and then its own events; a chat agent (only
  * directly after START) on its activation's branch, with the session.
  * In the workflow's memory: it outlives this step.
  */
@@ -878,7 +965,11 @@ hand_agent(Workflow *wf, WfActivation *act, const char *path)
 	if (an->chat)
 		an->branch = act->branch ? pstrdup(act->branch) : NULL;
 	else
-		an->branch = act->branch ? psprintf("%s.%s", act->branch, at) : at;
+	{
+		char	   *above = node_branch_parent(act->branch, act->node->name);
+
+		an->branch = above ? psprintf("%s.%s", above, at) : at;
+	}
 	an->content = DatumGetJsonbPCopy(JsonbPGetDatum(content));
 	an->activation = act;
 	MemoryContextSwitchTo(old);
@@ -1048,11 +1139,6 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 		}
 	}
 	req = adk_jsonb_get(&call.result->root, "request_input");
-	if (req != NULL && req->type != jbvNull)
-	{
-		request_input(wf, act, req);
-		return;
-	}
 	output = adk_jsonb_get(&call.result->root, "output");
 	routes = adk_jsonb_get(&call.result->root, "route");
 	delta = adk_jsonb_get(&call.result->root, "state_delta");
@@ -1070,6 +1156,17 @@ run_function(Workflow *wf, WfActivation *act, const char *path)
 		!JsonContainerIsArray(routes->val.binary.data))
 	{
 		node_failed(wf, act, "its \"route\" is not a value or a list of values");
+		return;
+	}
+
+	/*
+	 * A request for input with a result that fails the node: the failure
+	 * wins, nothing is asked (ADK-Go's handleCompletion: a node that
+	 * recorded a request and then failed is failed, not waiting)
+	 */
+	if (req != NULL && req->type != jbvNull)
+	{
+		request_input(wf, act, req);
 		return;
 	}
 	finish(wf, act, output ? adk_jsonb_value_to_jsonb(output) : NULL,
@@ -1329,7 +1426,8 @@ adk_workflow_failed(AdkWorkflow *wf)
  * graph hash the run pauses under in custom_metadata.adk_graph_hash (as
  * every event of a node has it: set_node_meta).  The node waits (its row
  * lists the id); its successors do not run; the other branches go on, and
- * the invocation pauses once none can run.
+ * the invocation pauses once none can run.  An item of a parallel worker
+ * waits the same way: its worker does not complete until it has.
  */
 static void
 request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
@@ -1346,11 +1444,6 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 		return;
 	}
 	r = req->val.binary.data;
-	if (act->parent != NULL)
-	{
-		node_failed(wf, act, "it requested human input, which an item of a parallel worker does not take yet");
-		return;
-	}
 	if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
 	{
 		node_failed(wf, act, "it requested human input, which a workflow below another agent does not take yet");
@@ -1415,6 +1508,11 @@ request_input(Workflow *wf, WfActivation *act, JsonbValue *req)
 	jw_end_object(&w);
 	adk_emit(run, jw_finish(&w));
 	wf->paused = true;
+	/* should the run fail before it pauses, its rows end as its events say */
+	adk_hitl_involve(run);
+	/* an item of a parallel worker waits: the next held one may run */
+	if (act->parent != NULL)
+		release_held(wf, act->parent);
 }
 
 /*
@@ -1437,6 +1535,8 @@ resume(Workflow *wf, const char *resumed_path)
 	Datum		args[5];
 	MemoryContext caller = wf->cxt;
 	List	   *resumed = NIL;
+	List	   *workers = NIL;
+	List	   *items = NIL;
 	char	   *changed = NULL;
 	WfActivation *nested = NULL;
 	const char *rest;
@@ -1492,6 +1592,9 @@ resume(Workflow *wf, const char *resumed_path)
 		char	   *status = SPI_getvalue(row, desc, 3);
 		char	   *hash = SPI_getvalue(row, desc, 7);
 		WfNode	   *n = find_node(wf, name);
+		char	   *trigger = SPI_getvalue(row, desc, 10);
+		WfNode	   *pw = trigger ? find_node(wf, trigger) : NULL;
+		WfItemRow  *item = NULL;
 		bool		isnull;
 		Datum		d;
 
@@ -1509,7 +1612,33 @@ resume(Workflow *wf, const char *resumed_path)
 		d = SPI_getbinval(row, desc, 5, &isnull);
 		n->output = isnull ? NULL : DatumGetJsonbPCopy(d);
 		n->completed = strcmp(status, "completed") == 0;
-		if (strcmp(n->kind, "workflow") == 0 && !n->completed)
+		if (pw != NULL && strcmp(pw->kind, "parallel_worker") == 0 &&
+			strcmp(pw->call, n->name) == 0)
+		{
+			/* an item of a parallel worker: its place is in its branch */
+			item = palloc0(sizeof(WfItemRow));
+			item->run_no = run_no;
+			item->completed = n->completed;
+			item->output = n->output;
+			item->branch = n->branch;
+			item->triggered_by = trigger;
+			items = lappend(items, item);
+		}
+		if (strcmp(n->kind, "parallel_worker") == 0 && strcmp(status, "running") == 0)
+		{
+			/* its items wait or were answered: its outputs are theirs */
+			WfActivation *act = palloc0(sizeof(WfActivation));
+
+			act->node = n;
+			act->run_no = run_no;
+			act->branch = n->branch;
+			act->triggered_by = trigger;
+			act->path = psprintf("%s/%s@%d", wf->base, n->name, run_no);
+			d = SPI_getbinval(row, desc, 4, &isnull);
+			act->input = isnull ? NULL : DatumGetJsonbPCopy(d);
+			workers = lappend(workers, act);
+		}
+		else if (strcmp(n->kind, "workflow") == 0 && !n->completed)
 		{
 			/*
 			 * A nested workflow that waits: the answer is for a node of it
@@ -1517,6 +1646,12 @@ resume(Workflow *wf, const char *resumed_path)
 			 */
 			if (nested == NULL || nested->node != n || nested->run_no != run_no)
 				wf->paused = true;
+			else if (item != NULL)
+			{
+				/* an item: on its own branch, and its worker goes on */
+				nested->branch = n->branch;
+				item->act = nested;
+			}
 		}
 		else if (strcmp(status, "waiting") == 0 && wf->caller != NULL)
 			wf->paused = true;	/* it still holds its caller's node */
@@ -1537,7 +1672,10 @@ resume(Workflow *wf, const char *resumed_path)
 			d = SPI_getbinval(row, desc, 9, &isnull);
 			/* a handoff's output: the latest answer */
 			act->output = isnull ? NULL : DatumGetJsonbPCopy(d);
-			resumed = lappend(resumed, act);
+			if (item != NULL)
+				item->act = act;
+			else
+				resumed = lappend(resumed, act);
 		}
 		MemoryContextSwitchTo(spi);
 	}
@@ -1554,10 +1692,12 @@ resume(Workflow *wf, const char *resumed_path)
 		MemoryContext old = MemoryContextSwitchTo(wf->cxt);
 
 		/* its activation's branch: as its caller's (ADK-Go's WorkflowNode) */
-		nested->branch = nested->node->branch;
+		if (nested->branch == NULL)
+			nested->branch = nested->node->branch;
 		wf->ready = lappend(wf->ready, nested);
 		MemoryContextSwitchTo(old);
 	}
+	resume_items(wf, workers, items, &resumed);
 	foreach(lc, resumed)
 	{
 		WfActivation *act = (WfActivation *) lfirst(lc);
@@ -1581,4 +1721,93 @@ resume(Workflow *wf, const char *resumed_path)
 		}
 	}
 	return true;
+}
+
+/*
+ * On resume, the parallel workers whose items were waiting (workers: each
+ * one's activation, its row running) get back where their items stand,
+ * from the items' rows (items, each at the place its branch
+ * "<worker>@<index + 1>" says, the latest activation's row at each place):
+ * a completed item's output is kept in its place -- it does not run
+ * again --; an answered item goes on with the answer as any node does
+ * (added to *resumed; a nested workflow item is ready already), and once
+ * the last item has completed its worker completes with the outputs in
+ * item order; an item still waiting holds it.  An item with no row (none
+ * should be missing: a run pauses only once every item has started)
+ * starts now.
+ */
+static void
+resume_items(Workflow *wf, List *workers, List *items, List **resumed)
+{
+	MemoryContext old = MemoryContextSwitchTo(wf->cxt);
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	foreach(lc, workers)
+	{
+		WfActivation *pw = (WfActivation *) lfirst(lc);
+		WfNode	   *worker = find_node(wf, pw->node->call);
+		WfItemRow **at;
+		int			k;
+
+		if (worker == NULL || pw->input == NULL ||
+			!JB_ROOT_IS_ARRAY(pw->input) || JB_ROOT_IS_SCALAR(pw->input))
+			elog(ERROR, "parallel worker \"%s\" of workflow \"%s\" has no list input to resume",
+				 pw->node->name, wf->agent->name);
+		pw->items = JB_ROOT_COUNT(pw->input);
+		pw->remaining = pw->items;
+		pw->outputs = palloc0(sizeof(Jsonb *) * (pw->items + 1));
+		at = palloc0(sizeof(WfItemRow *) * (pw->items + 1));
+		foreach(lc2, items)
+		{
+			WfItemRow  *item = (WfItemRow *) lfirst(lc2);
+			int			index = node_branch_index(item->branch, worker->name);
+			char	   *above = node_branch_parent(item->branch, worker->name);
+
+			if (strcmp(item->triggered_by, pw->node->name) != 0 || index < 0 ||
+				index >= pw->items ||
+				!((above == NULL && pw->branch == NULL) ||
+				  (above != NULL && pw->branch != NULL && strcmp(above, pw->branch) == 0)))
+				continue;
+			if (at[index] == NULL || at[index]->run_no < item->run_no)
+				at[index] = item;
+		}
+		for (k = 0; k < pw->items; k++)
+		{
+			if (at[k] == NULL)
+			{
+				WfActivation *item = palloc0(sizeof(WfActivation));
+				JsonbValue *v = getIthJsonbValueFromContainer(&pw->input->root, k);
+
+				item->node = worker;
+				item->input = adk_jsonb_value_to_jsonb(v);
+				item->triggered_by = pstrdup(pw->node->name);
+				item->branch = pw->branch ?
+					psprintf("%s.%s@%d", pw->branch, worker->name, k + 1) :
+					psprintf("%s@%d", worker->name, k + 1);
+				item->parent = pw;
+				item->index = k;
+				wf->ready = lappend(wf->ready, item);
+			}
+			else if (at[k]->completed)
+			{
+				pw->outputs[k] = at[k]->output;
+				pw->remaining--;
+			}
+			else if (at[k]->act != NULL)
+			{
+				at[k]->act->parent = pw;
+				at[k]->act->index = k;
+			}
+		}
+	}
+	/* the answered items (and any the answer resumed without a worker) */
+	foreach(lc, items)
+	{
+		WfItemRow  *item = (WfItemRow *) lfirst(lc);
+
+		if (item->act != NULL && !item->act->nested_resume)
+			*resumed = lappend(*resumed, item->act);
+	}
+	MemoryContextSwitchTo(old);
 }
