@@ -60,13 +60,29 @@ GRANT SELECT ON adk.jobs TO adk_user;
 -- once PL/pgSQL kept a generic plan).  SKIP LOCKED passes over a job
 -- another worker is claiming right now.  Runs as the owner of schema adk
 -- (a worker switches to it); nobody else may update adk.jobs.
-CREATE FUNCTION adk._claim_job(worker_pid integer)
+--
+-- Session affinity (docs/workers.md, "Order"): with affinity_ms > 0, a job
+-- whose session's last job ran in another worker that is still alive (its
+-- pid in live_workers, the job workers' slots) is held for that worker,
+-- which kept the session's history (src/runner/prompt_carry.c), for
+-- affinity_ms after it became claimable (its submit, or the end of that
+-- last job, whichever is later); other claims pass over it until then.  A
+-- worker that died is not in live_workers: its sessions are anybody's at
+-- once.  The order and the fairness among the jobs a worker may take are
+-- the same as without it.
+CREATE FUNCTION adk._claim_job(worker_pid integer, affinity_ms integer DEFAULT 0,
+                               live_workers integer[] DEFAULT NULL)
 RETURNS SETOF adk.jobs
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     fair_role oid;
     fair_app text;
     next_id bigint;
+    me integer := _claim_job.worker_pid;
+    affine boolean := _claim_job.affinity_ms OPERATOR(pg_catalog.>) 0
+                      AND _claim_job.live_workers IS NOT NULL;
+    held_since timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-)
+                              pg_catalog.make_interval(secs => _claim_job.affinity_ms / 1000.0);
 BEGIN
     WITH RECURSIVE q AS (
         (SELECT j.role_oid FROM adk.jobs j
@@ -117,6 +133,18 @@ BEGIN
                   AND e.user_id OPERATOR(pg_catalog.=) j.user_id
                   AND e.session_id OPERATOR(pg_catalog.=) j.session_id
                   AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+       AND NOT (affine AND EXISTS (
+               SELECT 1 FROM (SELECT p.worker_pid, p.finished_at FROM adk.jobs p
+                               WHERE p.app_name OPERATOR(pg_catalog.=) j.app_name
+                                 AND p.user_id OPERATOR(pg_catalog.=) j.user_id
+                                 AND p.session_id OPERATOR(pg_catalog.=) j.session_id
+                                 AND p.id OPERATOR(pg_catalog.<) j.id
+                                 AND p.worker_pid IS NOT NULL
+                               ORDER BY p.id DESC LIMIT 1) prev
+                WHERE prev.worker_pid OPERATOR(pg_catalog.<>) me
+                  AND prev.worker_pid OPERATOR(pg_catalog.=) ANY (_claim_job.live_workers)
+                  AND GREATEST(j.submitted_at, prev.finished_at)
+                      OPERATOR(pg_catalog.>) held_since))
      ORDER BY j.id
      LIMIT 1
        FOR UPDATE OF j SKIP LOCKED;
@@ -129,6 +157,18 @@ BEGIN
                       AND e.user_id OPERATOR(pg_catalog.=) j.user_id
                       AND e.session_id OPERATOR(pg_catalog.=) j.session_id
                       AND e.status OPERATOR(pg_catalog.=) ANY ('{queued,running}'))
+           AND NOT (affine AND EXISTS (
+                   SELECT 1 FROM (SELECT p.worker_pid, p.finished_at FROM adk.jobs p
+                                   WHERE p.app_name OPERATOR(pg_catalog.=) j.app_name
+                                     AND p.user_id OPERATOR(pg_catalog.=) j.user_id
+                                     AND p.session_id OPERATOR(pg_catalog.=) j.session_id
+                                     AND p.id OPERATOR(pg_catalog.<) j.id
+                                     AND p.worker_pid IS NOT NULL
+                                   ORDER BY p.id DESC LIMIT 1) prev
+                    WHERE prev.worker_pid OPERATOR(pg_catalog.<>) me
+                      AND prev.worker_pid OPERATOR(pg_catalog.=) ANY (_claim_job.live_workers)
+                      AND GREATEST(j.submitted_at, prev.finished_at)
+                          OPERATOR(pg_catalog.>) held_since))
          ORDER BY j.id
          LIMIT 1
            FOR UPDATE OF j SKIP LOCKED;
@@ -145,20 +185,24 @@ BEGIN
     RETURNING j.*;
 END
 $$;
-COMMENT ON FUNCTION adk._claim_job(integer) IS
-    'The job workers'' claim: mark the next claimable job running and return it (no row: nothing to claim).';
+COMMENT ON FUNCTION adk._claim_job(integer, integer, integer[]) IS
+    'The job workers'' claim: mark the next claimable job running and return it (no row: nothing to claim); a job is held for affinity_ms for the live worker that ran its session''s last job.';
 
 -- A job worker claims up to "most" jobs in one transaction: one claim after
 -- another, each seeing the ones before it running (so the order and
 -- fairness are _claim_job's), with one commit for them all.
-CREATE FUNCTION adk._claim_jobs(worker_pid integer, most integer)
+CREATE FUNCTION adk._claim_jobs(worker_pid integer, most integer,
+                                affinity_ms integer DEFAULT 0,
+                                live_workers integer[] DEFAULT NULL)
 RETURNS SETOF adk.jobs
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     claimed adk.jobs;
 BEGIN
     FOR i IN 1..most LOOP
-        SELECT * INTO claimed FROM adk._claim_job(_claim_jobs.worker_pid);
+        SELECT * INTO claimed
+          FROM adk._claim_job(_claim_jobs.worker_pid, _claim_jobs.affinity_ms,
+                              _claim_jobs.live_workers);
         IF NOT FOUND THEN
             RETURN;
         END IF;
@@ -166,7 +210,7 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION adk._claim_jobs(integer, integer) IS
+COMMENT ON FUNCTION adk._claim_jobs(integer, integer, integer, integer[]) IS
     'The job workers'' claim of up to most jobs at once: adk._claim_job repeated until it finds none.';
 
 -- The job workers' and the launcher's own statements (run as the owner of
@@ -177,13 +221,18 @@ COMMENT ON FUNCTION adk._claim_jobs(integer, integer) IS
 
 -- A job ends as its invocation did.  A paused one ('waiting') has not
 -- finished: its finished_at is set when the adk_run that answers it ends
--- the invocation.  Returns the job's status (NULL: no such job).  In
--- PL/pgSQL, whose plans a worker keeps, where an SQL function's would be
--- made again at every job's end.
-CREATE FUNCTION adk._job_finished(job_id bigint, job_invocation text) RETURNS text
+-- the invocation.  Returns the job's status (NULL: no such job) and
+-- whether a later job of its session is queued (the worker then claims
+-- at once: that job is held for it, _claim_job).  In PL/pgSQL, whose
+-- plans a worker keeps, where an SQL function's would be made again at
+-- every job's end.
+CREATE FUNCTION adk._job_finished(job_id bigint, job_invocation text,
+                                  OUT ended_as text, OUT next_queued boolean)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    new_status text;
+    s_app text;
+    s_user text;
+    s_session text;
 BEGIN
     UPDATE adk.jobs j
        SET status = CASE WHEN i.status OPERATOR(pg_catalog.=) 'failed' THEN 'failed'
@@ -198,12 +247,19 @@ BEGIN
       LEFT JOIN adk.invocations i
         ON i.invocation_id OPERATOR(pg_catalog.=) _job_finished.job_invocation
      WHERE j.id OPERATOR(pg_catalog.=) _job_finished.job_id
-    RETURNING j.status INTO new_status;
-    RETURN new_status;
+    RETURNING j.status, j.app_name, j.user_id, j.session_id
+         INTO ended_as, s_app, s_user, s_session;
+    next_queued := EXISTS (
+        SELECT 1 FROM adk.jobs n
+         WHERE n.app_name OPERATOR(pg_catalog.=) s_app
+           AND n.user_id OPERATOR(pg_catalog.=) s_user
+           AND n.session_id OPERATOR(pg_catalog.=) s_session
+           AND n.id OPERATOR(pg_catalog.>) _job_finished.job_id
+           AND n.status OPERATOR(pg_catalog.=) 'queued');
 END
 $$;
 COMMENT ON FUNCTION adk._job_finished(bigint, text) IS
-    'A job worker''s end of a job: its status as its invocation''s, returned.';
+    'A job worker''s end of a job: its status as its invocation''s, returned, and whether a later job of its session is queued.';
 
 -- The run of a job raised (new_status 'queued': it is retried, 'failed')
 -- or was cancelled ('cancelled'): the job and its running invocation say

@@ -9,7 +9,11 @@
  *	1. claim (adk._claim_job: FOR UPDATE SKIP LOCKED; never a job whose
  *	   session has an earlier job queued or running; the role, then the
  *	   app, with the fewest running jobs first, so one role's queue does
- *	   not starve another's), register the run (a run entry of this
+ *	   not starve another's; a job whose session's last job another live
+ *	   worker ran is left to that worker for adk.worker_affinity_delay,
+ *	   since it kept the session's history, runner/prompt_carry.c, and a
+ *	   worker that ends a job whose session has a next one queued claims
+ *	   again at once), register the run (a run entry of this
  *	   worker's, before the claim commits, so whoever sees the job
  *	   'running' also finds it), commit -- up to CLAIM_BATCH jobs in one
  *	   claim transaction (adk._claim_jobs), one commit for them all;
@@ -77,6 +81,7 @@
 #include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
@@ -132,6 +137,8 @@ typedef struct AdkJob
 static int	my_slot = -1;
 static MemoryContext worker_cxt = NULL;
 static List *held = NIL;		/* AdkJob *, in claim order */
+/* a job that ended has a next job of its session queued: held for us */
+static bool claim_soon = false;
 static List *claiming = NIL;	/* AdkJob *, of the claim in progress */
 
 /* the worker's own statements, planned once (worker_plan) */
@@ -160,6 +167,7 @@ static List *claim_batch_guarded(int most);
 static void release_claiming(void);
 static List *claim_batch(int most);
 static SPIPlanPtr worker_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types);
+static Datum live_workers(void);
 static int	take_entry(AdkJob *job);
 static AdkJob *job_from_row(HeapTuple row, TupleDesc desc);
 static bool step_jobs(void);
@@ -225,8 +233,9 @@ adk_job_worker_main(Datum arg)
 		TimestampTz now;
 		int			room;
 
-		if (MyLatch->is_set)
+		if (MyLatch->is_set || claim_soon)
 			claim_wanted = true;	/* the launcher has work, or a cancel */
+		claim_soon = false;
 		ResetLatch(MyLatch);
 		/* a cancel meant for a run is found by its flag */
 		QueryCancelPending = false;
@@ -535,13 +544,14 @@ claim_batch(int most)
 {
 	List	   *jobs;
 	AdkOwnerSave save;
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2];
+	Oid			types[4] = {INT4OID, INT4OID, INT4OID, INT4ARRAYOID};
+	Datum		args[4];
 	Oid			nsp;
 
 	Assert(claiming == NIL);
 	args[0] = Int32GetDatum(MyProcPid);
 	args[1] = Int32GetDatum(most);
+	args[2] = Int32GetDatum(adk_worker_affinity_delay_ms);
 	start_xact();
 	/* the worker's own statements (as its superuser): pinned until commit */
 	(void) adk_pin_search_path();
@@ -556,9 +566,10 @@ claim_batch(int most)
 		uint64		i;
 
 		pgstat_report_activity(STATE_RUNNING, "adk_runner job worker: claiming jobs");
+		args[3] = live_workers();
 		adk_owner_spi_begin(&save);
-		if (SPI_execute_plan(worker_plan(&claim_plan, "SELECT * FROM adk._claim_jobs($1, $2)",
-										 2, types),
+		if (SPI_execute_plan(worker_plan(&claim_plan, "SELECT * FROM adk._claim_jobs($1, $2, $3, $4)",
+										 4, types),
 							 args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not claim a job");
 		rows = SPI_tuptable;
@@ -614,6 +625,31 @@ worker_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 		*plan = p;
 	}
 	return *plan;
+}
+
+/*
+ * The pids of the job workers alive now (the slots'), as an int4[]: the
+ * claim holds a job for the worker that ran its session's last job only
+ * while that worker is among them.
+ */
+static Datum
+live_workers(void)
+{
+	Datum	   *pids = palloc(sizeof(Datum) * Max(adk_workers->nslots, 1));
+	int			n = 0;
+	int			i;
+
+	LWLockAcquire(adk_workers->lock, LW_SHARED);
+	for (i = 0; i < adk_workers->nslots; i++)
+	{
+		AdkWorkerSlot *slot = &adk_workers->slots[i];
+
+		if (slot->state != ADK_SLOT_FREE && slot->pid != 0)
+			pids[n++] = Int32GetDatum(slot->pid);
+	}
+	LWLockRelease(adk_workers->lock);
+	return PointerGetDatum(construct_array(pids, n, INT4OID, sizeof(int32), true,
+										   TYPALIGN_INT));
 }
 
 /*
@@ -1007,16 +1043,23 @@ finish_job(AdkJob *job)
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(job->invocation_id);
 	adk_owner_spi_begin(&save);
-	if (SPI_execute_plan(worker_plan(&finished_plan, "SELECT adk._job_finished($1, $2)",
+	if (SPI_execute_plan(worker_plan(&finished_plan,
+									 "SELECT ended_as, next_queued FROM adk._job_finished($1, $2)",
 									 2, types),
 						 args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not record the end of job %lld", (long long) job->id);
 	if (SPI_processed == 1)
 	{
 		char	   *s = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		bool		isnull;
+		Datum		next = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										 2, &isnull);
 
 		if (s != NULL)
 			status = MemoryContextStrdup(job->cxt, s);
+		/* the session's next job is held for this worker: claim it soon */
+		if (!isnull && DatumGetBool(next) && adk_worker_affinity_delay_ms > 0)
+			claim_soon = true;
 	}
 	adk_owner_spi_end(&save);
 	adk_notify_job(job->id, job->invocation_id, status);

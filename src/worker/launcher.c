@@ -14,10 +14,13 @@
  * count the jobs that can be claimed now.  Then, outside the transaction,
  * wake idle workers and start new ones (dynamic background workers that
  * notify the launcher when they stop) until each claimable job has a
- * worker or adk.max_workers run.  Between rounds the launcher sleeps on
- * its latch, which is set at the commit of every transaction that queues a
- * job, at the abort of one that spent on model calls, when a worker stops,
- * and on SIGHUP; a timeout (10 s) is the safety
+ * worker or adk.max_workers run (with adk.worker_affinity_delay, every
+ * idle worker: a job may be held for any one of them, and while jobs are
+ * claimable the next round comes once that delay has passed, so a held job
+ * whose worker does not take it goes to another).  Between rounds the
+ * launcher sleeps on its latch, which is set at the commit of every
+ * transaction that queues a job, at the abort of one that spent on model
+ * calls, when a worker stops, and on SIGHUP; a timeout (10 s) is the safety
  * net for jobs queued by prepared transactions.
  *
  * Locking: adk_workers->lock for the slots; row locks on adk.jobs for the
@@ -130,6 +133,14 @@ adk_launcher_main(Datum arg)
 		claimable = database_round(&spent_left);
 		if ((claimable > 0 && !dispatch(claimable)) || spent_left)
 			timeout = RETRY_MS;
+
+		/*
+		 * A claimable job may be held for the worker that ran its session's
+		 * last job (adk.worker_affinity_delay): if that worker does not take
+		 * it, the next round, once the delay is over, wakes the others.
+		 */
+		if (claimable > 0 && adk_worker_affinity_delay_ms > 0)
+			timeout = Min(timeout, adk_worker_affinity_delay_ms);
 		pgstat_report_stat(false);
 		pgstat_report_activity(STATE_IDLE, NULL);
 
@@ -528,8 +539,8 @@ count_claimable(void)
 }
 
 /*
- * Give each claimable job a worker: wake idle ones first, then start new
- * ones up to adk.max_workers.  false: a worker should have been started
+ * Give each claimable job a worker: wake idle ones first (all of them with
+ * adk.worker_affinity_delay), then start new ones up to adk.max_workers.  false: a worker should have been started
  * but could not be (no free background worker slot); retry soon.
  */
 static bool
@@ -555,7 +566,13 @@ dispatch(int claimable)
 		if (slot->state == ADK_SLOT_STARTING)
 			need--;
 	}
-	for (i = 0; i < adk_workers->nslots && need > 0 && active < max; i++)
+	/*
+	 * With adk.worker_affinity_delay, every idle worker: a job may be held
+	 * for any one of them (the one that ran its session's last job), and
+	 * the others pass over it.
+	 */
+	for (i = 0; i < adk_workers->nslots && active < max &&
+		 (need > 0 || adk_worker_affinity_delay_ms > 0); i++)
 	{
 		AdkWorkerSlot *slot = &adk_workers->slots[i];
 

@@ -35,6 +35,7 @@ int			adk_max_workers = 4;
 int			adk_worker_idle_timeout_s = 60;
 int			adk_job_retention_s = 7 * 24 * 3600;
 int			adk_worker_concurrency = 64;
+int			adk_worker_affinity_delay_ms = 150;
 
 static bool wake_callback_registered = false;
 static bool wake_at_commit = false;
@@ -95,6 +96,17 @@ define_gucs(void)
 							ADK_MAX_WORKER_CONCURRENCY,
 							PGC_SIGHUP,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("adk.worker_affinity_delay",
+							gettext_noop("How long a queued run waits for the job worker that ran its session's last run."),
+							gettext_noop("That worker kept the session's history; other workers take the run after this long, at once if that worker is gone. 0 turns it off."),
+							&adk_worker_affinity_delay_ms,
+							150,
+							0,
+							60 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("adk.worker_idle_timeout",

@@ -27,6 +27,7 @@ extern int	adk_max_workers;
 extern int	adk_worker_idle_timeout_s;
 extern int	adk_job_retention_s;
 extern int	adk_worker_concurrency;
+extern int	adk_worker_affinity_delay_ms;
 
 /* shmem.c */
 extern void adk_worker_init(void);

@@ -7,6 +7,12 @@
 #
 #   bash test/bench/history_workers.sh [rounds (5)] [sizes ("10 1000 3000")] [workers ("1 4")]
 #
+# CARRY=64MB sets adk.history_carry_size (default: the server's, 8 MB),
+# AFFINITY=0 adk.worker_affinity_delay (default 150 ms; 0: off),
+# CONCURRENCY=16 adk.worker_concurrency (default 64: one worker may take
+# all 64 sessions' first turns at once), CONF='synchronous_commit = off'
+# any other postgresql.conf line.
+#
 # Per worker count and size: "rounds" sessions of that many events, then
 # their previous turns, one job after another (a job is submitted when the
 # one before ended), then their next turns, measured, in the same order:
@@ -18,7 +24,12 @@ set -euo pipefail
 ROUNDS=${1:-5}
 SIZES=${2:-"10 1000 3000"}
 WORKERS=${3:-"1 4"}
-bench_queue_cluster "log_min_messages = debug1" "adk.worker_idle_timeout = '10min'"
+settings=("log_min_messages = debug1" "adk.worker_idle_timeout = '10min'")
+[ -z "${CARRY:-}" ] || settings+=("adk.history_carry_size = '$CARRY'")
+[ -z "${AFFINITY:-}" ] || settings+=("adk.worker_affinity_delay = '$AFFINITY'")
+[ -z "${CONCURRENCY:-}" ] || settings+=("adk.worker_concurrency = $CONCURRENCY")
+[ -z "${CONF:-}" ] || settings+=("$CONF")
+bench_queue_cluster "${settings[@]}"
 bench_model_server
 
 $PSQL -v url="$ADK_TEST_MODEL_URL" >/dev/null <<'SQL'
@@ -77,11 +88,12 @@ for w in $WORKERS; do
                   FROM adk.invocations i WHERE i.invocation_id = '$inv' AND i.status = 'completed'"
         done
         taken=$(tail -c +"$((log0 + 1))" "$CLUSTER_DIR/server.log" | grep -c "goes on from the history the backend kept of it" || true)
+        kept=$(tail -c +"$((log0 + 1))" "$CLUSTER_DIR/server.log" | sed -n 's/.*goes on from the history the backend kept of it (\([0-9]*\) bytes.*/\1/p' | sort -n | tail -1)
         mapfile -t own < <($PSQL -At -c "SELECT round(own_us::numeric, 0) FROM timing WHERE workers = $w AND size = $n ORDER BY own_us")
         same=$($PSQL -At -c "SELECT count(*) FILTER (WHERE same_worker) FROM timing WHERE workers = $w AND size = $n")
         mo=$(bench_median "${own[@]}")
-        printf '%d workers, %6d events: %9s us per new job (jobs: %s); in the last worker: %s of %s, carry taken: %s\n' \
-            "$w" "$n" "$mo" "${own[*]}" "$same" "${#own[@]}" "$taken"
+        printf '%d workers, %6d events: %9s us per new job (jobs: %s); in the last worker: %s of %s, carry taken: %s (largest kept: %s bytes)\n' \
+            "$w" "$n" "$mo" "${own[*]}" "$same" "${#own[@]}" "$taken" "${kept:-none}"
         [ -n "${first[$w]:-}" ] || first[$w]=$mo
         last[$w]=$mo
     done
