@@ -167,16 +167,17 @@ SELECT status FROM adk.invocations WHERE session_id = 'w887-tool';
 SELECT count(*) AS pending FROM adk.pending_interrupts WHERE session_id = 'w887-tool';
 
 -- 4. Refused before anything is stored: a tool node whose tool requires
--- confirmation (ADK-Go's tool node gives it no confirmation: it fails);
--- a parallel worker whose worker agent has a tool that pauses (an item
--- does not take human input yet).
+-- confirmation (ADK-Go's tool node gives it no confirmation: it fails).
+-- A parallel worker whose worker agent has a tool that pauses runs (an
+-- item whose agent pauses waits: 868_workflow_agent_item_pause).
 SELECT adk_define_workflow('w887_tool_flow',
     '[{"name": "args", "function": "public.w887_args(jsonb,jsonb)"},
       {"name": "file", "tool": "w887_pay"},
       {"name": "wrap", "function": "public.w887_wrap(jsonb,jsonb)"}]', NULL);
 SELECT expect_error($$SELECT * FROM adk_run('w887_tool_app', 'u', 'w887-tool-r', 'chair')$$);
 CREATE FUNCTION w887_list(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
-    SELECT jsonb_build_object('output', jsonb_build_array('a', 'b'))
+    SELECT jsonb_build_object('output', jsonb_build_array(
+        'a', 'call w887_pay({"amount": 7, "to_account": "ITEM"})'))
 $$;
 SELECT adk_define_workflow('w887_pw_flow',
     '[{"name": "list", "function": "public.w887_list(jsonb,jsonb)"},
@@ -184,7 +185,20 @@ SELECT adk_define_workflow('w887_pw_flow',
       {"agent": "w887_payer"}]',
     '[{"from": "START", "to": "list"}, {"from": "list", "to": "each"}]');
 SELECT adk_define_app('w887_pw_app', 'w887_pw_flow');
-SELECT expect_error($$SELECT * FROM adk_run('w887_pw_app', 'u', 'w887-pw', 'go')$$);
+SELECT count(*) > 0 AS ran FROM adk_run('w887_pw_app', 'u', 'w887-pw', 'go');
+-- item 2 waits on the confirmation of its call, item 1 completed
+SELECT status FROM adk.invocations WHERE session_id = 'w887-pw';
+SELECT node_path, status, cardinality(interrupt_ids) AS pending FROM adk.run_states
+ WHERE session_id = 'w887-pw' ORDER BY node_path COLLATE "C";
+SELECT tool FROM adk.pending_interrupts WHERE session_id = 'w887-pw';
+-- the yes runs the tool in item 2's lane; the worker completes
+SELECT r.event_data #>> '{node_info,path}' AS path, r.event_data -> 'output' AS output
+  FROM adk_run('w887_pw_app', 'u', 'w887-pw',
+    adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 'w887-pw'),
+                          'adk_request_confirmation', '{"confirmed": true}')) r
+ WHERE r.event_data ? 'output' ORDER BY r.seq;
+SELECT * FROM w887_payments WHERE to_account = 'ITEM';
+SELECT status FROM adk.invocations WHERE session_id = 'w887-pw';
 -- a workflow below an agent that is not a workflow (a sequential agent's
 -- sub-agent) whose agent node's agent may pause: the pause could not
 -- pause the invocation
@@ -197,7 +211,7 @@ SELECT expect_error($$SELECT * FROM adk_run('w887_seq_app', 'u', 'w887-seq', 'ca
 SELECT adk_define_app('w887_below_app', 'w887_below_flow');
 SELECT count(*) > 0 AS ran FROM adk_run('w887_below_app', 'u', 'w887-below', 'call w887_request({"item": "cup"})');
 SELECT status FROM adk.invocations WHERE session_id = 'w887-below';
-SELECT count(*) AS events_stored FROM adk.events WHERE session_id IN ('w887-tool-r', 'w887-pw', 'w887-seq');
+SELECT count(*) AS events_stored FROM adk.events WHERE session_id IN ('w887-tool-r', 'w887-seq');
 
 DELETE FROM adk.sessions WHERE app_name LIKE 'w887%';
 DELETE FROM adk.apps WHERE name LIKE 'w887%';

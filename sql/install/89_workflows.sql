@@ -995,30 +995,22 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 -- An agent node whose agent pauses for human input (a tool of its own
--- that is long-running or requires confirmation) holds its node and
--- resumes its agent in its lane (src/runner/workflow.c,
--- docs/workflows.md "Human input").  Still refused before anything is
--- stored: such a tool on an agent below the node's agent (a sub-agent,
--- whose pause the lane does not resume yet), and on the agent of a
--- parallel worker's worker node (an item takes no human input yet).
+-- that is long-running or requires confirmation) holds its node -- an
+-- item of a parallel worker its item -- and resumes its agent in its lane
+-- (src/runner/workflow.c, docs/workflows.md "Human input").  Still
+-- refused before anything is stored: such a tool on an agent below the
+-- node's agent (a sub-agent, whose pause the lane does not resume yet).
 -- NULL: no such node.
 CREATE FUNCTION adk._workflow_pause_refusal(wf text) RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE WHEN pw.name IS NOT NULL
-                THEN format('node "%s" of workflow "%s" is the worker of parallel worker node "%s" and agent "%s" has tool "%s" (long-running or requiring confirmation)',
-                            n.name, wf, pw.name, a.name, t.name)
-                ELSE format('node "%s" of workflow "%s" is of kind agent and agent "%s", below its agent "%s", has tool "%s" (long-running or requiring confirmation)',
-                            n.name, wf, a.name, n.agent, t.name) END
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s", below its agent "%s", has tool "%s" (long-running or requiring confirmation)',
+                  n.name, wf, a.name, n.agent, t.name)
       FROM adk.workflow_nodes n
-      LEFT JOIN LATERAL (SELECT p.name FROM adk.workflow_nodes p
-                          WHERE p.workflow = n.workflow AND p.kind = 'parallel_worker'
-                            AND p.worker = n.name
-                          ORDER BY p.name COLLATE "C" LIMIT 1) pw ON true
      CROSS JOIN LATERAL adk._agent_tree(n.agent) a
       JOIN adk.agents g ON g.name = a.name
      CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
       JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
-     WHERE n.workflow = wf AND n.kind = 'agent' AND (pw.name IS NOT NULL OR a.depth > 0)
+     WHERE n.workflow = wf AND n.kind = 'agent' AND a.depth > 0
      ORDER BY n.name COLLATE "C", a.depth, a.name COLLATE "C", u.i
      LIMIT 1
 $$;

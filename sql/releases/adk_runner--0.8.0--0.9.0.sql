@@ -450,3 +450,19 @@ COMMENT ON FUNCTION adk._job_finished(bigint, text) IS
 REVOKE ALL ON FUNCTION adk._claim_job(integer, integer, integer[]),
                        adk._claim_jobs(integer, integer, integer, integer[]),
                        adk._job_finished(bigint, text) FROM PUBLIC;
+
+-- An agent node that is a parallel worker's worker node may pause for
+-- human input too: its item waits and the answer resumes its agent.
+CREATE OR REPLACE FUNCTION adk._workflow_pause_refusal(wf text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT format('node "%s" of workflow "%s" is of kind agent and agent "%s", below its agent "%s", has tool "%s" (long-running or requiring confirmation)',
+                  n.name, wf, a.name, n.agent, t.name)
+      FROM adk.workflow_nodes n
+     CROSS JOIN LATERAL adk._agent_tree(n.agent) a
+      JOIN adk.agents g ON g.name = a.name
+     CROSS JOIN LATERAL unnest(g.tools) WITH ORDINALITY AS u(tool, i)
+      JOIN adk.tools t ON t.name = u.tool AND (t.long_running OR t.require_confirmation)
+     WHERE n.workflow = wf AND n.kind = 'agent' AND a.depth > 0
+     ORDER BY n.name COLLATE "C", a.depth, a.name COLLATE "C", u.i
+     LIMIT 1
+$$;

@@ -475,7 +475,7 @@ load_tree(AdkRun *run, const char *root, bool main_tree)
 				 errmsg("workflow \"%s\" cannot run: %s, which adk_runner does not run yet",
 						refused, refusal),
 				 errdetail("It is in the agent tree of \"%s\".", root),
-				 errhint("Every node kind runs and takes every setting but a join, which takes no retry or timeout; a tool node's tool may not require confirmation; an agent node's own agent may pause for human input, but not an agent below it, a parallel worker's or one in a workflow below an agent that is not a workflow.  See \"What runs\" in docs/workflows.md.")));
+				 errhint("Every node kind runs and takes every setting but a join, which takes no retry or timeout; a tool node's tool may not require confirmation; an agent node's own agent may pause for human input, an item's agent too, but not an agent below it or one in a workflow below an agent that is not a workflow.  See \"What runs\" in docs/workflows.md.")));
 }
 
 static char *

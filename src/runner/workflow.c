@@ -216,6 +216,8 @@ static void item_done(Workflow *wf, WfActivation *item, Jsonb *output);
 static void release_held(Workflow *wf, WfActivation *pw);
 static char *node_branch_parent(const char *branch, const char *node);
 static int	node_branch_index(const char *branch, const char *node);
+static char *item_branch(Workflow *wf, WfNode *n, int run_no,
+						 const char *branch);
 static void resume_items(Workflow *wf, List *workers, List *items,
 						 List **resumed);
 static void finish(Workflow *wf, WfActivation *act, Jsonb *output,
@@ -568,12 +570,15 @@ adk_workflow_agent_done(AdkWorkflow *wf, AdkWfAgentNode *node,
 		WfActivation *act = (WfActivation *) node->activation;
 
 		run->node_path = (char *) node->path;
-		if (act->parent != NULL)
-			node_failed(wf, act, "its agent paused for human input, which an item of a parallel worker does not take yet");
-		else if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
+		if (wf->caller == NULL && strcmp(wf->base, wf->agent->name) != 0)
 			node_failed(wf, act, "its agent paused for human input, which a workflow below another agent does not take yet");
 		else
+		{
 			wf->paused = true;
+			/* an item of a parallel worker waits: the next held one may run */
+			if (act->parent != NULL)
+				release_held(wf, act->parent);
+		}
 		run->node_path = saved_path;
 		return;
 	}
@@ -901,8 +906,9 @@ run_activation(Workflow *wf, WfActivation *act, AdkWfAgentNode **agent_node)
  * items in lanes, their model calls in flight together), at most
  * max_concurrency at once (0: all) -- and once every item has completed,
  * the worker's output is their outputs in item order.  An item may ask
- * for human input: it waits, the others go on (the next held one takes
- * its place), and the node completes once the answered item has too.  An
+ * for human input (an agent item: its agent pauses, as an agent node's
+ * does): it waits, the others go on (the next held one takes its place),
+ * and the node completes once the answered item has too.  An
  * empty list is an empty output at once; an item that fails fails the
  * node and ends the invocation (the items in flight stop, and the items
  * waiting are cancelled: ADK-Go's fail-fast).
@@ -1008,6 +1014,8 @@ item_done(Workflow *wf, WfActivation *item, Jsonb *output)
 	}
 	jw_end_array(&w);
 	run->node_path = pw->path;
+	/* a resumed worker's event names what triggered it, as a fresh one's */
+	set_node_meta(wf, pw, pw->path);
 	finish(wf, pw, jw_finish(&w), NULL, NULL);
 	run->node_path = saved_path;
 }
@@ -1840,7 +1848,8 @@ resume(Workflow *wf, const char *resumed_path)
 			item->run_no = run_no;
 			item->completed = n->completed;
 			item->output = n->output;
-			item->branch = n->branch;
+			item->branch = n->completed ? n->branch :
+				item_branch(wf, n, run_no, n->branch);
 			item->triggered_by = trigger;
 			items = lappend(items, item);
 		}
@@ -1969,17 +1978,36 @@ resume(Workflow *wf, const char *resumed_path)
 }
 
 /*
+ * On resume, the branch of an item's activation from the row of an item
+ * that has not completed: an agent item whose agent paused has its
+ * lane's, one segment below its item's "<worker>@<place>" (hand_agent);
+ * any other item's row has its own.  In the workflow's memory.
+ */
+static char *
+item_branch(Workflow *wf, WfNode *n, int run_no, const char *branch)
+{
+	WfActivation act;
+
+	if (strcmp(n->kind, "agent") != 0)
+		return branch ? MemoryContextStrdup(wf->cxt, branch) : NULL;
+	memset(&act, 0, sizeof(act));
+	act.node = n;
+	act.run_no = run_no;
+	return activation_branch(wf, &act, branch);
+}
+
+/*
  * On resume, the parallel workers whose items were waiting (workers: each
  * one's activation, its row running) get back where their items stand,
  * from the items' rows (items, each at the place its branch
  * "<worker>@<index + 1>" says, the latest activation's row at each place):
  * a completed item's output is kept in its place -- it does not run
  * again --; an answered item goes on with the answer as any node does
- * (added to *resumed; a nested workflow item is ready already), and once
- * the last item has completed its worker completes with the outputs in
- * item order; an item still waiting holds it.  An item with no row (none
- * should be missing: a run pauses only once every item has started)
- * starts now.
+ * (added to *resumed; a nested workflow item is ready already; an agent
+ * item's agent goes on in its lane), and once the last item has
+ * completed its worker completes with the outputs in item order; an item
+ * still waiting holds it.  An item with no row (none should be missing:
+ * a run pauses only once every item has started) starts now.
  */
 static void
 resume_items(Workflow *wf, List *workers, List *items, List **resumed)

@@ -6,6 +6,7 @@
 # resumes that agent in its lane: its model gets the answer as the tool's
 # result, the node's output is the agent's answer, and the join after the
 # two branches runs once.  The rows a rebuild derives are the live ones.
+# An agent item of a parallel worker pauses and resumes the same way.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -109,6 +110,46 @@ is( $node->safe_psql(
 	   SELECT invocation_id, node_path, status, interrupt_ids, answered_ids, agent, updated_at, output,
 	          attempt, triggered_by, branch, graph_hash FROM wfp_live)) x}),
 	'0', 'rebuilt rows equal the live ones');
+
+# an agent item of a parallel worker, through a worker: the item whose
+# agent calls the tool waits, the other completes; the job waits, and the
+# answer resumes that item's agent; the parallel worker completes with
+# both outputs in item order
+$node->safe_psql(
+	'postgres', q{
+	CREATE FUNCTION wfp_split(ctx jsonb, input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+	    SELECT jsonb_build_object('output', to_jsonb(string_to_array(input #>> '{parts,0,text}', '|'))) $$;
+	SELECT adk_define_workflow('wfp_items',
+	    '[{"name": "split", "function": "public.wfp_split(jsonb,jsonb)"},
+	      {"name": "each", "kind": "parallel_worker", "worker": "wfp_filer"}, {"agent": "wfp_filer"}]',
+	    '[{"from": "START", "to": "split"}, {"from": "split", "to": "each"}]');
+	SELECT adk_define_app('wfp_items_app', 'wfp_items');
+});
+my $inv2 = $node->safe_psql('postgres',
+	qq{SELECT adk_submit('wfp_items_app', 'u', 's2', 'plain chair|call wfp_request({"item": "lamp"})')});
+$node->safe_psql('postgres', "SELECT count(*) FROM adk_wait('$inv2', '30 s')");
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT j.status || ',' || i.status FROM adk.jobs j JOIN adk.invocations i USING (invocation_id)
+	 WHERE invocation_id = '$inv2'}),
+	'waiting,waiting', 'the item job and its invocation wait');
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT string_agg(node_path || ':' || status || ':' || cardinality(interrupt_ids), ' ' ORDER BY node_path)
+	  FROM adk.run_states WHERE invocation_id = '$inv2'}),
+	'wfp_items/each@1:running:0 wfp_items/split@1:completed:0 '
+	  . 'wfp_items/wfp_filer@1:completed:0 wfp_items/wfp_filer@2:waiting:1',
+	'the pausing item waits, the other completed, the parallel worker runs');
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT (r.event_data -> 'output')::text FROM adk_run('wfp_items_app', 'u', 's2',
+	               adk_function_response((SELECT call_id FROM adk.pending_interrupts WHERE session_id = 's2'),
+	                                     'wfp_request', '{"approved": 2}')) r
+	 WHERE r.event_data #>> '{node_info,path}' = 'wfp_items/each\@1'}),
+	'["echo: plain chair", "Tool wfp_request returned: {\"approved\":2}."]',
+	'the answer resumes the item\'s agent; the parallel worker completes in item order');
+is($node->safe_psql('postgres', "SELECT status FROM adk.invocations WHERE invocation_id = '$inv2'"),
+	'completed', 'the item invocation completed');
 
 $node->stop;
 done_testing();
