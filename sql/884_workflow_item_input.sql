@@ -86,6 +86,11 @@ SELECT call_id, args ->> 'message' AS message, args -> 'payload' AS payload
 SELECT status FROM adk.invocations WHERE session_id = 'w884-h1';
 SELECT * FROM w884_rows('w884-h1');
 SELECT w884_counts('w884-h1') AS runs;
+-- a rebuild while it waits keeps the parallel worker's running row (it
+-- has no event of its own until it ends, so the events alone cannot give
+-- it: its start wrote it), and the answer below still completes it
+SELECT adk_rebuild_run_states('w884_hand_app', 'u', 'w884-h1') AS rows;
+SELECT node, run_id, status FROM w884_rows('w884-h1');
 -- the answer is worker@2's output; the worker completes with the outputs
 -- in item order, the answered item's in its place; "after" runs; "a" and
 -- "c" did not run again

@@ -347,7 +347,17 @@ BEGIN
        AND (paths IS NULL OR r.node_path = ANY (p_paths)
             OR (r.node_path = ANY (paths) AND r.graph_hash IS NULL))
        AND NOT EXISTS (SELECT 1 FROM unnest(d) k
-                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path);
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path)
+       -- a graph workflow's node that has no event of its own until it ends
+       -- -- a parallel worker whose items wait for human input -- keeps the
+       -- row its start wrote while its invocation is paused: no event can
+       -- give it again, and the answer completes it from that row
+       -- (docs/workflows.md "Parallel workers")
+       AND NOT (r.status = 'running' AND r.graph_hash IS NOT NULL
+                AND EXISTS (SELECT 1 FROM adk.invocations i
+                             WHERE i.app_name = r.app_name AND i.user_id = r.user_id
+                               AND i.session_id = r.session_id
+                               AND i.invocation_id = r.invocation_id AND i.status = 'waiting'));
     FOREACH x IN ARRAY d LOOP
         INSERT INTO adk.run_states AS r
         VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,

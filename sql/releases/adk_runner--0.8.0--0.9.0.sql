@@ -466,3 +466,74 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      ORDER BY n.name COLLATE "C", a.depth, a.name COLLATE "C", u.i
      LIMIT 1
 $$;
+
+-- a rebuild keeps a paused invocation's running parallel worker row (62_hitl.sql)
+CREATE OR REPLACE FUNCTION adk._refresh_run_states(p_app text, p_user text, p_session text,
+                                        p_invocation text DEFAULT NULL,
+                                        p_new jsonb DEFAULT NULL,
+                                        p_paths text[] DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- each path and the paths above it: "a/b@1/c@2" -> a, a/b@1, a/b@1/c@2
+    paths text[] := CASE WHEN p_paths IS NOT NULL THEN
+        ARRAY(SELECT DISTINCT array_to_string((string_to_array(p.path, '/'))[1:k.k], '/')
+                FROM unnest(p_paths) p(path)
+               CROSS JOIN LATERAL generate_series(1, cardinality(string_to_array(p.path, '/'))) k(k)
+               WHERE p.path IS NOT NULL) END;
+    -- statements Citus can route to the session's shard: the derived rows
+    -- are read once, then the table is brought to them
+    d adk.run_states[] := ARRAY(SELECT x FROM adk._derive_run_states(p_app, p_user, p_session,
+                                                                     p_invocation, p_new, paths) x);
+    x adk.run_states;
+BEGIN
+    DELETE FROM adk.run_states r
+     WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+       AND (p_invocation IS NULL OR r.invocation_id = p_invocation)
+       AND (paths IS NULL OR r.node_path = ANY (p_paths)
+            OR (r.node_path = ANY (paths) AND r.graph_hash IS NULL))
+       AND NOT EXISTS (SELECT 1 FROM unnest(d) k
+                        WHERE k.invocation_id = r.invocation_id AND k.node_path = r.node_path)
+       -- a graph workflow's node that has no event of its own until it ends
+       -- -- a parallel worker whose items wait for human input -- keeps the
+       -- row its start wrote while its invocation is paused: no event can
+       -- give it again, and the answer completes it from that row
+       -- (docs/workflows.md "Parallel workers")
+       AND NOT (r.status = 'running' AND r.graph_hash IS NOT NULL
+                AND EXISTS (SELECT 1 FROM adk.invocations i
+                             WHERE i.app_name = r.app_name AND i.user_id = r.user_id
+                               AND i.session_id = r.session_id
+                               AND i.invocation_id = r.invocation_id AND i.status = 'waiting'));
+    FOREACH x IN ARRAY d LOOP
+        INSERT INTO adk.run_states AS r
+        VALUES (x.app_name, x.user_id, x.session_id, x.invocation_id, x.node_path, x.status,
+                x.interrupt_ids, x.answered_ids, x.agent, x.updated_at, x.input, x.output, x.attempt,
+                x.triggered_by, x.branch, x.graph_hash)
+        -- a graph workflow's node the events name only from below (a
+        -- nested workflow node waiting) keeps the triggered_by, branch and
+        -- graph hash its start wrote
+        ON CONFLICT (app_name, user_id, session_id, invocation_id, node_path) DO UPDATE
+           SET status = EXCLUDED.status, interrupt_ids = EXCLUDED.interrupt_ids,
+               answered_ids = EXCLUDED.answered_ids, agent = EXCLUDED.agent,
+               updated_at = EXCLUDED.updated_at, input = coalesce(EXCLUDED.input, r.input),
+               output = EXCLUDED.output,
+               triggered_by = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.triggered_by ELSE EXCLUDED.triggered_by END,
+               branch = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.branch ELSE EXCLUDED.branch END,
+               graph_hash = CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.graph_hash ELSE EXCLUDED.graph_hash END
+         WHERE (r.status, r.interrupt_ids, r.answered_ids, r.agent, r.updated_at, r.input, r.output,
+                r.triggered_by, r.branch, r.graph_hash)
+               IS DISTINCT FROM
+               (EXCLUDED.status, EXCLUDED.interrupt_ids, EXCLUDED.answered_ids, EXCLUDED.agent,
+                EXCLUDED.updated_at, coalesce(EXCLUDED.input, r.input), EXCLUDED.output,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.triggered_by ELSE EXCLUDED.triggered_by END,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.branch ELSE EXCLUDED.branch END,
+                CASE WHEN EXCLUDED.graph_hash IS NULL AND r.graph_hash IS NOT NULL THEN r.graph_hash ELSE EXCLUDED.graph_hash END);
+    END LOOP;
+    IF paths IS NOT NULL THEN
+        RETURN coalesce((SELECT sum(cardinality(r.interrupt_ids)) FROM adk.run_states r
+                          WHERE r.app_name = p_app AND r.user_id = p_user AND r.session_id = p_session
+                            AND (p_invocation IS NULL OR r.invocation_id = p_invocation)), 0)::integer;
+    END IF;
+    RETURN coalesce((SELECT sum(cardinality(k.interrupt_ids)) FROM unnest(d) k), 0)::integer;
+END
+$$;
